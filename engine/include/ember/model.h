@@ -1,0 +1,71 @@
+#pragma once
+// Loading a model: Model::load(path, params, progress) -> Model or an Error naming the file,
+// tensor or key at fault. A Model is immutable after loading and may be shared by sessions.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ember/result.h"
+
+namespace ember {
+
+enum class FfnActivation {
+    Auto,  // what the file says (Ember's `ember.ffn_activation` key), else the architecture's default
+    Silu,  // SwiGLU: SiLU(gate) * up
+    Relu,  // ReGLU: ReLU(gate) * up (ReluLLaMA, ProSparse)
+};
+
+struct ModelParams {
+    FfnActivation ffn_activation = FfnActivation::Auto;
+};
+
+struct ModelInfo {
+    std::string path;
+    std::string architecture;  // general.architecture
+    std::string name;          // general.name, may be empty
+    std::string weight_type;   // type of most 2-D weights, e.g. "Q4_0"
+    std::string ffn_activation;  // "silu" or "relu", as run
+    bool powerinfer_file = false;  // magic PWRI
+    int32_t n_vocab = 0;
+    int32_t n_ctx_train = 0;
+    int32_t n_embd = 0;
+    int32_t n_layer = 0;
+    int32_t n_head = 0;
+    int32_t n_head_kv = 0;
+    int32_t n_ff = 0;
+    uint64_t n_params = 0;
+    uint64_t weight_bytes = 0;  // bytes of all tensors
+    uint64_t bytes_per_token = 0;  // weight bytes read to generate one token (all but the embedding table)
+};
+
+// Called with the fraction loaded; returning false cancels the load.
+using LoadProgress = std::function<bool(float fraction)>;
+
+class Model {
+public:
+    static Result<std::shared_ptr<Model>> load(const std::string& path, const ModelParams& params = {},
+                                               const LoadProgress& progress = {});
+    ~Model();
+
+    const ModelInfo& info() const;
+
+    std::vector<int32_t> tokenize(std::string_view text, bool add_bos) const;
+    std::string token_text(int32_t token) const;  // bytes of one token ("" for control tokens)
+    int32_t bos() const;
+    int32_t eos() const;
+    bool add_bos() const;
+    bool is_end_of_generation(int32_t token) const;
+
+    struct Impl;
+    const Impl& impl() const { return *impl_; }
+
+private:
+    explicit Model(std::unique_ptr<Impl> impl);
+    std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ember

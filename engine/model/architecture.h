@@ -1,0 +1,38 @@
+#pragma once
+// One architecture = one file in engine/model/ that declares its tensors and runs its layers
+// from the shared blocks. `load_architecture` maps `general.architecture` to that file.
+
+#include <cstdint>
+#include <memory>
+
+#include "ember/model.h"
+#include "gguf/gguf_reader.h"
+#include "model/blocks.h"
+#include "model/hparams.h"
+#include "model/kv_cache.h"
+
+namespace ember::model {
+
+class Architecture {
+public:
+    virtual ~Architecture() = default;
+
+    virtual const HParams& hparams() const = 0;
+    virtual uint64_t weight_bytes() const = 0;      // every bound tensor
+    virtual uint64_t bytes_per_token() const = 0;   // weights read to evaluate one token
+    virtual uint64_t n_params() const = 0;
+    virtual const char* weight_type() const = 0;    // type of the bulk of the weights
+
+    // Evaluates n tokens (n <= s.n_batch) at positions kv.n_past().., appends them to the cache
+    // and writes logits: of every token ([n][n_vocab]) when logits_all, else of the last one.
+    virtual void forward(const int32_t* tokens, int32_t n, KvCache& kv, Scratch& s, float* logits,
+                         bool logits_all) const = 0;
+};
+
+// Throws EngineError naming the file and the architecture string when it is unknown.
+std::unique_ptr<Architecture> load_architecture(const gguf::File& file, const ModelParams& params);
+
+// Per-architecture constructors, each defined in its own file.
+std::unique_ptr<Architecture> load_llama(const gguf::File& file, const ModelParams& params);
+
+}  // namespace ember::model

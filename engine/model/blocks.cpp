@@ -1,0 +1,133 @@
+#include "model/blocks.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "common/error.h"
+#include "tensor/fp16.h"
+#include "tensor/kernels.h"
+#include "tensor/quantize.h"
+
+namespace ember::model {
+
+Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_threads)
+    : n_batch(n_batch_), pool(n_threads) {
+    const size_t b = size_t(n_batch);
+    x.resize(b * hp.n_embd);
+    xn.resize(b * hp.n_embd);
+    q.resize(b * hp.n_embd);
+    k.resize(b * hp.n_embd_gqa());
+    v.resize(b * hp.n_embd_gqa());
+    attn.resize(b * hp.n_embd);
+    out.resize(b * hp.n_embd);
+    gate.resize(b * hp.n_ff);
+    up.resize(b * hp.n_ff);
+    scores.resize(size_t(pool.size()) * n_ctx);
+    half.resize(size_t(pool.size()) * std::max(hp.head_dim(), n_ctx));
+    rope_cos.resize(hp.head_dim() / 2);
+    rope_sin.resize(hp.head_dim() / 2);
+    prepared.reserve(n_batch, std::max(hp.n_embd, hp.n_ff));
+}
+
+void rms_norm(const float* x, const float* w, float* out, int64_t n, int64_t n_tokens, float eps) {
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        const float* xt = x + t * n;
+        float* ot = out + t * n;
+        double sum = 0.0;
+        for (int64_t i = 0; i < n; ++i) sum += double(xt[i]) * double(xt[i]);
+        const float scale = 1.0f / std::sqrt(float(sum / double(n)) + eps);
+        for (int64_t i = 0; i < n; ++i) ot[i] = xt[i] * scale * w[i];
+    }
+}
+
+void rope_adjacent(float* x, int32_t n_heads, int32_t head_dim, int32_t pos, float freq_base, float freq_scale,
+                   Scratch& s) {
+    // theta_j = pos * scale * base^(-2j/d), built by repeated multiplication as GGML does, so
+    // the angles round the same way as the reference implementation's.
+    const float theta_scale = std::pow(freq_base, -2.0f / float(head_dim));
+    float theta = float(pos) * freq_scale;
+    for (int32_t j = 0; j < head_dim / 2; ++j) {
+        s.rope_cos[j] = std::cos(theta);
+        s.rope_sin[j] = std::sin(theta);
+        theta *= theta_scale;
+    }
+    for (int32_t h = 0; h < n_heads; ++h) {
+        float* xh = x + size_t(h) * head_dim;
+        for (int32_t j = 0; j < head_dim / 2; ++j) {
+            const float x0 = xh[2 * j], x1 = xh[2 * j + 1];
+            xh[2 * j] = x0 * s.rope_cos[j] - x1 * s.rope_sin[j];
+            xh[2 * j + 1] = x0 * s.rope_sin[j] + x1 * s.rope_cos[j];
+        }
+    }
+}
+
+void attention(const HParams& hp, int32_t il, int32_t n_tokens, KvCache& kv, Scratch& s) {
+    const int32_t hd = hp.head_dim();
+    const int32_t n_gqa = hp.n_embd_gqa();
+    const int32_t pos0 = kv.n_past();
+    const tensor::KernelTable& kern = tensor::kernels();
+    for (int32_t t = 0; t < n_tokens; ++t) {
+        kern.f32_to_f16(s.k.data() + size_t(t) * n_gqa, kv.k(il, pos0 + t), n_gqa);
+        kern.f32_to_f16(s.v.data() + size_t(t) * n_gqa, kv.v(il, pos0 + t), n_gqa);
+    }
+    const int32_t group = hp.n_head / hp.n_head_kv;
+    const float kq_scale = 1.0f / std::sqrt(float(hd));
+    const size_t half_stride = s.half.size() / size_t(s.pool.size());
+    const size_t score_stride = s.scores.size() / size_t(s.pool.size());
+    s.pool.run(int64_t(n_tokens) * hp.n_head, [&](int64_t task, int thread) {
+        const int32_t t = int32_t(task / hp.n_head);
+        const int32_t h = int32_t(task % hp.n_head);
+        const int32_t kvh = h / group;
+        const int32_t n_keys = pos0 + t + 1;  // causal: this token sees itself and everything before
+        uint16_t* half = s.half.data() + size_t(thread) * half_stride;
+        float* scores = s.scores.data() + size_t(thread) * score_stride;
+
+        // Q meets the F16 keys as F16, the way GGML's F16 dot products take their input.
+        kern.f32_to_f16(s.q.data() + size_t(t) * hp.n_embd + size_t(h) * hd, half, hd);
+        float max = -INFINITY;
+        for (int32_t p = 0; p < n_keys; ++p) {
+            scores[p] = kern.dot_f16(hd, kv.k(il, p) + size_t(kvh) * hd, half) * kq_scale;
+            max = std::max(max, scores[p]);
+        }
+        double sum = 0.0;
+        for (int32_t p = 0; p < n_keys; ++p) {
+            scores[p] = std::exp(scores[p] - max);
+            sum += scores[p];
+        }
+        const float inv = float(1.0 / sum);
+        for (int32_t p = 0; p < n_keys; ++p) scores[p] *= inv;
+        // The weights meet the F16 values as F16 too.
+        kern.f32_to_f16(scores, half, n_keys);
+        float* out = s.attn.data() + size_t(t) * hp.n_embd + size_t(h) * hd;
+        std::fill(out, out + hd, 0.0f);
+        for (int32_t p = 0; p < n_keys; ++p) {
+            const float w = tensor::fp16_to_f32(half[p]);
+            const uint16_t* vrow = kv.v(il, p) + size_t(kvh) * hd;
+            for (int32_t d = 0; d < hd; ++d) out[d] += w * tensor::fp16_to_f32(vrow[d]);
+        }
+    });
+}
+
+void gated_activation(FfnActivation act, float* gate, const float* up, int64_t n) {
+    if (act == FfnActivation::Relu) {
+        for (int64_t i = 0; i < n; ++i) gate[i] = (gate[i] > 0.0f ? gate[i] : 0.0f) * up[i];
+    } else {
+        for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+    }
+}
+
+void add_in_place(float* x, const float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+void embed_tokens(const tensor::WeightView& table, const int32_t* tokens, int32_t n, float* out) {
+    for (int32_t t = 0; t < n; ++t) {
+        if (tokens[t] < 0 || tokens[t] >= table.n_rows)
+            fail("token id " + std::to_string(tokens[t]) + " is outside the vocabulary (0.." +
+                 std::to_string(table.n_rows - 1) + ")");
+        tensor::dequantize_row(table.type, table.row(tokens[t]), out + size_t(t) * table.n_cols, table.n_cols);
+    }
+}
+
+}  // namespace ember::model

@@ -1,0 +1,55 @@
+#pragma once
+// Shared building blocks of the transformer layers: norms, RoPE, attention over the KV cache,
+// gated FFN activations. Every architecture file composes these.
+
+#include <cstdint>
+#include <vector>
+
+#include "model/hparams.h"
+#include "model/kv_cache.h"
+#include "tensor/matmul.h"
+#include "tensor/thread_pool.h"
+
+namespace ember::model {
+
+// Buffers for a batch of up to n_batch tokens, sized once (the per-token path allocates nothing).
+struct Scratch {
+    Scratch(const HParams& hp, int32_t n_batch, int32_t n_ctx, int32_t n_threads);
+
+    int32_t n_batch;
+    tensor::ThreadPool pool;
+    tensor::PreparedActivations prepared;
+    std::vector<float> x;       // [n_batch][n_embd] residual stream
+    std::vector<float> xn;      // [n_batch][n_embd] normalized input of a sub-layer
+    std::vector<float> q;       // [n_batch][n_embd]
+    std::vector<float> k;       // [n_batch][n_embd_gqa]
+    std::vector<float> v;       // [n_batch][n_embd_gqa]
+    std::vector<float> attn;    // [n_batch][n_embd] attention output before Wo
+    std::vector<float> out;     // [n_batch][n_embd] sub-layer output
+    std::vector<float> gate;    // [n_batch][n_ff]
+    std::vector<float> up;      // [n_batch][n_ff]
+    std::vector<float> scores;  // [n_threads][n_ctx] attention weights, one row per worker slot
+    std::vector<uint16_t> half; // [n_threads][max(head_dim, n_ctx)] F16 staging per worker slot
+    std::vector<float> rope_cos, rope_sin;  // [head_dim / 2]
+};
+
+// out = x / sqrt(mean(x²) + eps) * w, for n_tokens rows of n.
+void rms_norm(const float* x, const float* w, float* out, int64_t n, int64_t n_tokens, float eps);
+
+// Rotates adjacent pairs (2j, 2j+1) of every head in place (GGML rope mode 0).
+void rope_adjacent(float* x, int32_t n_heads, int32_t head_dim, int32_t pos, float freq_base, float freq_scale,
+                   Scratch& s);
+
+// Writes the batch's K and V rows into the cache at positions n_past.., then computes causal
+// attention for each token and head into s.attn. GQA: head h reads KV head h / (n_head / n_head_kv).
+void attention(const HParams& hp, int32_t il, int32_t n_tokens, KvCache& kv, Scratch& s);
+
+// gate[i] = act(gate[i]) * up[i] for n elements.
+void gated_activation(FfnActivation act, float* gate, const float* up, int64_t n);
+
+void add_in_place(float* x, const float* y, int64_t n);
+
+// Dequantizes embedding rows for the given tokens into out [n][n_embd]; ids are checked.
+void embed_tokens(const tensor::WeightView& table, const int32_t* tokens, int32_t n, float* out);
+
+}  // namespace ember::model

@@ -1,0 +1,91 @@
+#include "model/hparams.h"
+
+#include <cmath>
+
+#include "common/error.h"
+
+namespace ember::model {
+namespace {
+
+int32_t required_count(const gguf::File& f, const std::string& key, int64_t max) {
+    auto v = f.get_uint(key);
+    if (!v) fail(f.path() + ": missing metadata key '" + key + "'");
+    if (*v == 0 || int64_t(*v) > max)
+        fail(f.path() + ": metadata key '" + key + "' = " + std::to_string(*v) + " is out of range (1.." +
+             std::to_string(max) + ")");
+    return int32_t(*v);
+}
+
+}  // namespace
+
+HParams read_llama_family_hparams(const gguf::File& f, const std::string& arch) {
+    HParams hp;
+    hp.arch = arch;
+    const std::string p = arch + ".";
+    hp.n_ctx_train = required_count(f, p + "context_length", 1 << 24);
+    hp.n_embd = required_count(f, p + "embedding_length", 1 << 16);
+    hp.n_layer = required_count(f, p + "block_count", 1024);
+    hp.n_ff = required_count(f, p + "feed_forward_length", 1 << 20);
+    hp.n_head = required_count(f, p + "attention.head_count", 1 << 12);
+    hp.n_head_kv = f.find(p + "attention.head_count_kv") ? required_count(f, p + "attention.head_count_kv", hp.n_head)
+                                                          : hp.n_head;
+    if (hp.n_embd % hp.n_head != 0)
+        fail(f.path() + ": " + p + "embedding_length " + std::to_string(hp.n_embd) +
+             " is not divisible by attention.head_count " + std::to_string(hp.n_head));
+    if (hp.n_head % hp.n_head_kv != 0)
+        fail(f.path() + ": " + p + "attention.head_count " + std::to_string(hp.n_head) +
+             " is not divisible by attention.head_count_kv " + std::to_string(hp.n_head_kv));
+    if (hp.head_dim() % 2 != 0)
+        fail(f.path() + ": head dimension " + std::to_string(hp.head_dim()) + " must be even for RoPE");
+    hp.n_rot = f.find(p + "rope.dimension_count") ? required_count(f, p + "rope.dimension_count", hp.head_dim())
+                                                  : hp.head_dim();
+    if (hp.n_rot != hp.head_dim())
+        fail(f.path() + ": " + p + "rope.dimension_count " + std::to_string(hp.n_rot) +
+             " must equal the head dimension " + std::to_string(hp.head_dim()));
+
+    auto eps = f.get_float(p + "attention.layer_norm_rms_epsilon");
+    if (!eps) fail(f.path() + ": missing metadata key '" + p + "attention.layer_norm_rms_epsilon'");
+    if (!(*eps > 0.0 && *eps < 1.0))
+        fail(f.path() + ": metadata key '" + p + "attention.layer_norm_rms_epsilon' = " + std::to_string(*eps) +
+             " is out of range");
+    hp.norm_eps = float(*eps);
+    if (auto base = f.get_float(p + "rope.freq_base")) {
+        if (!(*base > 0.0) || !std::isfinite(*base))
+            fail(f.path() + ": metadata key '" + p + "rope.freq_base' = " + std::to_string(*base) + " is invalid");
+        hp.rope_freq_base = float(*base);
+    }
+    auto factor = f.get_float(p + "rope.scaling.factor");
+    if (!factor) factor = f.get_float(p + "rope.scale_linear");
+    if (factor && *factor != 0.0) {
+        if (!(*factor > 0.0) || !std::isfinite(*factor))
+            fail(f.path() + ": metadata key '" + p + "rope.scaling.factor' = " + std::to_string(*factor) + " is invalid");
+        hp.rope_freq_scale = float(1.0 / *factor);
+    }
+
+    const gguf::Array* tokens = f.get_array("tokenizer.ggml.tokens");
+    if (!tokens) fail(f.path() + ": missing metadata key 'tokenizer.ggml.tokens'");
+    hp.n_vocab = int32_t(tokens->size());
+    if (hp.n_vocab == 0) fail(f.path() + ": metadata key 'tokenizer.ggml.tokens' is empty");
+    return hp;
+}
+
+FfnActivation resolve_ffn_activation(const gguf::File& f, FfnActivation requested, FfnActivation fallback) {
+    if (requested != FfnActivation::Auto) return requested;
+    if (auto s = f.get_string("ember.ffn_activation")) {
+        if (*s == "relu") return FfnActivation::Relu;
+        if (*s == "silu") return FfnActivation::Silu;
+        fail(f.path() + ": metadata key 'ember.ffn_activation' = '" + *s + "' is not 'relu' or 'silu'");
+    }
+    return fallback;
+}
+
+const char* ffn_activation_name(FfnActivation act) {
+    switch (act) {
+        case FfnActivation::Relu: return "relu";
+        case FfnActivation::Silu: return "silu";
+        case FfnActivation::Auto: return "auto";
+    }
+    return "?";
+}
+
+}  // namespace ember::model

@@ -1,0 +1,39 @@
+#pragma once
+// Hyper-parameters of a decoder-only transformer, read from `{arch}.*` GGUF keys.
+
+#include <cstdint>
+#include <string>
+
+#include "ember/model.h"
+#include "gguf/gguf_reader.h"
+
+namespace ember::model {
+
+struct HParams {
+    std::string arch;
+    int32_t n_vocab = 0;
+    int32_t n_ctx_train = 0;
+    int32_t n_embd = 0;
+    int32_t n_layer = 0;
+    int32_t n_head = 0;
+    int32_t n_head_kv = 0;
+    int32_t n_ff = 0;
+    int32_t n_rot = 0;
+    float norm_eps = 1e-5f;
+    float rope_freq_base = 10000.0f;
+    float rope_freq_scale = 1.0f;
+    FfnActivation ffn_act = FfnActivation::Silu;
+
+    int32_t head_dim() const { return n_embd / n_head; }
+    int32_t n_embd_gqa() const { return head_dim() * n_head_kv; }
+};
+
+// Reads the keys every LLaMA-family architecture shares; n_vocab from the token list.
+// Throws EngineError naming the file and the key for a missing or invalid value.
+HParams read_llama_family_hparams(const gguf::File& file, const std::string& arch);
+
+// The activation the file asks for (`ember.ffn_activation`), the user's override, else `fallback`.
+FfnActivation resolve_ffn_activation(const gguf::File& file, FfnActivation requested, FfnActivation fallback);
+const char* ffn_activation_name(FfnActivation act);
+
+}  // namespace ember::model

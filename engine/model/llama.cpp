@@ -1,0 +1,121 @@
+// LLaMA as llama.cpp writes it (`general.architecture = llama`): RMSNorm, RoPE on adjacent
+// pairs, grouped-query attention, gated FFN with SiLU (SwiGLU) or ReLU (ReGLU: ReluLLaMA,
+// ProSparse). A dense llama GGUF carries no activation key, so SiLU is the default and
+// ReLU comes from `ember.ffn_activation` or the user (powerinfer-format.md §5.6).
+#include <vector>
+
+#include "common/error.h"
+#include "model/architecture.h"
+#include "model/tensor_binding.h"
+
+namespace ember::model {
+namespace {
+
+struct LlamaLayer {
+    const float* attn_norm;     // [n_embd]
+    tensor::WeightView wq;      // [n_embd] -> [n_embd], rows permuted for adjacent-pair RoPE
+    tensor::WeightView wk;      // [n_embd] -> [n_embd_gqa], likewise
+    tensor::WeightView wv;      // [n_embd] -> [n_embd_gqa]
+    tensor::WeightView wo;      // [n_embd] -> [n_embd]
+    const float* ffn_norm;      // [n_embd]
+    tensor::WeightView gate;    // [n_embd] -> [n_ff]
+    tensor::WeightView up;      // [n_embd] -> [n_ff]
+    tensor::WeightView down;    // [n_ff] -> [n_embd]
+};
+
+class Llama final : public Architecture {
+public:
+    Llama(const gguf::File& file, const ModelParams& params) {
+        hp_ = read_llama_family_hparams(file, "llama");
+        hp_.ffn_act = resolve_ffn_activation(file, params.ffn_activation, FfnActivation::Silu);
+        const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, n_gqa = hp_.n_embd_gqa(), n_vocab = hp_.n_vocab;
+
+        TensorBinder bind(file);
+        token_embd_ = bind.matrix("token_embd.weight", n_embd, n_vocab);
+        output_norm_ = bind.vector("output_norm.weight", n_embd);
+        // Files with a tied LM head have no output.weight.
+        output_ = file.find_tensor("output.weight") ? bind.matrix("output.weight", n_embd, n_vocab) : token_embd_;
+        layers_.reserve(size_t(hp_.n_layer));
+        for (int32_t il = 0; il < hp_.n_layer; ++il) {
+            const std::string p = "blk." + std::to_string(il) + ".";
+            layers_.push_back(LlamaLayer{
+                bind.vector(p + "attn_norm.weight", n_embd),
+                bind.matrix(p + "attn_q.weight", n_embd, n_embd),
+                bind.matrix(p + "attn_k.weight", n_embd, n_gqa),
+                bind.matrix(p + "attn_v.weight", n_embd, n_gqa),
+                bind.matrix(p + "attn_output.weight", n_embd, n_embd),
+                bind.vector(p + "ffn_norm.weight", n_embd),
+                bind.matrix(p + "ffn_gate.weight", n_embd, n_ff),
+                bind.matrix(p + "ffn_up.weight", n_embd, n_ff),
+                bind.matrix(p + "ffn_down.weight", n_ff, n_embd),
+            });
+        }
+        weight_bytes_ = bind.bytes_bound();
+        n_params_ = bind.params_bound();
+        // Generating a token reads every weight once except the embedding table (one row).
+        bytes_per_token_ = weight_bytes_ - (output_.data == token_embd_.data
+                                                ? 0
+                                                : uint64_t(token_embd_.row_bytes) * uint64_t(n_vocab - 1));
+        weight_type_ = tensor::dtype_name(layers_.front().gate.type);
+    }
+
+    const HParams& hparams() const override { return hp_; }
+    uint64_t weight_bytes() const override { return weight_bytes_; }
+    uint64_t bytes_per_token() const override { return bytes_per_token_; }
+    uint64_t n_params() const override { return n_params_; }
+    const char* weight_type() const override { return weight_type_; }
+
+    void forward(const int32_t* tokens, int32_t n, KvCache& kv, Scratch& s, float* logits,
+                 bool logits_all) const override {
+        const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
+        embed_tokens(token_embd_, tokens, n, s.x.data());
+        for (int32_t il = 0; il < hp_.n_layer; ++il) {
+            const LlamaLayer& L = layers_[size_t(il)];
+            // Attention.
+            rms_norm(s.x.data(), L.attn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
+            tensor::matmul(s.pool, L.wq, s.xn.data(), n, s.q.data(), s.prepared);
+            tensor::matmul(s.pool, L.wk, s.xn.data(), n, s.k.data(), s.prepared);
+            tensor::matmul(s.pool, L.wv, s.xn.data(), n, s.v.data(), s.prepared);
+            for (int32_t t = 0; t < n; ++t) {
+                const int32_t pos = kv.n_past() + t;
+                rope_adjacent(s.q.data() + size_t(t) * n_embd, hp_.n_head, hp_.head_dim(), pos, hp_.rope_freq_base,
+                              hp_.rope_freq_scale, s);
+                rope_adjacent(s.k.data() + size_t(t) * hp_.n_embd_gqa(), hp_.n_head_kv, hp_.head_dim(), pos,
+                              hp_.rope_freq_base, hp_.rope_freq_scale, s);
+            }
+            attention(hp_, il, n, kv, s);
+            tensor::matmul(s.pool, L.wo, s.attn.data(), n, s.out.data(), s.prepared);
+            add_in_place(s.x.data(), s.out.data(), n * n_embd);
+            // Feed-forward.
+            rms_norm(s.x.data(), L.ffn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
+            tensor::matmul(s.pool, L.gate, s.xn.data(), n, s.gate.data(), s.prepared);
+            tensor::matmul(s.pool, L.up, s.xn.data(), n, s.up.data(), s.prepared);
+            gated_activation(hp_.ffn_act, s.gate.data(), s.up.data(), n * n_ff);
+            tensor::matmul(s.pool, L.down, s.gate.data(), n, s.out.data(), s.prepared);
+            add_in_place(s.x.data(), s.out.data(), n * n_embd);
+        }
+        kv.commit(n);
+        // Output head, for the last token or all of them.
+        const int32_t first = logits_all ? 0 : n - 1;
+        const int32_t count = n - first;
+        rms_norm(s.x.data() + size_t(first) * n_embd, output_norm_, s.xn.data(), n_embd, count, hp_.norm_eps);
+        tensor::matmul(s.pool, output_, s.xn.data(), count, logits, s.prepared);
+    }
+
+private:
+    HParams hp_;
+    tensor::WeightView token_embd_;  // [n_embd] x n_vocab rows
+    const float* output_norm_ = nullptr;
+    tensor::WeightView output_;      // [n_embd] -> [n_vocab]
+    std::vector<LlamaLayer> layers_;
+    uint64_t weight_bytes_ = 0, bytes_per_token_ = 0, n_params_ = 0;
+    const char* weight_type_ = "";
+};
+
+}  // namespace
+
+std::unique_ptr<Architecture> load_llama(const gguf::File& file, const ModelParams& params) {
+    return std::make_unique<Llama>(file, params);
+}
+
+}  // namespace ember::model

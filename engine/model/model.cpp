@@ -1,0 +1,69 @@
+#include "ember/model.h"
+
+#include "common/error.h"
+#include "model/model_impl.h"
+
+namespace ember {
+namespace {
+
+ModelInfo describe(const gguf::File& file, const model::Architecture& arch) {
+    const model::HParams& hp = arch.hparams();
+    ModelInfo info;
+    info.path = file.path();
+    info.architecture = hp.arch;
+    info.name = file.get_string("general.name").value_or("");
+    info.weight_type = arch.weight_type();
+    info.ffn_activation = model::ffn_activation_name(hp.ffn_act);
+    info.powerinfer_file = file.magic() == "PWRI";
+    info.n_vocab = hp.n_vocab;
+    info.n_ctx_train = hp.n_ctx_train;
+    info.n_embd = hp.n_embd;
+    info.n_layer = hp.n_layer;
+    info.n_head = hp.n_head;
+    info.n_head_kv = hp.n_head_kv;
+    info.n_ff = hp.n_ff;
+    info.n_params = arch.n_params();
+    info.weight_bytes = arch.weight_bytes();
+    info.bytes_per_token = arch.bytes_per_token();
+    return info;
+}
+
+}  // namespace
+
+Model::Model(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Model::~Model() = default;
+
+Result<std::shared_ptr<Model>> Model::load(const std::string& path, const ModelParams& params,
+                                           const LoadProgress& progress) {
+    try {
+        auto impl = std::make_unique<Impl>();
+        impl->file = gguf::File::open(path);
+        if (progress && !progress(0.3f)) return Error{path + ": loading cancelled"};
+        impl->tokenizer = tokenizer::Tokenizer::from_gguf(*impl->file);
+        impl->arch = model::load_architecture(*impl->file, params);
+        if (impl->tokenizer->n_vocab() != impl->arch->hparams().n_vocab)
+            fail(path + ": tokenizer has " + std::to_string(impl->tokenizer->n_vocab()) + " tokens, the model " +
+                 std::to_string(impl->arch->hparams().n_vocab));
+        impl->info = describe(*impl->file, *impl->arch);
+        if (progress && !progress(1.0f)) return Error{path + ": loading cancelled"};
+        return std::shared_ptr<Model>(new Model(std::move(impl)));
+    } catch (const EngineError& e) {
+        return Error{e.what()};
+    } catch (const std::bad_alloc&) {
+        return Error{path + ": out of memory while loading"};
+    }
+}
+
+const ModelInfo& Model::info() const { return impl_->info; }
+
+std::vector<int32_t> Model::tokenize(std::string_view text, bool add_bos) const {
+    return impl_->tokenizer->encode(text, add_bos);
+}
+
+std::string Model::token_text(int32_t token) const { return impl_->tokenizer->token_text(token); }
+int32_t Model::bos() const { return impl_->tokenizer->bos(); }
+int32_t Model::eos() const { return impl_->tokenizer->eos(); }
+bool Model::add_bos() const { return impl_->tokenizer->add_bos(); }
+bool Model::is_end_of_generation(int32_t token) const { return impl_->tokenizer->is_end_of_generation(token); }
+
+}  // namespace ember

@@ -1,0 +1,51 @@
+#include "model/tensor_binding.h"
+
+#include "common/error.h"
+#include "gguf/ggml_type.h"
+
+namespace ember::model {
+namespace {
+
+std::string shape_string(const std::vector<int64_t>& ne) {
+    std::string s = "[";
+    for (size_t i = 0; i < ne.size(); ++i) s += (i ? ", " : "") + std::to_string(ne[i]);
+    return s + "]";
+}
+
+}  // namespace
+
+const gguf::TensorInfo& TensorBinder::find(const std::string& name) const {
+    const gguf::TensorInfo* t = file_.find_tensor(name);
+    if (!t) fail(file_.path() + ": missing tensor '" + name + "'");
+    return *t;
+}
+
+void TensorBinder::check_shape(const gguf::TensorInfo& t, std::initializer_list<int64_t> expected) const {
+    if (!std::equal(t.ne.begin(), t.ne.end(), expected.begin(), expected.end()))
+        fail(file_.path() + ": tensor '" + t.name + "' has shape " + shape_string(t.ne) + ", expected " +
+             shape_string(std::vector<int64_t>(expected)));
+}
+
+tensor::WeightView TensorBinder::matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
+    const gguf::TensorInfo& t = find(name);
+    check_shape(t, {n_cols, n_rows});
+    auto type = tensor::dtype_from_ggml(t.type);
+    if (!type)
+        fail(file_.path() + ": tensor '" + name + "' has type " + gguf::ggml_type_name(t.type) +
+             ", which Ember cannot compute with (supported: F32, F16, BF16, Q4_0, Q8_0, Q6_K)");
+    bytes_bound_ += t.nbytes;
+    params_bound_ += uint64_t(t.nelements());
+    return tensor::WeightView{*type, n_cols, n_rows, t.data, tensor::row_bytes(*type, n_cols)};
+}
+
+const float* TensorBinder::vector(const std::string& name, int64_t n) {
+    const gguf::TensorInfo& t = find(name);
+    check_shape(t, {n});
+    if (t.type != 0)
+        fail(file_.path() + ": tensor '" + name + "' has type " + gguf::ggml_type_name(t.type) + ", expected F32");
+    bytes_bound_ += t.nbytes;
+    params_bound_ += uint64_t(t.nelements());
+    return reinterpret_cast<const float*>(t.data);
+}
+
+}  // namespace ember::model

@@ -1,0 +1,202 @@
+#include "ember/session.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/error.h"
+#include "model/model_impl.h"
+#include "sampling/sampler.h"
+#include "tensor/thread_pool.h"
+#include "tokenizer/stream_decoder.h"
+
+namespace ember {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+sampling::SamplerParams to_sampler_params(const SamplingParams& p) {
+    sampling::SamplerParams s;
+    s.temperature = p.temperature;
+    s.top_k = p.top_k;
+    s.top_p = p.top_p;
+    s.min_p = p.min_p;
+    s.repeat_penalty = p.repeat_penalty;
+    s.repeat_last_n = p.repeat_last_n;
+    s.seed = p.seed;
+    return s;
+}
+
+}  // namespace
+
+const char* stop_reason_name(StopReason reason) {
+    switch (reason) {
+        case StopReason::EndOfGeneration: return "end of generation";
+        case StopReason::MaxTokens: return "token limit";
+        case StopReason::ContextFull: return "context full";
+        case StopReason::Cancelled: return "cancelled";
+        case StopReason::CallbackStopped: return "stopped";
+    }
+    return "?";
+}
+
+struct Session::Impl {
+    Impl(std::shared_ptr<const Model> m, int32_t n_ctx, int32_t n_batch, int32_t n_threads)
+        : model(std::move(m)),
+          arch(*model->impl().arch),
+          kv(arch.hparams().n_layer, n_ctx, arch.hparams().n_embd_gqa()),
+          scratch(arch.hparams(), n_batch, n_ctx, n_threads),
+          logits(size_t(arch.hparams().n_vocab)) {}
+
+    // Runs the forward pass over `tokens` in batches. Returns false when cancelled.
+    bool evaluate(std::span<const int32_t> tokens, bool logits_all) {
+        const int32_t n_vocab = arch.hparams().n_vocab;
+        if (tokens.empty()) fail("nothing to evaluate: the token list is empty");
+        if (int64_t(tokens.size()) > kv.free_cells())
+            fail("context overflow: " + std::to_string(tokens.size()) + " new tokens do not fit, " +
+                 std::to_string(kv.n_past()) + " of " + std::to_string(kv.n_ctx()) + " context cells are in use");
+        if (logits_all) all_logits.resize(tokens.size() * size_t(n_vocab));
+        n_all_logits = logits_all ? int32_t(tokens.size()) : 0;
+        for (size_t done = 0; done < tokens.size();) {
+            if (cancel_flag.load(std::memory_order_relaxed)) return false;
+            const int32_t n = int32_t(std::min<size_t>(size_t(scratch.n_batch), tokens.size() - done));
+            const bool last = done + size_t(n) == tokens.size();
+            float* out = logits_all ? all_logits.data() + done * size_t(n_vocab) : logits.data();
+            arch.forward(tokens.data() + done, n, kv, scratch, out, logits_all);
+            if (logits_all && last)
+                std::copy_n(out + size_t(n - 1) * n_vocab, n_vocab, logits.begin());
+            done += size_t(n);
+        }
+        return true;
+    }
+
+    std::shared_ptr<const Model> model;
+    const model::Architecture& arch;
+    model::KvCache kv;
+    model::Scratch scratch;
+    std::vector<float> logits;      // [n_vocab] of the last evaluated token
+    std::vector<float> all_logits;  // [n][n_vocab] of the last evaluate(..., true)
+    int32_t n_all_logits = 0;
+    std::atomic<bool> cancel_flag{false};
+    Timings timings;
+};
+
+Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Session::~Session() = default;
+
+Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> model, const SessionParams& params) {
+    if (!model) return Error{"Session::create: no model"};
+    const int32_t n_ctx_train = model->info().n_ctx_train;
+    const int32_t n_ctx = params.n_ctx > 0 ? params.n_ctx : n_ctx_train;
+    if (params.n_ctx < 0 || n_ctx > (1 << 20))
+        return Error{"context size " + std::to_string(params.n_ctx) + " is out of range (0 = the model's " +
+                     std::to_string(n_ctx_train) + ", up to 1048576)"};
+    if (params.n_batch <= 0 || params.n_batch > 4096)
+        return Error{"batch size " + std::to_string(params.n_batch) + " is out of range (1..4096)"};
+    if (params.n_threads < 0 || params.n_threads > 1024)
+        return Error{"thread count " + std::to_string(params.n_threads) + " is out of range (0 = all, up to 1024)"};
+    const int32_t n_threads = params.n_threads > 0 ? params.n_threads : tensor::default_thread_count();
+    try {
+        return std::unique_ptr<Session>(
+            new Session(std::make_unique<Impl>(std::move(model), n_ctx, std::min(params.n_batch, n_ctx), n_threads)));
+    } catch (const std::bad_alloc&) {
+        return Error{"out of memory allocating a context of " + std::to_string(n_ctx) + " tokens"};
+    }
+}
+
+Status Session::evaluate(std::span<const int32_t> tokens, bool logits_all) {
+    impl_->cancel_flag.store(false);
+    try {
+        if (!impl_->evaluate(tokens, logits_all)) return Error{"evaluation cancelled"};
+        return Ok{};
+    } catch (const EngineError& e) {
+        return Error{e.what()};
+    }
+}
+
+std::span<const float> Session::logits(int32_t i) const {
+    const size_t n_vocab = impl_->logits.size();
+    if (i < 0) return impl_->logits;
+    if (i >= impl_->n_all_logits) return {};
+    return {impl_->all_logits.data() + size_t(i) * n_vocab, n_vocab};
+}
+
+Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const GenerateParams& params,
+                                         const TokenCallback& on_token) {
+    Impl& s = *impl_;
+    s.cancel_flag.store(false);
+    s.timings = {};
+    const auto start = Clock::now();
+    GenerateResult result;
+    try {
+        if (prompt.empty() && s.kv.n_past() == 0) fail("empty prompt: there is nothing to continue from");
+        if (!prompt.empty()) {
+            if (!s.evaluate(prompt, false)) {
+                result.stop_reason = StopReason::Cancelled;
+                return result;
+            }
+            s.timings.n_prompt = int32_t(prompt.size());
+            s.timings.prompt_ms = ms_since(start);
+        }
+        sampling::Sampler sampler(to_sampler_params(params.sampling), s.arch.hparams().n_vocab);
+        for (int32_t t : prompt) sampler.accept(t);
+        tokenizer::StreamDecoder decoder(*s.model->impl().tokenizer);
+        const Model& model = *s.model;
+        if (params.n_predict > 0) result.tokens.reserve(size_t(params.n_predict));
+        const auto gen_start = Clock::now();
+
+        for (;;) {
+            if (params.n_predict >= 0 && int32_t(result.tokens.size()) >= params.n_predict) {
+                result.stop_reason = StopReason::MaxTokens;
+                break;
+            }
+            if (s.cancel_flag.load(std::memory_order_relaxed)) {
+                result.stop_reason = StopReason::Cancelled;
+                break;
+            }
+            const int32_t token = sampler.sample(s.logits);
+            sampler.accept(token);
+            if (!params.ignore_eos && model.is_end_of_generation(token)) {
+                result.stop_reason = StopReason::EndOfGeneration;
+                break;
+            }
+            if (s.kv.free_cells() == 0) {
+                result.stop_reason = StopReason::ContextFull;
+                break;
+            }
+            result.tokens.push_back(token);
+            if (result.tokens.size() == 1) s.timings.first_token_ms = ms_since(start);
+            // The token is shown before it is evaluated, so text streams one forward pass sooner;
+            // it is evaluated even when the caller stops, so the cache holds everything shown.
+            const std::string text = decoder.push(token);
+            const bool go_on = !on_token || on_token(TokenEvent{token, text, s.kv.n_past() + 1});
+            const int32_t one[1] = {token};
+            s.arch.forward(one, 1, s.kv, s.scratch, s.logits.data(), false);
+            if (!go_on) {
+                result.stop_reason = StopReason::CallbackStopped;
+                break;
+            }
+        }
+        s.timings.n_generated = int32_t(result.tokens.size());
+        s.timings.generate_ms = ms_since(gen_start);
+        const std::string rest = decoder.flush();
+        if (on_token && !rest.empty() && !result.tokens.empty())
+            on_token(TokenEvent{result.tokens.back(), rest, s.kv.n_past()});
+        return result;
+    } catch (const EngineError& e) {
+        return Error{e.what()};
+    }
+}
+
+void Session::cancel() { impl_->cancel_flag.store(true); }
+int32_t Session::n_past() const { return impl_->kv.n_past(); }
+int32_t Session::n_ctx() const { return impl_->kv.n_ctx(); }
+void Session::truncate(int32_t n_keep) { impl_->kv.truncate(n_keep); }
+void Session::clear() { impl_->kv.clear(); }
+const Timings& Session::timings() const { return impl_->timings; }
+const Model& Session::model() const { return *impl_->model; }
+
+}  // namespace ember

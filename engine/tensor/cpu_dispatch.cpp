@@ -1,0 +1,33 @@
+#include <cstddef>
+#include <vector>
+
+#include "tensor/kernels.h"
+#if defined(EMBER_X86)
+#include "tensor/x86/kernels_x86.h"
+#endif
+
+namespace ember::tensor {
+namespace {
+
+std::vector<const KernelTable*> detect() {
+    std::vector<const KernelTable*> tables{&reference_kernels()};
+#if defined(EMBER_X86)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
+        tables.push_back(&avx2_kernels());
+#endif
+    return tables;
+}
+
+const std::vector<const KernelTable*>& tables() {
+    static const std::vector<const KernelTable*> t = detect();
+    return t;
+}
+
+}  // namespace
+
+const KernelTable& kernels() { return *tables().back(); }
+int available_kernel_count() { return int(tables().size()); }
+const KernelTable& available_kernels(int index) { return *tables()[std::size_t(index)]; }
+
+}  // namespace ember::tensor

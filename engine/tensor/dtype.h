@@ -1,0 +1,32 @@
+#pragma once
+// The weight types the engine computes with, their GGUF ids, and row sizes.
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ember::tensor {
+
+enum class DType : uint32_t {
+    F32 = 0,
+    F16 = 1,
+    Q4_0 = 2,
+    Q8_0 = 8,
+    Q6_K = 14,
+    Q8_K = 15,  // activations only (the partner of Q6_K weights)
+    BF16 = 30,
+};
+
+// nullopt when the engine has no kernels for the GGUF type id.
+std::optional<DType> dtype_from_ggml(uint32_t ggml_type);
+const char* dtype_name(DType t);
+int64_t block_size(DType t);
+size_t block_bytes(DType t);
+size_t row_bytes(DType t, int64_t n);  // n must be a multiple of block_size(t)
+
+// The type a weight's dot products take their activation in (llama.cpp's vec_dot_type):
+// quantized weights meet an int8-quantized activation, F16 weights an F16 one.
+DType activation_type(DType weight);
+
+}  // namespace ember::tensor

@@ -1,0 +1,31 @@
+#pragma once
+// CPU dot-product kernels. Each ISA fills a KernelTable; `kernels()` returns the best one for
+// this CPU, chosen once at first use. The scalar reference table is always available and is
+// what the SIMD tables are tested against.
+
+#include <cstdint>
+
+namespace ember::tensor {
+
+struct KernelTable {
+    const char* isa;
+    // Dot products of one weight row (first pointer) with one prepared activation row; n elements.
+    float (*dot_f32)(int64_t n, const float* w, const float* x);
+    float (*dot_f16)(int64_t n, const uint16_t* w, const uint16_t* x);
+    float (*dot_bf16)(int64_t n, const uint16_t* w, const uint16_t* x);
+    float (*dot_q4_0_q8_0)(int64_t n, const void* w, const void* x);
+    float (*dot_q8_0_q8_0)(int64_t n, const void* w, const void* x);
+    float (*dot_q6_k_q8_k)(int64_t n, const void* w, const void* x);
+    // Activation preparation.
+    void (*quantize_q8_0)(const float* x, void* y, int64_t n);
+    void (*f32_to_f16)(const float* x, uint16_t* y, int64_t n);
+    void (*f16_to_f32)(const uint16_t* x, float* y, int64_t n);
+};
+
+const KernelTable& reference_kernels();
+const KernelTable& kernels();
+// Every table this CPU can run (reference first), for tests that check SIMD against scalar.
+int available_kernel_count();
+const KernelTable& available_kernels(int index);
+
+}  // namespace ember::tensor

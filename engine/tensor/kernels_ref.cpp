@@ -1,0 +1,104 @@
+#include "tensor/kernels.h"
+
+#include "tensor/fp16.h"
+#include "tensor/quant_blocks.h"
+#include "tensor/quantize.h"
+
+namespace ember::tensor {
+namespace {
+
+float dot_f32(int64_t n, const float* w, const float* x) {
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n; ++i) sum += w[i] * x[i];
+    return sum;
+}
+
+// F16 products are accumulated in double in the reference, as ggml's scalar path does.
+float dot_f16(int64_t n, const uint16_t* w, const uint16_t* x) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += double(fp16_to_f32(w[i]) * fp16_to_f32(x[i]));
+    return float(sum);
+}
+
+float dot_bf16(int64_t n, const uint16_t* w, const uint16_t* x) {
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; ++i) sum += double(bf16_to_f32(w[i]) * bf16_to_f32(x[i]));
+    return float(sum);
+}
+
+float dot_q4_0_q8_0(int64_t n, const void* wv, const void* xv) {
+    auto* w = static_cast<const BlockQ4_0*>(wv);
+    auto* x = static_cast<const BlockQ8_0*>(xv);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        int isum = 0;
+        for (int j = 0; j < kQK / 2; ++j) {
+            isum += ((w[i].qs[j] & 0x0F) - 8) * x[i].qs[j];
+            isum += ((w[i].qs[j] >> 4) - 8) * x[i].qs[j + kQK / 2];
+        }
+        sum += float(isum) * (fp16_to_f32(w[i].d) * fp16_to_f32(x[i].d));
+    }
+    return sum;
+}
+
+float dot_q8_0_q8_0(int64_t n, const void* wv, const void* xv) {
+    auto* w = static_cast<const BlockQ8_0*>(wv);
+    auto* x = static_cast<const BlockQ8_0*>(xv);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        int isum = 0;
+        for (int j = 0; j < kQK; ++j) isum += int(w[i].qs[j]) * int(x[i].qs[j]);
+        sum += float(isum) * (fp16_to_f32(w[i].d) * fp16_to_f32(x[i].d));
+    }
+    return sum;
+}
+
+float dot_q6_k_q8_k(int64_t n, const void* wv, const void* xv) {
+    auto* w = static_cast<const BlockQ6_K*>(wv);
+    auto* x = static_cast<const BlockQ8_K*>(xv);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / kQK_K; ++i) {
+        int8_t q[kQK_K];
+        const uint8_t* ql = w[i].ql;
+        const uint8_t* qh = w[i].qh;
+        for (int half = 0; half < 2; ++half) {
+            int8_t* a = q + half * 128;
+            for (int l = 0; l < 32; ++l) {
+                a[l] = int8_t(((ql[l] & 0xF) | (((qh[l] >> 0) & 3) << 4)) - 32);
+                a[l + 32] = int8_t(((ql[l + 32] & 0xF) | (((qh[l] >> 2) & 3) << 4)) - 32);
+                a[l + 64] = int8_t(((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+                a[l + 96] = int8_t(((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
+            }
+            ql += 64;
+            qh += 32;
+        }
+        int isum = 0;
+        for (int g = 0; g < 16; ++g) {
+            int gsum = 0;
+            for (int j = 0; j < 16; ++j) gsum += int(q[g * 16 + j]) * int(x[i].qs[g * 16 + j]);
+            isum += int(w[i].scales[g]) * gsum;
+        }
+        sum += fp16_to_f32(w[i].d) * x[i].d * float(isum);
+    }
+    return sum;
+}
+
+void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = f32_to_fp16(x[i]);
+}
+
+void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
+    for (int64_t i = 0; i < n; ++i) y[i] = fp16_to_f32(x[i]);
+}
+
+}  // namespace
+
+const KernelTable& reference_kernels() {
+    static const KernelTable table{
+        "scalar",      dot_f32,       dot_f16,           dot_bf16,   dot_q4_0_q8_0, dot_q8_0_q8_0,
+        dot_q6_k_q8_k, quantize_row_q8_0_ref, f32_to_f16, f16_to_f32,
+    };
+    return table;
+}
+
+}  // namespace ember::tensor

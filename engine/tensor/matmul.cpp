@@ -1,0 +1,66 @@
+#include "tensor/matmul.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tensor/kernels.h"
+#include "tensor/quantize.h"
+
+namespace ember::tensor {
+
+void PreparedActivations::reserve(int64_t max_tokens, int64_t max_cols) {
+    // F32 is the widest activation type per element.
+    buffer_.resize(size_t(max_tokens) * size_t(max_cols) * sizeof(float));
+}
+
+void PreparedActivations::prepare(DType weight_type, const float* x, int64_t n_tokens, int64_t n_cols) {
+    type_ = activation_type(weight_type);
+    row_bytes_ = row_bytes(type_, n_cols);
+    if (buffer_.size() < row_bytes_ * size_t(n_tokens)) buffer_.resize(row_bytes_ * size_t(n_tokens));
+    const KernelTable& k = kernels();
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        const float* src = x + t * n_cols;
+        uint8_t* dst = buffer_.data() + size_t(t) * row_bytes_;
+        switch (type_) {
+            case DType::Q8_0: k.quantize_q8_0(src, dst, n_cols); break;
+            case DType::F16: k.f32_to_f16(src, reinterpret_cast<uint16_t*>(dst), n_cols); break;
+            case DType::F32: std::memcpy(dst, src, size_t(n_cols) * 4); break;
+            default: quantize_row(type_, src, dst, n_cols); break;
+        }
+    }
+}
+
+float dot_row(DType t, int64_t n, const uint8_t* w, const uint8_t* x) {
+    const KernelTable& k = kernels();
+    switch (t) {
+        case DType::F32: return k.dot_f32(n, reinterpret_cast<const float*>(w), reinterpret_cast<const float*>(x));
+        case DType::F16:
+            return k.dot_f16(n, reinterpret_cast<const uint16_t*>(w), reinterpret_cast<const uint16_t*>(x));
+        case DType::BF16:
+            return k.dot_bf16(n, reinterpret_cast<const uint16_t*>(w), reinterpret_cast<const uint16_t*>(x));
+        case DType::Q4_0: return k.dot_q4_0_q8_0(n, w, x);
+        case DType::Q8_0: return k.dot_q8_0_q8_0(n, w, x);
+        case DType::Q6_K: return k.dot_q6_k_q8_k(n, w, x);
+        case DType::Q8_K: break;
+    }
+    return 0.0f;
+}
+
+void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tokens, float* y,
+            PreparedActivations& scratch) {
+    scratch.prepare(w.type, x, n_tokens, w.n_cols);
+    // Rows are split into chunks; each chunk's weights are read once for all tokens.
+    const int64_t rows_per_task = std::max<int64_t>(16, w.n_rows / (int64_t(pool.size()) * 8));
+    const int64_t n_tasks = (w.n_rows + rows_per_task - 1) / rows_per_task;
+    pool.run(n_tasks, [&](int64_t task, int) {
+        const int64_t r0 = task * rows_per_task;
+        const int64_t r1 = std::min(w.n_rows, r0 + rows_per_task);
+        for (int64_t r = r0; r < r1; ++r) {
+            const uint8_t* wr = w.row(r);
+            for (int64_t t = 0; t < n_tokens; ++t)
+                y[t * w.n_rows + r] = dot_row(w.type, w.n_cols, wr, scratch.row(t));
+        }
+    });
+}
+
+}  // namespace ember::tensor

@@ -1,0 +1,47 @@
+#pragma once
+// Dense matrix × activations on the CPU, for every supported weight type.
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "tensor/dtype.h"
+#include "tensor/thread_pool.h"
+
+namespace ember::tensor {
+
+// A 2-D weight as GGUF stores it: n_rows rows of n_cols contiguous elements (ne = [n_cols, n_rows]).
+struct WeightView {
+    DType type = DType::F32;
+    int64_t n_cols = 0;  // ne[0], the input length
+    int64_t n_rows = 0;  // ne[1], the output length
+    const uint8_t* data = nullptr;
+    size_t row_bytes = 0;
+
+    const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
+};
+
+// Activations converted once into a weight type's dot-product type, reused for every row.
+// Sized at setup; prepare() never allocates when n_tokens * n_cols fits.
+class PreparedActivations {
+public:
+    void reserve(int64_t max_tokens, int64_t max_cols);
+    void prepare(DType weight_type, const float* x, int64_t n_tokens, int64_t n_cols);
+
+    DType type() const { return type_; }
+    const uint8_t* row(int64_t t) const { return buffer_.data() + size_t(t) * row_bytes_; }
+
+private:
+    std::vector<uint8_t> buffer_;
+    DType type_ = DType::F32;
+    size_t row_bytes_ = 0;
+};
+
+// Dot product of weight row `w_row` (type t) with one prepared activation row.
+float dot_row(DType t, int64_t n, const uint8_t* w_row, const uint8_t* x_row);
+
+// y[t * w.n_rows + r] = dot(w row r, x row t) for t < n_tokens. x: [n_tokens][w.n_cols].
+void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tokens, float* y,
+            PreparedActivations& scratch);
+
+}  // namespace ember::tensor

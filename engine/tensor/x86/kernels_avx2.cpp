@@ -1,0 +1,184 @@
+// AVX2 + FMA + F16C kernels. Compiled with those flags only for this file; used only when the
+// CPU reports all three (cpu_dispatch.cpp).
+#include <immintrin.h>
+
+#include "tensor/fp16.h"
+#include "tensor/kernels.h"
+#include "tensor/quant_blocks.h"
+#include "tensor/x86/kernels_x86.h"
+
+namespace ember::tensor {
+namespace {
+
+inline float hsum(__m256 v) {
+    __m128 lo = _mm256_castps256_ps128(v);
+    __m128 hi = _mm256_extractf128_ps(v, 1);
+    lo = _mm_add_ps(lo, hi);
+    lo = _mm_add_ps(lo, _mm_movehl_ps(lo, lo));
+    lo = _mm_add_ss(lo, _mm_movehdup_ps(lo));
+    return _mm_cvtss_f32(lo);
+}
+
+inline float half(uint16_t h) { return _cvtsh_ss(h); }
+
+float dot_f32(int64_t n, const float* w, const float* x) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; ++k)
+            acc[k] = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8 * k), _mm256_loadu_ps(x + i + 8 * k), acc[k]);
+    for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), acc[0]);
+    float sum = hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+    for (; i < n; ++i) sum += w[i] * x[i];
+    return sum;
+}
+
+inline __m256 load_f16(const uint16_t* p) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+float dot_f16(int64_t n, const uint16_t* w, const uint16_t* x) {
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32)
+        for (int k = 0; k < 4; ++k)
+            acc[k] = _mm256_fmadd_ps(load_f16(w + i + 8 * k), load_f16(x + i + 8 * k), acc[k]);
+    for (; i + 8 <= n; i += 8) acc[0] = _mm256_fmadd_ps(load_f16(w + i), load_f16(x + i), acc[0]);
+    float sum = hsum(_mm256_add_ps(_mm256_add_ps(acc[0], acc[1]), _mm256_add_ps(acc[2], acc[3])));
+    for (; i < n; ++i) sum += half(w[i]) * half(x[i]);
+    return sum;
+}
+
+inline __m256 load_bf16(const uint16_t* p) {
+    __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+}
+
+float dot_bf16(int64_t n, const uint16_t* w, const uint16_t* x) {
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        acc0 = _mm256_fmadd_ps(load_bf16(w + i), load_bf16(x + i), acc0);
+        acc1 = _mm256_fmadd_ps(load_bf16(w + i + 8), load_bf16(x + i + 8), acc1);
+    }
+    float sum = hsum(_mm256_add_ps(acc0, acc1));
+    for (; i < n; ++i) sum += bf16_to_f32(w[i]) * bf16_to_f32(x[i]);
+    return sum;
+}
+
+// Signed int8 × int8 dot of 32 pairs into 8 int32 lanes, through maddubs (which needs an
+// unsigned left operand): |a| · (b with a's sign).
+inline __m256i dot_i8_pairs(__m256i a, __m256i b) {
+    const __m256i ua = _mm256_sign_epi8(a, a);
+    const __m256i sb = _mm256_sign_epi8(b, a);
+    const __m256i p16 = _mm256_maddubs_epi16(ua, sb);
+    return _mm256_madd_epi16(p16, _mm256_set1_epi16(1));
+}
+
+inline __m256i q4_0_bytes(const uint8_t* qs) {
+    const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+    const __m256i both = _mm256_set_m128i(_mm_srli_epi16(packed, 4), packed);
+    const __m256i nibbles = _mm256_and_si256(both, _mm256_set1_epi8(0x0F));
+    return _mm256_sub_epi8(nibbles, _mm256_set1_epi8(8));
+}
+
+float dot_q4_0_q8_0(int64_t n, const void* wv, const void* xv) {
+    auto* w = static_cast<const BlockQ4_0*>(wv);
+    auto* x = static_cast<const BlockQ8_0*>(xv);
+    const int64_t nb = n / kQK;
+    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 2 <= nb; i += 2) {
+        const __m256i p0 = dot_i8_pairs(q4_0_bytes(w[i].qs), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs)));
+        const __m256i p1 =
+            dot_i8_pairs(q4_0_bytes(w[i + 1].qs), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i + 1].qs)));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(half(w[i].d) * half(x[i].d)), _mm256_cvtepi32_ps(p0), acc0);
+        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(half(w[i + 1].d) * half(x[i + 1].d)), _mm256_cvtepi32_ps(p1), acc1);
+    }
+    for (; i < nb; ++i) {
+        const __m256i p = dot_i8_pairs(q4_0_bytes(w[i].qs), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs)));
+        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(half(w[i].d) * half(x[i].d)), _mm256_cvtepi32_ps(p), acc0);
+    }
+    return hsum(_mm256_add_ps(acc0, acc1));
+}
+
+float dot_q8_0_q8_0(int64_t n, const void* wv, const void* xv) {
+    auto* w = static_cast<const BlockQ8_0*>(wv);
+    auto* x = static_cast<const BlockQ8_0*>(xv);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        const __m256i p = dot_i8_pairs(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w[i].qs)),
+                                       _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs)));
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(half(w[i].d) * half(x[i].d)), _mm256_cvtepi32_ps(p), acc);
+    }
+    return hsum(acc);
+}
+
+// Same rounding as the reference (round half away from zero), so the SIMD and scalar
+// activations are bit-identical.
+void quantize_q8_0(const float* x, void* yv, int64_t n) {
+    auto* y = static_cast<BlockQ8_0*>(yv);
+    const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        __m256 v[4];
+        __m256 amax = _mm256_setzero_ps();
+        for (int k = 0; k < 4; ++k) {
+            v[k] = _mm256_loadu_ps(x + i * kQK + 8 * k);
+            amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_mask, v[k]));
+        }
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        m = _mm_max_ss(m, _mm_movehdup_ps(m));
+        const float d = _mm_cvtss_f32(m) / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = f32_to_fp16(d);
+        const __m256 mul = _mm256_set1_ps(id);
+        __m256i q[4];
+        for (int k = 0; k < 4; ++k) {
+            const __m256 s = _mm256_mul_ps(v[k], mul);
+            // round half away from zero: trunc(s + copysign(0.5 - ulp/2, s)) equals lround for |s| <= 127.
+            const __m256 half_signed = _mm256_or_ps(_mm256_and_ps(s, sign_mask), _mm256_set1_ps(0.49999997f));
+            q[k] = _mm256_cvttps_epi32(_mm256_add_ps(s, half_signed));
+        }
+        // Pack 32 int32 to 32 int8 in element order.
+        const __m256i p01 = _mm256_packs_epi32(q[0], q[1]);
+        const __m256i p23 = _mm256_packs_epi32(q[2], q[3]);
+        __m256i p = _mm256_packs_epi16(p01, p23);
+        p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs), p);
+    }
+}
+
+void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                         _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; ++i) y[i] = f32_to_fp16(x[i]);
+}
+
+void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, load_f16(x + i));
+    for (; i < n; ++i) y[i] = half(x[i]);
+}
+
+}  // namespace
+
+const KernelTable& avx2_kernels() {
+    static const KernelTable table{
+        "avx2",
+        dot_f32,
+        dot_f16,
+        dot_bf16,
+        dot_q4_0_q8_0,
+        dot_q8_0_q8_0,
+        reference_kernels().dot_q6_k_q8_k,
+        quantize_q8_0,
+        f32_to_f16,
+        f16_to_f32,
+    };
+    return table;
+}
+
+}  // namespace ember::tensor

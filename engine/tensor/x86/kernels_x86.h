@@ -1,0 +1,6 @@
+#pragma once
+#include "tensor/kernels.h"
+
+namespace ember::tensor {
+const KernelTable& avx2_kernels();
+}

@@ -1,0 +1,172 @@
+// ember-cli: generate text from a prompt, headless, with the flags users know from llama.cpp's
+// and PowerInfer's `main`. stdout carries exactly the prompt followed by the generated text;
+// everything else goes to stderr.
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <random>
+#include <sstream>
+#include <string>
+
+#include "ember/model.h"
+#include "ember/session.h"
+#include "tools/arg_parse.h"
+
+namespace {
+
+using ember::tools::next_value;
+using ember::tools::parse_float;
+using ember::tools::parse_int;
+using ember::tools::UsageError;
+
+struct Options {
+    std::string model_path;
+    std::string prompt;
+    bool have_prompt = false;
+    int32_t n_predict = -1;
+    int32_t n_threads = 0;
+    int32_t n_ctx = 512;
+    int32_t n_batch = 64;
+    bool ignore_eos = false;
+    long long seed = -1;
+    ember::SamplingParams sampling;
+    ember::FfnActivation ffn_act = ember::FfnActivation::Auto;
+};
+
+const char* kUsage =
+    "usage: ember-cli -m MODEL.gguf (-p PROMPT | -f FILE) [options]\n"
+    "  -m, --model PATH         GGUF model file\n"
+    "  -p, --prompt TEXT        prompt text\n"
+    "  -f, --file PATH          read the prompt from a file\n"
+    "  -n, --n-predict N        tokens to generate (-1: until end of text or a full context; default -1)\n"
+    "  -t, --threads N          CPU threads (default: all available)\n"
+    "  -c, --ctx-size N         context length in tokens (0: the model's; default 512)\n"
+    "  -b, --batch-size N       prompt tokens evaluated together (default 64)\n"
+    "  --temp T                 temperature, 0 = greedy (default 0.8)\n"
+    "  --top-k N                top-k, 0 = off (default 40)\n"
+    "  --top-p P                top-p, 1 = off (default 0.95)\n"
+    "  --min-p P                min-p, 0 = off (default 0.05)\n"
+    "  --repeat-penalty P       repetition penalty, 1 = off (default 1.1)\n"
+    "  --repeat-last-n N        tokens the penalty looks back over (default 64)\n"
+    "  --seed N                 RNG seed, -1 = random (default -1)\n"
+    "  --ignore-eos             keep generating past the end-of-text token\n"
+    "  --ffn-act relu|silu      FFN activation for dense llama files, which do not record it\n";
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "-m" || a == "--model") {
+            o.model_path = next_value(argc, argv, i);
+        } else if (a == "-p" || a == "--prompt") {
+            o.prompt = next_value(argc, argv, i);
+            o.have_prompt = true;
+        } else if (a == "-f" || a == "--file") {
+            const std::string path = next_value(argc, argv, i);
+            std::ifstream in(path, std::ios::binary);
+            if (!in) throw UsageError(a + ": cannot read prompt file '" + path + "'");
+            std::ostringstream ss;
+            ss << in.rdbuf();
+            o.prompt = ss.str();
+            o.have_prompt = true;
+        } else if (a == "-n" || a == "--n-predict") {
+            o.n_predict = int32_t(parse_int(a, next_value(argc, argv, i), -1, 1 << 24));
+        } else if (a == "-t" || a == "--threads") {
+            o.n_threads = int32_t(parse_int(a, next_value(argc, argv, i), 1, 1024));
+        } else if (a == "-c" || a == "--ctx-size") {
+            o.n_ctx = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 20));
+        } else if (a == "-b" || a == "--batch-size") {
+            o.n_batch = int32_t(parse_int(a, next_value(argc, argv, i), 1, 4096));
+        } else if (a == "--temp") {
+            o.sampling.temperature = parse_float(a, next_value(argc, argv, i));
+        } else if (a == "--top-k") {
+            o.sampling.top_k = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 24));
+        } else if (a == "--top-p") {
+            o.sampling.top_p = parse_float(a, next_value(argc, argv, i));
+        } else if (a == "--min-p") {
+            o.sampling.min_p = parse_float(a, next_value(argc, argv, i));
+        } else if (a == "--repeat-penalty") {
+            o.sampling.repeat_penalty = parse_float(a, next_value(argc, argv, i));
+        } else if (a == "--repeat-last-n") {
+            o.sampling.repeat_last_n = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 20));
+        } else if (a == "--seed") {
+            o.seed = parse_int(a, next_value(argc, argv, i), -1, (1ll << 62));
+        } else if (a == "--ignore-eos") {
+            o.ignore_eos = true;
+        } else if (a == "--ffn-act") {
+            const std::string v = next_value(argc, argv, i);
+            if (v == "relu") o.ffn_act = ember::FfnActivation::Relu;
+            else if (v == "silu") o.ffn_act = ember::FfnActivation::Silu;
+            else throw UsageError("--ffn-act: '" + v + "' is not relu or silu");
+        } else if (a == "-h" || a == "--help") {
+            std::fputs(kUsage, stdout);
+            std::exit(0);
+        } else {
+            throw UsageError("unknown argument '" + a + "'");
+        }
+    }
+    if (o.model_path.empty()) throw UsageError("no model: give -m MODEL.gguf");
+    if (!o.have_prompt) throw UsageError("no prompt: give -p TEXT or -f FILE");
+    if (o.prompt.empty()) throw UsageError("empty prompt: the prompt text must not be empty");
+    return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options opt;
+    try {
+        opt = parse(argc, argv);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "ember-cli: %s\n%s", e.what(), kUsage);
+        return 2;
+    }
+    opt.sampling.seed = opt.seed >= 0 ? uint64_t(opt.seed) : uint64_t(std::random_device{}());
+
+    ember::ModelParams mp;
+    mp.ffn_activation = opt.ffn_act;
+    auto model = ember::Model::load(opt.model_path, mp);
+    if (!model) {
+        std::fprintf(stderr, "ember-cli: %s\n", model.error().message.c_str());
+        return 1;
+    }
+    const ember::ModelInfo& info = (*model)->info();
+    std::fprintf(stderr, "ember-cli: %s: %s, %d layers, %d embd, %s weights, FFN %s\n", info.path.c_str(),
+                 info.architecture.c_str(), info.n_layer, info.n_embd, info.weight_type.c_str(),
+                 info.ffn_activation.c_str());
+
+    ember::SessionParams sp;
+    sp.n_ctx = opt.n_ctx;
+    sp.n_batch = opt.n_batch;
+    sp.n_threads = opt.n_threads;
+    auto session = ember::Session::create(*model, sp);
+    if (!session) {
+        std::fprintf(stderr, "ember-cli: %s\n", session.error().message.c_str());
+        return 1;
+    }
+
+    const std::vector<int32_t> prompt = (*model)->tokenize(opt.prompt, (*model)->add_bos());
+    std::fwrite(opt.prompt.data(), 1, opt.prompt.size(), stdout);
+    std::fflush(stdout);
+
+    ember::GenerateParams gp;
+    gp.n_predict = opt.n_predict;
+    gp.ignore_eos = opt.ignore_eos;
+    gp.sampling = opt.sampling;
+    auto result = (*session)->generate(prompt, gp, [](const ember::TokenEvent& ev) {
+        std::fwrite(ev.text.data(), 1, ev.text.size(), stdout);
+        std::fflush(stdout);
+        return true;
+    });
+    std::fputc('\n', stderr);
+    if (!result) {
+        std::fprintf(stderr, "ember-cli: %s\n", result.error().message.c_str());
+        return 1;
+    }
+    const ember::Timings& t = (*session)->timings();
+    auto rate = [](int32_t n, double ms) { return ms > 0 ? 1000.0 * n / ms : 0.0; };
+    std::fprintf(stderr, "prompt eval: %d tokens, %.2f tok/s\n", t.n_prompt, rate(t.n_prompt, t.prompt_ms));
+    std::fprintf(stderr, "eval: %d tokens, %.2f tok/s\n", t.n_generated, rate(t.n_generated, t.generate_ms));
+    std::fprintf(stderr, "stop: %s\n", ember::stop_reason_name(result->stop_reason));
+    return 0;
+}
