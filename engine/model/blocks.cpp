@@ -35,7 +35,8 @@ void rms_norm(const float* x, const float* w, float* out, int64_t n, int64_t n_t
         const float* xt = x + t * n;
         float* ot = out + t * n;
         double sum = 0.0;
-        for (int64_t i = 0; i < n; ++i) sum += double(xt[i]) * double(xt[i]);
+        // Squares in float, summed in double, as GGML does.
+        for (int64_t i = 0; i < n; ++i) sum += double(xt[i] * xt[i]);
         const float scale = 1.0f / std::sqrt(float(sum / double(n)) + eps);
         for (int64_t i = 0; i < n; ++i) ot[i] = xt[i] * scale * w[i];
     }
@@ -90,9 +91,11 @@ void attention(const HParams& hp, int32_t il, int32_t n_tokens, KvCache& kv, Scr
             scores[p] = kern.dot_f16(hd, kv.k(il, p) + size_t(kvh) * hd, half) * kq_scale;
             max = std::max(max, scores[p]);
         }
+        // exp goes through F16 on both sides, as GGML's table-driven softmax does.
         double sum = 0.0;
         for (int32_t p = 0; p < n_keys; ++p) {
-            scores[p] = std::exp(scores[p] - max);
+            const float shifted = tensor::fp16_to_f32(tensor::f32_to_fp16(scores[p] - max));
+            scores[p] = tensor::fp16_to_f32(tensor::f32_to_fp16(std::exp(shifted)));
             sum += scores[p];
         }
         const float inv = float(1.0 / sum);

@@ -3,6 +3,7 @@
 // (K after RoPE). Bookkeeping is one count: positions [0, n_past) hold valid entries, so
 // truncate (regenerate, edit) and clear cost nothing.
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 

@@ -1,5 +1,8 @@
 #include "tensor/kernels.h"
 
+#include <algorithm>
+#include <cmath>
+
 #include "tensor/fp16.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
@@ -83,6 +86,21 @@ float dot_q6_k_q8_k(int64_t n, const void* wv, const void* xv) {
     return sum;
 }
 
+// Activations are quantized the way llama.cpp's SIMD path does it (scale 127 / max, round half
+// to even), which differs from its reference weight quantizer in the last bit: PowerInfer's
+// published outputs were made by the SIMD path.
+void quantize_activation_q8_0(const float* x, void* out, int64_t n) {
+    auto* y = static_cast<BlockQ8_0*>(out);
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        const float* v = x + i * kQK;
+        float amax = 0.0f;
+        for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(v[j]));
+        const float id = amax != 0.0f ? 127.0f / amax : 0.0f;
+        y[i].d = f32_to_fp16(amax / 127.0f);
+        for (int j = 0; j < kQK; ++j) y[i].qs[j] = int8_t(std::nearbyint(v[j] * id));
+    }
+}
+
 void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = f32_to_fp16(x[i]);
 }
@@ -96,7 +114,7 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
 const KernelTable& reference_kernels() {
     static const KernelTable table{
         "scalar",      dot_f32,       dot_f16,           dot_bf16,   dot_q4_0_q8_0, dot_q8_0_q8_0,
-        dot_q6_k_q8_k, quantize_row_q8_0_ref, f32_to_f16, f16_to_f32,
+        dot_q6_k_q8_k, quantize_activation_q8_0, f32_to_f16, f16_to_f32,
     };
     return table;
 }

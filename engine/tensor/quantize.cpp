@@ -77,8 +77,10 @@ void quantize_row_q4_0_ref(const float* x, void* out, int64_t n) {
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[i].d = f32_to_fp16(d);
         for (int j = 0; j < kQK / 2; ++j) {
-            const uint8_t lo = uint8_t(std::min(15, int(v[j] * id + 8.5f)));
-            const uint8_t hi = uint8_t(std::min(15, int(v[j + kQK / 2] * id + 8.5f)));
+            // One rounding (fused multiply-add), as llama.cpp's quantize binary is compiled:
+            // this reproduces its Q4_0 files byte for byte.
+            const uint8_t lo = uint8_t(std::min(15, int(std::fma(v[j], id, 8.5f))));
+            const uint8_t hi = uint8_t(std::min(15, int(std::fma(v[j + kQK / 2], id, 8.5f))));
             y[i].qs[j] = uint8_t(lo | (hi << 4));
         }
     }

@@ -82,24 +82,17 @@ inline __m256i q4_0_bytes(const uint8_t* qs) {
     return _mm256_sub_epi8(nibbles, _mm256_set1_epi8(8));
 }
 
+// One accumulator, summed in block order, as GGML's AVX2 kernel does: PowerInfer's reference
+// outputs depend on this rounding order.
 float dot_q4_0_q8_0(int64_t n, const void* wv, const void* xv) {
     auto* w = static_cast<const BlockQ4_0*>(wv);
     auto* x = static_cast<const BlockQ8_0*>(xv);
-    const int64_t nb = n / kQK;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 2 <= nb; i += 2) {
-        const __m256i p0 = dot_i8_pairs(q4_0_bytes(w[i].qs), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs)));
-        const __m256i p1 =
-            dot_i8_pairs(q4_0_bytes(w[i + 1].qs), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i + 1].qs)));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(half(w[i].d) * half(x[i].d)), _mm256_cvtepi32_ps(p0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(half(w[i + 1].d) * half(x[i + 1].d)), _mm256_cvtepi32_ps(p1), acc1);
-    }
-    for (; i < nb; ++i) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < n / kQK; ++i) {
         const __m256i p = dot_i8_pairs(q4_0_bytes(w[i].qs), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[i].qs)));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(half(w[i].d) * half(x[i].d)), _mm256_cvtepi32_ps(p), acc0);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(half(w[i].d) * half(x[i].d)), _mm256_cvtepi32_ps(p), acc);
     }
-    return hsum(_mm256_add_ps(acc0, acc1));
+    return hsum(acc);
 }
 
 float dot_q8_0_q8_0(int64_t n, const void* wv, const void* xv) {
@@ -114,8 +107,7 @@ float dot_q8_0_q8_0(int64_t n, const void* wv, const void* xv) {
     return hsum(acc);
 }
 
-// Same rounding as the reference (round half away from zero), so the SIMD and scalar
-// activations are bit-identical.
+// Scale 127 / max and round half to even, bit-identical to the scalar twin.
 void quantize_q8_0(const float* x, void* yv, int64_t n) {
     auto* y = static_cast<BlockQ8_0*>(yv);
     const __m256 sign_mask = _mm256_set1_ps(-0.0f);
@@ -129,17 +121,13 @@ void quantize_q8_0(const float* x, void* yv, int64_t n) {
         __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
         m = _mm_max_ps(m, _mm_movehl_ps(m, m));
         m = _mm_max_ss(m, _mm_movehdup_ps(m));
-        const float d = _mm_cvtss_f32(m) / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        y[i].d = f32_to_fp16(d);
+        const float max = _mm_cvtss_f32(m);
+        const float id = max != 0.0f ? 127.0f / max : 0.0f;
+        y[i].d = f32_to_fp16(max / 127.0f);
         const __m256 mul = _mm256_set1_ps(id);
         __m256i q[4];
-        for (int k = 0; k < 4; ++k) {
-            const __m256 s = _mm256_mul_ps(v[k], mul);
-            // round half away from zero: trunc(s + copysign(0.5 - ulp/2, s)) equals lround for |s| <= 127.
-            const __m256 half_signed = _mm256_or_ps(_mm256_and_ps(s, sign_mask), _mm256_set1_ps(0.49999997f));
-            q[k] = _mm256_cvttps_epi32(_mm256_add_ps(s, half_signed));
-        }
+        for (int k = 0; k < 4; ++k)
+            q[k] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[k], mul), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
         // Pack 32 int32 to 32 int8 in element order.
         const __m256i p01 = _mm256_packs_epi32(q[0], q[1]);
         const __m256i p23 = _mm256_packs_epi32(q[2], q[3]);

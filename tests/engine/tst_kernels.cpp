@@ -1,0 +1,231 @@
+// CPU kernels: every SIMD table this CPU runs against the scalar reference, the block
+// formats against hand-computed values, and multithreaded matmul against one thread.
+#include <QtTest>
+
+#include <cmath>
+#include <random>
+
+#include "tensor/fp16.h"
+#include "tensor/kernels.h"
+#include "tensor/matmul.h"
+#include "tensor/quant_blocks.h"
+#include "tensor/quantize.h"
+
+using namespace ember::tensor;
+
+namespace {
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1.0f) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, scale);
+    std::vector<float> v(n);
+    for (auto& x : v) x = dist(rng);
+    return v;
+}
+
+std::vector<uint8_t> quantized(DType t, const std::vector<float>& x) {
+    std::vector<uint8_t> out(row_bytes(t, int64_t(x.size())));
+    quantize_row(t, x.data(), out.data(), int64_t(x.size()));
+    return out;
+}
+
+// The exact dot product of the dequantized operands, and the sum of |w_i * x_i|: the scale
+// of a dot product's rounding error.
+struct Exact {
+    double dot = 0, magnitude = 0;
+};
+
+Exact exact_dot(DType wt, const std::vector<uint8_t>& w, DType xt, const std::vector<uint8_t>& x, int64_t n) {
+    std::vector<float> wf(static_cast<size_t>(n)), xf(static_cast<size_t>(n));
+    dequantize_row(wt, w.data(), wf.data(), n);
+    dequantize_row(xt, x.data(), xf.data(), n);
+    Exact e;
+    for (size_t i = 0; i < wf.size(); ++i) {
+        e.dot += double(wf[i]) * xf[i];
+        e.magnitude += std::fabs(double(wf[i]) * xf[i]);
+    }
+    return e;
+}
+
+}  // namespace
+
+class TestKernels : public QObject {
+    Q_OBJECT
+
+private slots:
+    void fp16_round_trips_every_half() {
+        for (uint32_t h = 0; h < 65536; ++h) {
+            const float f = fp16_to_f32(uint16_t(h));
+            if (std::isnan(f)) continue;
+            QCOMPARE(f32_to_fp16(f), uint16_t(h));
+        }
+    }
+
+    void fp16_rounds_to_nearest_even() {
+        QCOMPARE(f32_to_fp16(1.0f), uint16_t(0x3C00));
+        QCOMPARE(f32_to_fp16(1.0f + 1.0f / 2048.0f), uint16_t(0x3C00));  // tie -> even
+        QCOMPARE(f32_to_fp16(1.0f + 3.0f / 2048.0f), uint16_t(0x3C02));  // tie -> even
+        QCOMPARE(f32_to_fp16(65520.0f), uint16_t(0x7C00));               // rounds to infinity
+        QCOMPARE(f32_to_fp16(5.9604645e-08f), uint16_t(0x0001));         // smallest subnormal
+        QCOMPARE(f32_to_fp16(-2.0f), uint16_t(0xC000));
+        QCOMPARE(f32_to_bf16(1.00390625f), uint16_t(0x3F80));  // tie -> even
+        QCOMPARE(bf16_to_f32(0x3F81), 1.0078125f);
+    }
+
+    void q4_0_known_block() {
+        // The largest magnitude is +4, so d = 4 / -8 = -0.5 and every value (q - 8) * d is exact.
+        std::vector<float> x(32);
+        for (int i = 0; i < 32; ++i) x[size_t(i)] = float((i % 16) - 8) * -0.5f;
+        auto q = quantized(DType::Q4_0, x);
+        auto* b = reinterpret_cast<const BlockQ4_0*>(q.data());
+        QCOMPARE(fp16_to_f32(b->d), -0.5f);
+        QCOMPARE(int(b->qs[0] & 0x0F), 0);   // x[0] = 4 -> 4 / -0.5 + 8 = 0
+        QCOMPARE(int(b->qs[15] >> 4), 15);   // x[31] = -3.5 -> 7 + 8 = 15, in the high nibble
+        std::vector<float> back(32);
+        dequantize_row(DType::Q4_0, q.data(), back.data(), 32);
+        QCOMPARE(back, x);
+    }
+
+    void q8_0_known_block() {
+        std::vector<float> x(32);
+        for (int i = 0; i < 32; ++i) x[size_t(i)] = float(i - 16) / 16.0f * 1.27f;
+        auto q = quantized(DType::Q8_0, x);
+        auto* b = reinterpret_cast<const BlockQ8_0*>(q.data());
+        QCOMPARE(b->qs[0], int8_t(-127));
+        QCOMPARE(b->qs[16], int8_t(0));
+        QCOMPARE(b->qs[24], int8_t(std::lround(8.0f / 16.0f * 127.0f)));
+    }
+
+    void simd_matches_reference_data() {
+        QTest::addColumn<int>("table");
+        for (int i = 1; i < available_kernel_count(); ++i)
+            QTest::newRow(available_kernels(i).isa) << i;
+        if (available_kernel_count() == 1) QTest::newRow("scalar only") << 0;
+    }
+
+    void simd_matches_reference() {
+        QFETCH(int, table);
+        const KernelTable& k = available_kernels(table);
+        const KernelTable& r = reference_kernels();
+        for (int64_t n : {32, 64, 96, 256, 512, 4096 + 256}) {
+            const auto wf = random_floats(size_t(n), uint32_t(n));
+            const auto xf = random_floats(size_t(n), uint32_t(n) + 1);
+            // Activation quantization must be bit-identical.
+            std::vector<uint8_t> xq_k(row_bytes(DType::Q8_0, n)), xq_r(xq_k.size());
+            k.quantize_q8_0(xf.data(), xq_k.data(), n);
+            r.quantize_q8_0(xf.data(), xq_r.data(), n);
+            QVERIFY2(xq_k == xq_r, qPrintable(QString("quantize_q8_0 differs at n=%1").arg(n)));
+
+            struct Case {
+                const char* name;
+                DType wt, xt;
+                float (*kf)(int64_t, const void*, const void*);
+                float (*rf)(int64_t, const void*, const void*);
+            };
+            const Case cases[] = {
+                {"q4_0", DType::Q4_0, DType::Q8_0, k.dot_q4_0_q8_0, r.dot_q4_0_q8_0},
+                {"q8_0", DType::Q8_0, DType::Q8_0, k.dot_q8_0_q8_0, r.dot_q8_0_q8_0},
+            };
+            for (const Case& c : cases) {
+                const auto w = quantized(c.wt, wf);
+                const float a = c.kf(n, w.data(), xq_r.data());
+                const float b = c.rf(n, w.data(), xq_r.data());
+                const Exact e = exact_dot(c.wt, w, c.xt, xq_r, n);
+                const double exact = e.dot, tol = 1e-5 * e.magnitude;
+                QVERIFY2(std::fabs(a - exact) <= tol && std::fabs(b - exact) <= tol,
+                         qPrintable(QString("%1 n=%2: simd %3 ref %4 exact %5").arg(c.name).arg(n).arg(a).arg(b).arg(exact)));
+            }
+            if (n % 256 == 0) {
+                std::vector<uint8_t> x8k(row_bytes(DType::Q8_K, n));
+                quantize_row_q8_k_ref(xf.data(), x8k.data(), n);
+                std::vector<uint8_t> w6k(row_bytes(DType::Q6_K, n));
+                // Q6_K weights are only read; build a valid block from random bytes.
+                std::mt19937 rng(7);
+                for (auto& byte : w6k) byte = uint8_t(rng());
+                for (int64_t b = 0; b < n / 256; ++b) {
+                    auto* blk = reinterpret_cast<BlockQ6_K*>(w6k.data()) + b;
+                    blk->d = f32_to_fp16(0.01f);
+                }
+                const Exact e = exact_dot(DType::Q6_K, w6k, DType::Q8_K, x8k, n);
+                const double exact = e.dot, tol = 1e-5 * e.magnitude;
+                QVERIFY(std::fabs(k.dot_q6_k_q8_k(n, w6k.data(), x8k.data()) - exact) <= tol);
+                QVERIFY(std::fabs(r.dot_q6_k_q8_k(n, w6k.data(), x8k.data()) - exact) <= tol);
+            }
+        }
+        // Float kernels at lengths that are not multiples of the vector width.
+        for (int64_t n : {1, 7, 8, 33, 100, 1000}) {
+            const auto wf = random_floats(size_t(n), 11);
+            const auto xf = random_floats(size_t(n), 12);
+            for (DType t : {DType::F32, DType::F16, DType::BF16}) {
+                const auto w = quantized(t, wf);
+                const auto x = quantized(t, xf);
+                float a = 0, b = 0;
+                if (t == DType::F32) {
+                    a = k.dot_f32(n, wf.data(), xf.data());
+                    b = r.dot_f32(n, wf.data(), xf.data());
+                } else if (t == DType::F16) {
+                    a = k.dot_f16(n, reinterpret_cast<const uint16_t*>(w.data()), reinterpret_cast<const uint16_t*>(x.data()));
+                    b = r.dot_f16(n, reinterpret_cast<const uint16_t*>(w.data()), reinterpret_cast<const uint16_t*>(x.data()));
+                } else {
+                    a = k.dot_bf16(n, reinterpret_cast<const uint16_t*>(w.data()), reinterpret_cast<const uint16_t*>(x.data()));
+                    b = r.dot_bf16(n, reinterpret_cast<const uint16_t*>(w.data()), reinterpret_cast<const uint16_t*>(x.data()));
+                }
+                const Exact e = exact_dot(t, w, t, x, n);
+                const double exact = e.dot, tol = 1e-5 * e.magnitude + 1e-7;
+                QVERIFY2(std::fabs(a - exact) <= tol && std::fabs(b - exact) <= tol,
+                         qPrintable(QString("%1 n=%2: simd %3 ref %4 exact %5").arg(dtype_name(t)).arg(n).arg(a).arg(b).arg(exact)));
+            }
+            std::vector<uint16_t> h_k(static_cast<size_t>(n)), h_r(static_cast<size_t>(n));
+            k.f32_to_f16(xf.data(), h_k.data(), n);
+            r.f32_to_f16(xf.data(), h_r.data(), n);
+            QCOMPARE(h_k, h_r);
+            std::vector<float> f_k(static_cast<size_t>(n)), f_r(static_cast<size_t>(n));
+            k.f16_to_f32(h_r.data(), f_k.data(), n);
+            r.f16_to_f32(h_r.data(), f_r.data(), n);
+            QCOMPARE(f_k, f_r);
+        }
+    }
+
+    void quantize_round_trip_error_is_bounded() {
+        const auto x = random_floats(4096, 3);
+        // The 10 % slack covers the scale's rounding to F16.
+        for (auto [t, bound] : {std::pair{DType::Q4_0, 0.5f / 8.0f * 1.1f}, std::pair{DType::Q8_0, 0.5f / 127.0f * 1.1f}}) {
+            auto q = quantized(t, x);
+            std::vector<float> back(x.size());
+            dequantize_row(t, q.data(), back.data(), int64_t(x.size()));
+            for (size_t b = 0; b < x.size() / 32; ++b) {
+                float amax = 0;
+                for (int j = 0; j < 32; ++j) amax = std::max(amax, std::fabs(x[b * 32 + size_t(j)]));
+                for (int j = 0; j < 32; ++j) {
+                    const size_t i = b * 32 + size_t(j);
+                    // Q4_0's top code is clamped, so its extreme opposite value may miss by one step.
+                    const float step = t == DType::Q4_0 ? 2.0f : 1.0f;
+                    QVERIFY(std::fabs(back[i] - x[i]) <= step * bound * amax + 1e-6f);
+                }
+            }
+        }
+    }
+
+    void matmul_is_deterministic_across_thread_counts() {
+        const int64_t n_cols = 256, n_rows = 300, n_tokens = 5;
+        const auto wf = random_floats(size_t(n_cols * n_rows), 5);
+        const auto x = random_floats(size_t(n_cols * n_tokens), 6);
+        std::vector<uint8_t> w(row_bytes(DType::Q4_0, n_cols) * size_t(n_rows));
+        for (int64_t r = 0; r < n_rows; ++r)
+            quantize_row(DType::Q4_0, wf.data() + r * n_cols, w.data() + size_t(r) * row_bytes(DType::Q4_0, n_cols), n_cols);
+        WeightView view{DType::Q4_0, n_cols, n_rows, w.data(), row_bytes(DType::Q4_0, n_cols)};
+        std::vector<float> y1(size_t(n_rows * n_tokens)), y2(y1.size());
+        PreparedActivations s1, s2;
+        ThreadPool one(1), two(2);
+        matmul(one, view, x.data(), n_tokens, y1.data(), s1);
+        matmul(two, view, x.data(), n_tokens, y2.data(), s2);
+        QCOMPARE(y1, y2);
+        // And each output is the dot product of its row with its token's activation.
+        std::vector<uint8_t> xq(row_bytes(DType::Q8_0, n_cols));
+        quantize_row(DType::Q8_0, x.data() + 2 * n_cols, xq.data(), n_cols);
+        QCOMPARE(y1[size_t(2 * n_rows + 17)], reference_kernels().dot_q4_0_q8_0(n_cols, view.row(17), xq.data()));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestKernels)
+#include "tst_kernels.moc"
