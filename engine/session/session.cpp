@@ -18,17 +18,6 @@ double ms_since(Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
-sampling::SamplerParams to_sampler_params(const SamplingParams& p) {
-    sampling::SamplerParams s;
-    s.temperature = p.temperature;
-    s.top_k = p.top_k;
-    s.top_p = p.top_p;
-    s.min_p = p.min_p;
-    s.repeat_penalty = p.repeat_penalty;
-    s.repeat_last_n = p.repeat_last_n;
-    s.seed = p.seed;
-    return s;
-}
 
 }  // namespace
 
@@ -141,7 +130,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
             s.timings.n_prompt = int32_t(prompt.size());
             s.timings.prompt_ms = ms_since(start);
         }
-        sampling::Sampler sampler(to_sampler_params(params.sampling), s.arch.hparams().n_vocab);
+        sampling::Sampler sampler(params.sampling, s.arch.hparams().n_vocab);
         for (int32_t t : prompt) sampler.accept(t);
         tokenizer::StreamDecoder decoder(*s.model->impl().tokenizer);
         const Model& model = *s.model;

@@ -1,0 +1,189 @@
+// The engine against independent references: logits of a PyTorch implementation for the
+// fixture models (tests/data/models, see its README for how they were made), and
+// PowerInfer's own greedy outputs for the tiny ReLU LLaMA (tests/data/tiny-relu-llama).
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QtTest>
+
+#include <cmath>
+
+#include "ember/model.h"
+#include "ember/session.h"
+
+namespace {
+
+const QString kData = QStringLiteral(EMBER_TEST_DATA_DIR);
+
+QJsonObject read_json(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+std::vector<int32_t> ints(const QJsonArray& a) {
+    std::vector<int32_t> v;
+    for (const auto& x : a) v.push_back(x.toInt());
+    return v;
+}
+
+std::shared_ptr<ember::Model> load(const QString& path, ember::FfnActivation act = ember::FfnActivation::Auto) {
+    ember::ModelParams mp;
+    mp.ffn_activation = act;
+    auto m = ember::Model::load(path.toStdString(), mp);
+    if (!m) qFatal("%s", m.error().message.c_str());
+    return *m;
+}
+
+std::unique_ptr<ember::Session> session(std::shared_ptr<ember::Model> m, int32_t n_batch, int32_t n_threads) {
+    ember::SessionParams sp;
+    sp.n_ctx = 256;
+    sp.n_batch = n_batch;
+    sp.n_threads = n_threads;
+    auto s = ember::Session::create(std::move(m), sp);
+    if (!s) qFatal("%s", s.error().message.c_str());
+    return std::move(*s);
+}
+
+int32_t argmax(std::span<const float> v) {
+    return int32_t(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+ember::GenerateParams greedy(int32_t n) {
+    ember::GenerateParams gp;
+    gp.n_predict = n;
+    gp.ignore_eos = true;
+    gp.sampling.temperature = 0.0f;
+    gp.sampling.repeat_penalty = 1.0f;
+    return gp;
+}
+
+}  // namespace
+
+class TestModelReference : public QObject {
+    Q_OBJECT
+
+private slots:
+    void fixture_logits_match_pytorch_data() {
+        QTest::addColumn<QString>("stem");
+        QTest::addColumn<double>("tolerance");
+        // Tolerances (max |logit error|) from tests/data/models/README.md: the F16 KV cache and
+        // F16 attention inputs cost ~3e-3 even for F32 weights; the Q8_0 activations of the
+        // quantized files cost ~0.1.
+        QTest::newRow("f32") << "tiny-llama-f32" << 5e-3;
+        QTest::newRow("f16") << "tiny-llama-f16" << 2e-2;
+        QTest::newRow("q8_0") << "tiny-llama-q8_0" << 0.25;
+        QTest::newRow("q4_0") << "tiny-llama-q4_0" << 0.25;
+        QTest::newRow("relu-f16") << "tiny-llama-relu-f16" << 2e-2;
+    }
+
+    void fixture_logits_match_pytorch() {
+        QFETCH(QString, stem);
+        QFETCH(double, tolerance);
+        const QJsonObject ref = read_json(kData + "/models/" + stem + ".reference.json");
+        const std::vector<int32_t> tokens = ints(ref["tokens"].toArray());
+        const int n_vocab = ref["n_vocab"].toInt();
+        QFile lf(kData + "/models/" + stem + ".logits.f32");
+        QVERIFY(lf.open(QIODevice::ReadOnly));
+        const QByteArray raw = lf.readAll();
+        QCOMPARE(raw.size(), qsizetype(tokens.size() * size_t(n_vocab) * 4));
+        const float* expected = reinterpret_cast<const float*>(raw.constData());
+
+        auto model = load(kData + "/models/" + stem + ".gguf");
+        QCOMPARE(model->info().n_vocab, n_vocab);
+        auto s = session(model, 64, 2);
+        QVERIFY(s->evaluate(tokens, true).ok());
+        double max_err = 0;
+        for (size_t t = 0; t < tokens.size(); ++t) {
+            std::span<const float> got = s->logits(int32_t(t));
+            QCOMPARE(got.size(), size_t(n_vocab));
+            std::span<const float> want(expected + t * size_t(n_vocab), size_t(n_vocab));
+            for (int i = 0; i < n_vocab; ++i) max_err = std::max(max_err, double(std::fabs(got[size_t(i)] - want[size_t(i)])));
+            QCOMPARE(argmax(got), argmax(want));
+        }
+        qInfo("%s: max |logit error| %.3g (tolerance %.3g)", qPrintable(stem), max_err, tolerance);
+        QVERIFY2(max_err <= tolerance, qPrintable(QString("max error %1").arg(max_err)));
+
+        // One token at a time through the KV cache gives the same logits as the batch.
+        auto single = session(model, 1, 1);
+        for (size_t t = 0; t < tokens.size(); ++t) {
+            QVERIFY(single->evaluate(std::span(tokens).subspan(t, 1)).ok());
+            std::span<const float> a = single->logits(), b = s->logits(int32_t(t));
+            for (int i = 0; i < n_vocab; ++i) QVERIFY(std::fabs(a[size_t(i)] - b[size_t(i)]) <= 1e-4f);
+        }
+
+        // Greedy continuation equals the PyTorch model's.
+        auto g = session(model, 64, 2);
+        auto result = g->generate(tokens, greedy(16));
+        QVERIFY(result.ok());
+        QCOMPARE(result->tokens, ints(ref["greedy_tokens"].toArray()));
+    }
+
+    void relu_key_is_honoured() {
+        // The ReLU fixture says so in `ember.ffn_activation`; forcing SiLU must change its logits.
+        auto relu = load(kData + "/models/tiny-llama-relu-f16.gguf");
+        QCOMPARE(relu->info().ffn_activation, std::string("relu"));
+        auto silu = load(kData + "/models/tiny-llama-relu-f16.gguf", ember::FfnActivation::Silu);
+        QCOMPARE(silu->info().ffn_activation, std::string("silu"));
+        const std::vector<int32_t> tokens{1, 907, 261, 2020};
+        auto a = session(relu, 64, 1), b = session(silu, 64, 1);
+        QVERIFY(a->evaluate(tokens).ok() && b->evaluate(tokens).ok());
+        float diff = 0;
+        for (size_t i = 0; i < a->logits().size(); ++i) diff = std::max(diff, std::fabs(a->logits()[i] - b->logits()[i]));
+        QVERIFY(diff > 0.1f);
+    }
+
+    void powerinfer_greedy_outputs_data() {
+        QTest::addColumn<QString>("variant");
+        QTest::addColumn<int>("threads");
+        for (const char* v : {"dense_f16", "dense_q4"})
+            for (int t : {1, 2}) QTest::newRow(qPrintable(QString("%1 t%2").arg(v).arg(t))) << QString(v) << t;
+    }
+
+    void powerinfer_greedy_outputs() {
+        QFETCH(QString, variant);
+        QFETCH(int, threads);
+        const QJsonObject ref = read_json(kData + "/tiny-relu-llama/reference.json");
+        const QJsonObject v = ref["variants"].toObject()[variant].toObject();
+        QCOMPARE(v["args"].toArray().at(1).toString(), QString("relu"));
+        auto model = load(kData + "/tiny-relu-llama/" + v["file"].toString(), ember::FfnActivation::Relu);
+        const QJsonArray prompts = ref["prompts"].toArray();
+        const QJsonArray ids = ref["prompt_ids"].toArray();
+        const QJsonArray outputs = v["outputs"].toArray();
+        for (int i = 0; i < prompts.size(); ++i) {
+            const std::string prompt = prompts[i].toString().toStdString();
+            const std::vector<int32_t> tokens = model->tokenize(prompt, true);
+            QCOMPARE(tokens, ints(ids[i].toArray()));
+            auto s = session(model, 64, threads);
+            std::string text = prompt;
+            auto result = s->generate(tokens, greedy(ref["n_predict"].toInt()), [&](const ember::TokenEvent& ev) {
+                text += ev.text;
+                return true;
+            });
+            QVERIFY(result.ok());
+            // PowerInfer was given the prompt with one leading space (see the shared README).
+            QCOMPARE(QString::fromStdString(" " + text), outputs[i].toString());
+        }
+    }
+
+    void cli_prints_prompt_then_generated_text() {
+        const QJsonObject ref = read_json(kData + "/tiny-relu-llama/reference.json");
+        const QJsonObject v = ref["variants"].toObject()["dense_q4"].toObject();
+        QProcess cli;
+        cli.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-cli",
+                  {"-m", kData + "/tiny-relu-llama/" + v["file"].toString(), "-p", ref["prompts"][0].toString(), "-n",
+                   "24", "-c", "256", "-t", "2", "--seed", "1", "--temp", "0", "--repeat-penalty", "1.0",
+                   "--ignore-eos", "--ffn-act", "relu"});
+        QVERIFY(cli.waitForFinished(60000));
+        QCOMPARE(cli.exitCode(), 0);
+        QCOMPARE(" " + QString::fromUtf8(cli.readAllStandardOutput()), v["outputs"][0].toString());
+        const QString err = QString::fromUtf8(cli.readAllStandardError());
+        QVERIFY2(err.contains(QRegularExpression("prompt eval: 4 tokens, [0-9.]+ tok/s")), qPrintable(err));
+        QVERIFY2(err.contains(QRegularExpression("\\beval: 24 tokens, [0-9.]+ tok/s")), qPrintable(err));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModelReference)
+#include "tst_model_reference.moc"
