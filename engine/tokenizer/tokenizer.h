@@ -1,0 +1,66 @@
+#pragma once
+// Text <-> token ids for a model's vocabulary. Immutable after construction, so one instance
+// can serve several sessions and threads.
+//
+// Dummy prefix: SentencePiece prepends one space (U+2581) to the text it encodes, and
+// decoding gives that space back: token_text() and StreamDecoder keep it. Whoever decodes a
+// sequence that starts right after BOS (e.g. echoing a prompt) strips one leading ' ' from
+// the first token's text when adds_dummy_prefix() is true. Generated tokens continue earlier
+// text, so their spaces are real and nothing is stripped.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tokenizer/stream_decoder.h"
+#include "tokenizer/vocab.h"
+
+namespace ember::gguf {
+class File;
+}
+
+namespace ember::tokenizer {
+
+class Tokenizer {
+public:
+    // Throws EngineError if the vocabulary is inconsistent (see check_vocab).
+    explicit Tokenizer(Vocab vocab);
+    ~Tokenizer();
+    Tokenizer(Tokenizer&&) noexcept;
+    Tokenizer& operator=(Tokenizer&&) noexcept;
+
+    static std::unique_ptr<Tokenizer> from_gguf(const gguf::File& file);
+
+    // Text is plain: "<s>" or "<|endoftext|>" in it are characters, never control tokens.
+    // SPM: spaces -> U+2581, one U+2581 prepended to non-empty text, bigram merges by score,
+    // <0xXX> byte fallback. BPE: GPT-2 pre-tokenization, byte alphabet, merges by rank.
+    std::vector<int32_t> encode(std::string_view text, bool add_bos) const;
+
+    // The bytes token `id` stands for: U+2581 -> ' ', <0x0A> -> "\n", GPT-2's byte alphabet
+    // undone; "" for control tokens. May be part of a UTF-8 character. Throws EngineError for
+    // an id outside the vocabulary.
+    std::string token_text(int32_t id) const;
+    // The same bytes without a copy; valid while the tokenizer lives.
+    std::string_view token_bytes(int32_t id) const;
+    // The piece as stored in the vocabulary.
+    const std::string& piece(int32_t id) const;
+    TokenType token_type(int32_t id) const;
+
+    VocabKind kind() const;
+    const Vocab& vocab() const;
+    int32_t n_vocab() const;
+    int32_t bos() const;  // -1 if none
+    int32_t eos() const;  // -1 if none
+    bool add_bos() const;
+    bool adds_dummy_prefix() const;  // true for SPM
+    // eos, and control tokens that end a turn in chat vocabularies (<|im_end|>, <|eot_id|>, ...).
+    bool is_end_of_generation(int32_t id) const;
+
+private:
+    struct Impl;
+    std::unique_ptr<const Impl> impl_;
+};
+
+}  // namespace ember::tokenizer

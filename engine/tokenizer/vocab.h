@@ -1,0 +1,48 @@
+#pragma once
+// The tokenizer vocabulary as stored in GGUF metadata (powerinfer-format.md §7), plain data.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ember::gguf {
+class File;
+}
+
+namespace ember::tokenizer {
+
+// Values of `tokenizer.ggml.token_type`.
+enum class TokenType : int32_t {
+    Undefined = 0, Normal = 1, Unknown = 2, Control = 3, UserDefined = 4, Unused = 5, Byte = 6,
+};
+
+enum class VocabKind {
+    Spm,  // tokenizer.ggml.model = "llama": SentencePiece with byte fallback
+    Bpe,  // tokenizer.ggml.model = "gpt2": GPT-2 byte-level BPE
+};
+
+struct Vocab {
+    VocabKind kind = VocabKind::Spm;
+    std::vector<std::string> tokens;  // [n_vocab] pieces as stored (U+2581 for space; GPT-2 byte alphabet)
+    std::vector<float> scores;        // [n_vocab] SPM merge priority; empty when the file has none
+    std::vector<TokenType> types;     // [n_vocab]
+    std::vector<std::string> merges;  // BPE only: "left right", rank = index
+    // -1 = none. Defaults when the keys are absent: SPM bos 1, eos 2, unk 0; BPE bos 11, eos 11.
+    int32_t bos_id = -1;
+    int32_t eos_id = -1;
+    int32_t unk_id = -1;
+    int32_t pad_id = -1;
+    bool add_bos = true;  // tokenizer.ggml.add_bos_token; default true for SPM, false for BPE
+};
+
+// Reads and validates the tokenizer keys: the model name is known, the arrays are present
+// with the right element types and equal lengths, types are known, SPM byte tokens are
+// "<0xXX>", merges are "left right", and bos/eos/unk ids are inside the vocabulary. Throws
+// EngineError naming the file, the key and the bad value.
+Vocab vocab_from_gguf(const gguf::File& file);
+
+// Checks the invariants the encoders rely on for a Vocab built in memory; throws EngineError
+// whose message starts with `source`.
+void check_vocab(const Vocab& vocab, const std::string& source);
+
+}  // namespace ember::tokenizer

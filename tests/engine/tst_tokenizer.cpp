@@ -1,0 +1,461 @@
+// Tests for ember::tokenizer on vocab-only GGUF fixtures in tests/data/tokenizer/:
+//   spm-4096.gguf  tiny-relu-llama's SentencePiece vocabulary; expected ids from the
+//                  `sentencepiece` library (make_expected.py)
+//   bpe-500.gguf   a byte-level BPE trained for the tests; expected ids from an independent
+//                  Python GPT-2 encoder (make_bpe_vocab.py)
+// Decoding: the decoder keeps SentencePiece's dummy-prefix space and the caller strips it,
+// so the SPM round trip removes one leading ' ' here.
+
+#include <QtTest>
+
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QTemporaryDir>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "gguf/gguf_reader.h"
+#include "gguf/gguf_writer.h"
+#include "tokenizer/gpt2_pretokenizer.h"
+#include "tokenizer/tokenizer.h"
+
+using namespace ember;
+using tokenizer::TokenType;
+using tokenizer::Tokenizer;
+using tokenizer::VocabKind;
+
+namespace {
+
+QString data_path(const char* name) { return QStringLiteral(EMBER_TEST_DATA_DIR "/tokenizer/") + name; }
+
+struct Row {
+    std::string text;
+    std::vector<int32_t> ids;
+};
+
+// One line per string: a JSON string literal, a tab, the ids separated by spaces.
+std::vector<Row> load_expected(const char* name) {
+    QFile f(data_path(name));
+    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot open %s", qPrintable(f.fileName()));
+    std::vector<Row> rows;
+    for (const QByteArray& line : f.readAll().split('\n')) {
+        if (line.isEmpty()) continue;
+        const int tab = line.lastIndexOf('\t');
+        if (tab < 0) qFatal("%s: line without a tab: %s", name, line.constData());
+        QJsonParseError error{};
+        const QJsonDocument doc = QJsonDocument::fromJson("[" + line.left(tab) + "]", &error);
+        if (error.error != QJsonParseError::NoError || !doc.isArray())
+            qFatal("%s: bad string literal: %s", name, line.constData());
+        Row row;
+        row.text = doc.array().at(0).toString().toStdString();
+        for (const QByteArray& id : line.mid(tab + 1).split(' '))
+            if (!id.isEmpty()) row.ids.push_back(id.toInt());
+        rows.push_back(std::move(row));
+    }
+    return rows;
+}
+
+void add_rows(const char* name) {
+    QTest::addColumn<QByteArray>("text");
+    QTest::addColumn<std::vector<int32_t>>("expected");
+    int i = 0;
+    for (const Row& row : load_expected(name)) {
+        const QByteArray text = QByteArray::fromStdString(row.text);
+        QTest::addRow("%d: %s", i++, text.left(24).replace('\n', "\\n").replace('\t', "\\t").replace('\r', "\\r").constData()) << text << row.ids;
+    }
+}
+
+std::unique_ptr<Tokenizer> load(const char* name) {
+    const auto file = gguf::File::open(data_path(name).toStdString());
+    return Tokenizer::from_gguf(*file);
+}
+
+std::string decode_all(const Tokenizer& tok, const std::vector<int32_t>& ids) {
+    tokenizer::StreamDecoder decoder(tok);
+    std::string text;
+    for (int32_t id : ids) text += decoder.push(id);
+    return text + decoder.flush();
+}
+
+int32_t id_of(const Tokenizer& tok, const std::string& piece) {
+    for (int32_t i = 0; i < tok.n_vocab(); ++i)
+        if (tok.piece(i) == piece) return i;
+    qFatal("no token %s", piece.c_str());
+}
+
+QString printable(const std::vector<int32_t>& ids) {
+    QStringList parts;
+    for (int32_t id : ids) parts << QString::number(id);
+    return "[" + parts.join(", ") + "]";
+}
+
+// How each error row breaks a copy of a fixture.
+enum class Break {
+    RemoveModel, UnknownModel, RemoveTokens, TokensNotStrings, RemoveScores, ShortScores,
+    ShortTypes, BadType, FakeByteToken, BosOutOfRange, EosOutOfRange, UnkOutOfRange,
+    RemoveMerges, MalformedMerge,
+};
+
+gguf::Array array_of(const gguf::File& file, const char* key) { return *file.get_array(key); }
+
+void apply(Break what, const gguf::File& file, gguf::Writer& w) {
+    using gguf::Value;
+    switch (what) {
+    case Break::RemoveModel: w.remove("tokenizer.ggml.model"); break;
+    case Break::UnknownModel: w.set("tokenizer.ggml.model", Value::string("bert")); break;
+    case Break::RemoveTokens: w.remove("tokenizer.ggml.tokens"); break;
+    case Break::TokensNotStrings: {
+        gguf::Array a;
+        a.elem = gguf::ValueType::I32;
+        a.ints.assign(array_of(file, "tokenizer.ggml.tokens").size(), 7);
+        w.set("tokenizer.ggml.tokens", Value::array(a));
+        break;
+    }
+    case Break::RemoveScores: w.remove("tokenizer.ggml.scores"); break;
+    case Break::ShortScores: {
+        gguf::Array a = array_of(file, "tokenizer.ggml.scores");
+        a.floats.pop_back();
+        w.set("tokenizer.ggml.scores", Value::array(a));
+        break;
+    }
+    case Break::ShortTypes: {
+        gguf::Array a = array_of(file, "tokenizer.ggml.token_type");
+        a.ints.resize(10);
+        w.set("tokenizer.ggml.token_type", Value::array(a));
+        break;
+    }
+    case Break::BadType: {
+        gguf::Array a = array_of(file, "tokenizer.ggml.token_type");
+        a.ints[300] = 9;
+        w.set("tokenizer.ggml.token_type", Value::array(a));
+        break;
+    }
+    case Break::FakeByteToken: {
+        gguf::Array a = array_of(file, "tokenizer.ggml.token_type");
+        a.ints[300] = int64_t(TokenType::Byte);
+        w.set("tokenizer.ggml.token_type", Value::array(a));
+        break;
+    }
+    case Break::BosOutOfRange: w.set("tokenizer.ggml.bos_token_id", Value::u32(4096)); break;
+    case Break::EosOutOfRange: w.set("tokenizer.ggml.eos_token_id", Value::u32(100000)); break;
+    case Break::UnkOutOfRange: w.set("tokenizer.ggml.unknown_token_id", Value::u32(5000)); break;
+    case Break::RemoveMerges: w.remove("tokenizer.ggml.merges"); break;
+    case Break::MalformedMerge: {
+        gguf::Array a = array_of(file, "tokenizer.ggml.merges");
+        a.strings[3] = "nospace";
+        w.set("tokenizer.ggml.merges", Value::array(a));
+        break;
+    }
+    }
+}
+
+// A four-piece SentencePiece vocabulary for behaviour the fixture does not reach.
+tokenizer::Vocab tiny_spm(TokenType ab_type) {
+    tokenizer::Vocab v;
+    v.kind = VocabKind::Spm;
+    v.tokens = {"<unk>", "<s>", "</s>", "\xE2\x96\x81", "a", "b", "ab"};
+    v.scores = {0, 0, 0, -1, -2, -3, 0};
+    v.types = {TokenType::Unknown, TokenType::Control, TokenType::Control, TokenType::Normal,
+               TokenType::Normal, TokenType::Normal, ab_type};
+    v.bos_id = 1;
+    v.eos_id = 2;
+    v.unk_id = 0;
+    return v;
+}
+
+}  // namespace
+
+Q_DECLARE_METATYPE(std::vector<int32_t>)
+Q_DECLARE_METATYPE(Break)
+
+class TestTokenizer : public QObject {
+    Q_OBJECT
+
+private:
+    std::unique_ptr<Tokenizer> spm_;
+    std::unique_ptr<Tokenizer> bpe_;
+
+private slots:
+    void initTestCase() {
+        spm_ = load("spm-4096.gguf");
+        bpe_ = load("bpe-500.gguf");
+    }
+
+    // ---- SentencePiece ---------------------------------------------------------------------
+
+    void spm_vocab_from_gguf() {
+        QCOMPARE(spm_->kind(), VocabKind::Spm);
+        QCOMPARE(spm_->n_vocab(), 4096);
+        QCOMPARE(spm_->bos(), 1);
+        QCOMPARE(spm_->eos(), 2);
+        QCOMPARE(spm_->vocab().unk_id, 0);
+        QCOMPARE(spm_->vocab().pad_id, -1);
+        QVERIFY(spm_->add_bos());
+        QVERIFY(spm_->adds_dummy_prefix());
+        QCOMPARE(spm_->token_type(13), TokenType::Byte);
+        QCOMPARE(spm_->piece(13), std::string("<0x0A>"));
+    }
+
+    void spm_matches_sentencepiece_data() { add_rows("spm-4096.expected.tsv"); }
+    void spm_matches_sentencepiece() {
+        QFETCH(QByteArray, text);
+        QFETCH(std::vector<int32_t>, expected);
+        const std::vector<int32_t> ids = spm_->encode(text.toStdString(), false);
+        if (ids != expected) qWarning() << "got" << printable(ids) << "expected" << printable(expected);
+        QVERIFY(ids == expected);
+    }
+
+    void spm_bos() {
+        QVERIFY((spm_->encode("In the beginning", true) == std::vector<int32_t>{1, 907, 261, 2020}));
+        QVERIFY((spm_->encode("", true) == std::vector<int32_t>{1}));
+        QVERIFY(spm_->encode("", false).empty());
+    }
+
+    void spm_round_trip_data() { add_rows("spm-4096.expected.tsv"); }
+    void spm_round_trip() {
+        QFETCH(QByteArray, text);
+        std::string decoded = decode_all(*spm_, spm_->encode(text.toStdString(), false));
+        // The caller's side of the dummy-prefix convention.
+        if (!text.isEmpty()) {
+            QVERIFY(decoded.starts_with(' '));
+            decoded.erase(0, 1);
+        }
+        QCOMPARE(QByteArray::fromStdString(decoded), text);
+    }
+
+    void spm_keeps_ill_formed_bytes() {
+        const std::string text = "a\xFF" "b\xE6\x97";  // a stray byte and a truncated character
+        const std::vector<int32_t> ids = spm_->encode(text, false);
+        std::string bytes;
+        for (int32_t id : ids) bytes += spm_->token_text(id);
+        QCOMPARE(QByteArray::fromStdString(bytes), QByteArray::fromStdString(" " + text));
+    }
+
+    void spm_unused_pieces_are_split_again() {
+        // "ab" merges first (score 0) but is UNUSED, so it is output as its halves.
+        Tokenizer unused(tiny_spm(TokenType::Unused));
+        QVERIFY((unused.encode("ab", false) == std::vector<int32_t>{3, 4, 5}));
+        Tokenizer normal(tiny_spm(TokenType::Normal));
+        QVERIFY((normal.encode("ab", false) == std::vector<int32_t>{3, 6}));
+        // No byte tokens in this vocabulary: an unknown character becomes <unk>.
+        QVERIFY((normal.encode("a\xC3\xA9", false) == std::vector<int32_t>{3, 4, 0}));
+    }
+
+    void spm_token_text() {
+        QCOMPARE(spm_->token_text(id_of(*spm_, "\xE2\x96\x81the")), std::string(" the"));
+        QCOMPARE(spm_->token_text(13), std::string("\n"));
+        QCOMPARE(spm_->token_text(id_of(*spm_, "<0xF0>")), std::string("\xF0"));
+        QCOMPARE(spm_->token_text(1), std::string());  // <s>
+        QCOMPARE(spm_->token_text(2), std::string());  // </s>
+        QVERIFY(spm_->is_end_of_generation(2));
+        QVERIFY(!spm_->is_end_of_generation(1));
+        QVERIFY(!spm_->is_end_of_generation(907));
+    }
+
+    // ---- GPT-2 byte-level BPE -------------------------------------------------------------
+
+    void bpe_vocab_from_gguf() {
+        QCOMPARE(bpe_->kind(), VocabKind::Bpe);
+        QCOMPARE(bpe_->n_vocab(), 759);
+        const int32_t eot = id_of(*bpe_, "<|endoftext|>");
+        QCOMPARE(bpe_->bos(), eot);
+        QCOMPARE(bpe_->eos(), eot);
+        QCOMPARE(bpe_->vocab().unk_id, -1);
+        QVERIFY(!bpe_->add_bos());
+        QVERIFY(!bpe_->adds_dummy_prefix());
+        QCOMPARE(int(bpe_->vocab().merges.size()), 500);
+    }
+
+    void gpt2_pretokenizer_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QStringList>("chunks");
+        // Checked against GPT-2's pattern run through Python's `re` (see make_bpe_vocab.py).
+        QTest::newRow("words") << "Hello world" << QStringList{"Hello", " world"};
+        QTest::newRow("two spaces") << "  hello" << QStringList{" ", " hello"};
+        QTest::newRow("two tabs") << "\t\tx" << QStringList{"\t", "\t", "x"};
+        QTest::newRow("contraction") << "it's" << QStringList{"it", "'s"};
+        QTest::newRow("lone quote") << "x'Y" << QStringList{"x", "'", "Y"};
+        QTest::newRow("quotes then s") << "''s" << QStringList{"''", "s"};
+        QTest::newRow("digits letters") << "12ab" << QStringList{"12", "ab"};
+        QTest::newRow("punctuation") << " !!x" << QStringList{" !!", "x"};
+        QTest::newRow("newline run") << "a  \n b" << QStringList{"a", "  \n", " b"};
+        QTest::newRow("trailing") << "end  " << QStringList{"end", "  "};
+        QTest::newRow("combining mark") << QString::fromUtf8("e\u0301e") << QStringList{"e", "\u0301", "e"};
+        QTest::newRow("nbsp") << QString::fromUtf8(" \u00a0b") << QStringList{" ", "\u00a0", "b"};
+        QTest::newRow("ideographic") << QString::fromUtf8("x \u3000 y")
+                                     << QStringList{"x", QString::fromUtf8(" \u3000"), " y"};
+    }
+    void gpt2_pretokenizer() {
+        QFETCH(QString, text);
+        QFETCH(QStringList, chunks);
+        const std::string s = text.toStdString();
+        QStringList got;
+        for (size_t pos = 0; pos < s.size();) {
+            const size_t end = tokenizer::gpt2_chunk_end(s, pos);
+            QVERIFY(end > pos && end <= s.size());
+            got << QString::fromStdString(s.substr(pos, end - pos));
+            pos = end;
+        }
+        QCOMPARE(got, chunks);
+    }
+
+    void bpe_matches_reference_data() { add_rows("bpe-500.expected.tsv"); }
+    void bpe_matches_reference() {
+        QFETCH(QByteArray, text);
+        QFETCH(std::vector<int32_t>, expected);
+        const std::vector<int32_t> ids = bpe_->encode(text.toStdString(), false);
+        if (ids != expected) qWarning() << "got" << printable(ids) << "expected" << printable(expected);
+        QVERIFY(ids == expected);
+    }
+
+    void bpe_round_trip_data() { add_rows("bpe-500.expected.tsv"); }
+    void bpe_round_trip() {
+        QFETCH(QByteArray, text);
+        const std::string decoded = decode_all(*bpe_, bpe_->encode(text.toStdString(), false));
+        QCOMPARE(QByteArray::fromStdString(decoded), text);
+    }
+
+    void bpe_bos_and_special_tokens() {
+        const int32_t eot = id_of(*bpe_, "<|endoftext|>");
+        const std::vector<int32_t> ids = bpe_->encode("<|endoftext|>", true);
+        QCOMPARE(ids.front(), eot);
+        QCOMPARE(std::count(ids.begin(), ids.end(), eot), 1);  // the text itself is not a token
+        QCOMPARE(bpe_->token_text(eot), std::string());
+        QCOMPARE(bpe_->token_text(id_of(*bpe_, "[PAD0]")), std::string("[PAD0]"));
+        QCOMPARE(bpe_->token_text(id_of(*bpe_, "\xC4\xA0")), std::string(" "));   // Ġ
+        QCOMPARE(bpe_->token_text(id_of(*bpe_, "\xC4\x8A")), std::string("\n"));  // Ċ
+        QVERIFY(bpe_->is_end_of_generation(eot));
+        QVERIFY(bpe_->is_end_of_generation(id_of(*bpe_, "<|im_end|>")));
+        QVERIFY(!bpe_->is_end_of_generation(id_of(*bpe_, "[PAD0]")));
+        QVERIFY(!bpe_->is_end_of_generation(100));
+    }
+
+    // ---- StreamDecoder ---------------------------------------------------------------------
+
+    void stream_decoder_holds_split_characters_data() {
+        QTest::addColumn<bool>("bpe");
+        QTest::newRow("spm") << false;
+        QTest::newRow("bpe") << true;
+    }
+    void stream_decoder_holds_split_characters() {
+        QFETCH(bool, bpe);
+        const Tokenizer& tok = bpe ? *bpe_ : *spm_;
+        // The byte tokens of U+1F600, F0 9F 98 80.
+        const std::vector<int32_t> ids =
+            bpe ? std::vector<int32_t>{id_of(tok, "\xC3\xB0"), id_of(tok, "\xC5\x81"), id_of(tok, "\xC4\xBA"),
+                                       id_of(tok, "\xC4\xA2")}
+                : std::vector<int32_t>{id_of(tok, "<0xF0>"), id_of(tok, "<0x9F>"), id_of(tok, "<0x98>"),
+                                       id_of(tok, "<0x80>")};
+        tokenizer::StreamDecoder decoder(tok);
+        QCOMPARE(decoder.push(ids[0]), std::string());
+        QCOMPARE(decoder.push(ids[1]), std::string());
+        QCOMPARE(decoder.push(ids[2]), std::string());
+        QCOMPARE(decoder.push(ids[3]), std::string("\xF0\x9F\x98\x80"));
+        QCOMPARE(decoder.flush(), std::string());
+    }
+
+    void stream_decoder_ill_formed() {
+        const std::string fffd = "\xEF\xBF\xBD";
+        const int32_t a = id_of(*spm_, "a");
+        tokenizer::StreamDecoder d(*spm_);
+        // A byte that can never start a character is replaced at once.
+        QCOMPARE(d.push(id_of(*spm_, "<0xFF>")), fffd);
+        // An unfinished character followed by something else: one U+FFFD, then the rest.
+        QCOMPARE(d.push(id_of(*spm_, "<0xE6>")), std::string());
+        QCOMPARE(d.push(id_of(*spm_, "<0x97>")), std::string());
+        QCOMPARE(d.push(a), fffd + "a");
+        // Still unfinished at the end: flush gives U+FFFD.
+        QCOMPARE(d.push(id_of(*spm_, "<0xC3>")), std::string());
+        QCOMPARE(d.flush(), fffd);
+        QCOMPARE(d.flush(), std::string());
+        // An overlong lead (E0 80) is ill-formed, so nothing is held back for it.
+        QCOMPARE(d.push(id_of(*spm_, "<0xE0>")), std::string());
+        QCOMPARE(d.push(id_of(*spm_, "<0x80>")), fffd + fffd);
+        // reset() drops a held tail.
+        QCOMPARE(d.push(id_of(*spm_, "<0xE6>")), std::string());
+        d.reset();
+        QCOMPARE(d.push(a), std::string("a"));
+        QCOMPARE(d.flush(), std::string());
+    }
+
+    void token_id_out_of_range() {
+        QVERIFY_THROWS_EXCEPTION(EngineError, spm_->token_text(4096));
+        QVERIFY_THROWS_EXCEPTION(EngineError, spm_->piece(-1));
+        tokenizer::StreamDecoder d(*spm_);
+        QVERIFY_THROWS_EXCEPTION(EngineError, d.push(5000));
+    }
+
+    void tokenizer_moves() {
+        Tokenizer moved(std::move(*load("spm-4096.gguf")));
+        QVERIFY((moved.encode("In the beginning", true) == std::vector<int32_t>{1, 907, 261, 2020}));
+    }
+
+    void in_memory_vocab_is_checked() {
+        tokenizer::Vocab v = tiny_spm(TokenType::Normal);
+        v.types.pop_back();
+        QVERIFY_THROWS_EXCEPTION(EngineError, Tokenizer{v});
+        v = tiny_spm(TokenType::Normal);
+        v.bos_id = 7;
+        QVERIFY_THROWS_EXCEPTION(EngineError, Tokenizer{v});
+    }
+
+    // ---- bad files -------------------------------------------------------------------------
+
+    void vocab_errors_data() {
+        QTest::addColumn<QString>("fixture");
+        QTest::addColumn<Break>("what");
+        QTest::addColumn<QString>("key");
+        QTest::addColumn<QString>("value");  // expected in the message too, when not empty
+        const QString spm = "spm-4096.gguf";
+        const QString bpe = "bpe-500.gguf";
+        QTest::newRow("missing model") << spm << Break::RemoveModel << "tokenizer.ggml.model" << "";
+        QTest::newRow("unknown model") << spm << Break::UnknownModel << "tokenizer.ggml.model" << "bert";
+        QTest::newRow("missing tokens") << spm << Break::RemoveTokens << "tokenizer.ggml.tokens" << "";
+        QTest::newRow("tokens not strings") << spm << Break::TokensNotStrings << "tokenizer.ggml.tokens" << "";
+        QTest::newRow("missing scores") << spm << Break::RemoveScores << "tokenizer.ggml.scores" << "";
+        QTest::newRow("scores length") << spm << Break::ShortScores << "tokenizer.ggml.scores" << "4095";
+        QTest::newRow("types length") << spm << Break::ShortTypes << "tokenizer.ggml.token_type" << "10";
+        QTest::newRow("unknown type") << spm << Break::BadType << "tokenizer.ggml.token_type" << "9";
+        QTest::newRow("fake byte token") << spm << Break::FakeByteToken << "tokenizer.ggml.token_type" << "300";
+        QTest::newRow("bos out of range") << spm << Break::BosOutOfRange << "tokenizer.ggml.bos_token_id" << "4096";
+        QTest::newRow("eos out of range") << spm << Break::EosOutOfRange << "tokenizer.ggml.eos_token_id"
+                                          << "100000";
+        QTest::newRow("unk out of range") << spm << Break::UnkOutOfRange << "tokenizer.ggml.unknown_token_id"
+                                          << "5000";
+        QTest::newRow("missing merges") << bpe << Break::RemoveMerges << "tokenizer.ggml.merges" << "";
+        QTest::newRow("malformed merge") << bpe << Break::MalformedMerge << "tokenizer.ggml.merges" << "nospace";
+    }
+    void vocab_errors() {
+        QFETCH(QString, fixture);
+        QFETCH(Break, what);
+        QFETCH(QString, key);
+        QFETCH(QString, value);
+
+        const auto original = gguf::File::open(data_path(fixture.toUtf8().constData()).toStdString());
+        gguf::Writer writer;
+        for (const auto& [k, v] : original->metadata()) writer.set(k, v);
+        apply(what, *original, writer);
+
+        QTemporaryDir dir;
+        QVERIFY(dir.isValid());
+        const std::string path = dir.filePath("broken.gguf").toStdString();
+        writer.write(path);
+        const auto broken = gguf::File::open(path);
+        try {
+            Tokenizer::from_gguf(*broken);
+            QFAIL("no EngineError");
+        } catch (const EngineError& e) {
+            const QString message = QString::fromUtf8(e.what());
+            QVERIFY2(message.contains(QString::fromStdString(path)), qPrintable(message));
+            QVERIFY2(message.contains(key), qPrintable(message));
+            QVERIFY2(value.isEmpty() || message.contains(value), qPrintable(message));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTokenizer)
+#include "tst_tokenizer.moc"
