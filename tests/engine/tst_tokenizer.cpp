@@ -65,7 +65,9 @@ void add_rows(const char* name) {
     int i = 0;
     for (const Row& row : load_expected(name)) {
         const QByteArray text = QByteArray::fromStdString(row.text);
-        QTest::addRow("%d: %s", i++, text.left(24).replace('\n', "\\n").replace('\t', "\\t").replace('\r', "\\r").constData()) << text << row.ids;
+        QByteArray name = text.left(24);
+        name.replace('\n', "\\n").replace('\t', "\\t").replace('\r', "\\r");
+        QTest::addRow("%d: %s", i++, name.constData()) << text << row.ids;
     }
 }
 
@@ -410,24 +412,26 @@ private slots:
         QTest::addColumn<Break>("what");
         QTest::addColumn<QString>("key");
         QTest::addColumn<QString>("value");  // expected in the message too, when not empty
-        const QString spm = "spm-4096.gguf";
-        const QString bpe = "bpe-500.gguf";
-        QTest::newRow("missing model") << spm << Break::RemoveModel << "tokenizer.ggml.model" << "";
-        QTest::newRow("unknown model") << spm << Break::UnknownModel << "tokenizer.ggml.model" << "bert";
-        QTest::newRow("missing tokens") << spm << Break::RemoveTokens << "tokenizer.ggml.tokens" << "";
-        QTest::newRow("tokens not strings") << spm << Break::TokensNotStrings << "tokenizer.ggml.tokens" << "";
-        QTest::newRow("missing scores") << spm << Break::RemoveScores << "tokenizer.ggml.scores" << "";
-        QTest::newRow("scores length") << spm << Break::ShortScores << "tokenizer.ggml.scores" << "4095";
-        QTest::newRow("types length") << spm << Break::ShortTypes << "tokenizer.ggml.token_type" << "10";
-        QTest::newRow("unknown type") << spm << Break::BadType << "tokenizer.ggml.token_type" << "9";
-        QTest::newRow("fake byte token") << spm << Break::FakeByteToken << "tokenizer.ggml.token_type" << "300";
-        QTest::newRow("bos out of range") << spm << Break::BosOutOfRange << "tokenizer.ggml.bos_token_id" << "4096";
-        QTest::newRow("eos out of range") << spm << Break::EosOutOfRange << "tokenizer.ggml.eos_token_id"
-                                          << "100000";
-        QTest::newRow("unk out of range") << spm << Break::UnkOutOfRange << "tokenizer.ggml.unknown_token_id"
-                                          << "5000";
-        QTest::newRow("missing merges") << bpe << Break::RemoveMerges << "tokenizer.ggml.merges" << "";
-        QTest::newRow("malformed merge") << bpe << Break::MalformedMerge << "tokenizer.ggml.merges" << "nospace";
+        const auto row = [](const char* name, const char* fixture, Break what, const char* key,
+                            const char* value) {
+            QTest::newRow(name) << QString(fixture) << what << QString(key) << QString(value);
+        };
+        const char* spm = "spm-4096.gguf";
+        const char* bpe = "bpe-500.gguf";
+        row("missing model", spm, Break::RemoveModel, "tokenizer.ggml.model", "");
+        row("unknown model", spm, Break::UnknownModel, "tokenizer.ggml.model", "bert");
+        row("missing tokens", spm, Break::RemoveTokens, "tokenizer.ggml.tokens", "");
+        row("tokens not strings", spm, Break::TokensNotStrings, "tokenizer.ggml.tokens", "");
+        row("missing scores", spm, Break::RemoveScores, "tokenizer.ggml.scores", "");
+        row("scores length", spm, Break::ShortScores, "tokenizer.ggml.scores", "4095");
+        row("types length", spm, Break::ShortTypes, "tokenizer.ggml.token_type", "10");
+        row("unknown type", spm, Break::BadType, "tokenizer.ggml.token_type", "9");
+        row("fake byte token", spm, Break::FakeByteToken, "tokenizer.ggml.token_type", "300");
+        row("bos out of range", spm, Break::BosOutOfRange, "tokenizer.ggml.bos_token_id", "4096");
+        row("eos out of range", spm, Break::EosOutOfRange, "tokenizer.ggml.eos_token_id", "100000");
+        row("unk out of range", spm, Break::UnkOutOfRange, "tokenizer.ggml.unknown_token_id", "5000");
+        row("missing merges", bpe, Break::RemoveMerges, "tokenizer.ggml.merges", "");
+        row("malformed merge", bpe, Break::MalformedMerge, "tokenizer.ggml.merges", "nospace");
     }
     void vocab_errors() {
         QFETCH(QString, fixture);
@@ -449,7 +453,7 @@ private slots:
             Tokenizer::from_gguf(*broken);
             QFAIL("no EngineError");
         } catch (const EngineError& e) {
-            const QString message = QString::fromUtf8(e.what());
+            const QString message = QString::fromUtf8(e.what()); qInfo().noquote() << message;
             QVERIFY2(message.contains(QString::fromStdString(path)), qPrintable(message));
             QVERIFY2(message.contains(key), qPrintable(message));
             QVERIFY2(value.isEmpty() || message.contains(value), qPrintable(message));
