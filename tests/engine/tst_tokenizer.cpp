@@ -453,7 +453,7 @@ private slots:
             Tokenizer::from_gguf(*broken);
             QFAIL("no EngineError");
         } catch (const EngineError& e) {
-            const QString message = QString::fromUtf8(e.what()); qInfo().noquote() << message;
+            const QString message = QString::fromUtf8(e.what());
             QVERIFY2(message.contains(QString::fromStdString(path)), qPrintable(message));
             QVERIFY2(message.contains(key), qPrintable(message));
             QVERIFY2(value.isEmpty() || message.contains(value), qPrintable(message));

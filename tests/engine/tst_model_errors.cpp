@@ -1,0 +1,192 @@
+// Bad input to the engine: each case is an error that names the file, tensor or key and the
+// bad value, never a crash.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ember/model.h"
+#include "ember/session.h"
+#include "gguf/gguf_reader.h"
+#include "gguf/gguf_writer.h"
+
+using namespace ember;
+
+namespace {
+
+const std::string kFixture = std::string(EMBER_TEST_DATA_DIR) + "/models/tiny-llama-q4_0.gguf";
+
+enum class Edit { None, DropTensor, ReshapeTensor, RetypeTensor, Architecture, DropKey, BadKeyValue, Truncate, Garbage };
+
+// Writes a copy of the fixture with one thing changed.
+void write_variant(const std::string& out, Edit edit, const std::string& target) {
+    if (edit == Edit::Truncate || edit == Edit::Garbage) {
+        std::filesystem::copy_file(kFixture, out, std::filesystem::copy_options::overwrite_existing);
+        if (edit == Edit::Truncate) std::filesystem::resize_file(out, std::filesystem::file_size(out) / 2);
+        else {
+            std::ofstream f(out, std::ios::binary | std::ios::trunc);
+            f << "this is not a model at all, just text that happens to be long enough";
+        }
+        return;
+    }
+    auto src = gguf::File::open(kFixture);
+    gguf::Writer w;
+    for (const auto& [k, v] : src->metadata()) {
+        if (edit == Edit::DropKey && k == target) continue;
+        w.set(k, v);
+    }
+    if (edit == Edit::Architecture) w.set("general.architecture", gguf::Value::string(target));
+    if (edit == Edit::BadKeyValue) w.set(target, gguf::Value::u32(0));
+    for (const auto& t : src->tensors()) {
+        std::span<const uint8_t> bytes(t.data, t.nbytes);
+        if (t.name == target && edit == Edit::DropTensor) continue;
+        if (t.name == target && edit == Edit::ReshapeTensor) {
+            // Same bytes, other shape: [n_embd, n_ff] becomes [n_embd * 2, n_ff / 2].
+            w.add_tensor(t.name, {t.ne[0] * 2, t.ne[1] / 2}, t.type, bytes);
+            continue;
+        }
+        if (t.name == target && edit == Edit::RetypeTensor) {
+            // Q4_K has a known size but no kernel: 144 bytes per 256 values.
+            w.add_tensor(t.name, t.ne, 12, std::vector<uint8_t>(size_t(t.nelements() / 256 * 144)));
+            continue;
+        }
+        w.add_tensor(t.name, t.ne, t.type, bytes);
+    }
+    w.write(out);
+}
+
+}  // namespace
+
+class TestModelErrors : public QObject {
+    Q_OBJECT
+
+private:
+    QTemporaryDir dir_;
+
+private slots:
+    void load_errors_data() {
+        QTest::addColumn<int>("edit");
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QStringList>("must_mention");
+        QTest::newRow("truncated file") << int(Edit::Truncate) << "" << QStringList{"bad.gguf", "truncated"};
+        QTest::newRow("not a gguf") << int(Edit::Garbage) << "" << QStringList{"bad.gguf", "not a GGUF file"};
+        QTest::newRow("missing tensor") << int(Edit::DropTensor) << "blk.1.ffn_up.weight"
+                                        << QStringList{"bad.gguf", "missing tensor 'blk.1.ffn_up.weight'"};
+        QTest::newRow("wrong shape") << int(Edit::ReshapeTensor) << "blk.0.ffn_gate.weight"
+                                     << QStringList{"bad.gguf", "blk.0.ffn_gate.weight", "[256, 128]", "expected [128, 256]"};
+        QTest::newRow("unsupported dtype") << int(Edit::RetypeTensor) << "blk.0.ffn_down.weight"
+                                           << QStringList{"bad.gguf", "blk.0.ffn_down.weight", "Q4_K"};
+        QTest::newRow("unknown architecture") << int(Edit::Architecture) << "gpt-neox"
+                                              << QStringList{"bad.gguf", "general.architecture", "gpt-neox"};
+        QTest::newRow("missing key") << int(Edit::DropKey) << "llama.embedding_length"
+                                     << QStringList{"bad.gguf", "llama.embedding_length"};
+        QTest::newRow("zero heads") << int(Edit::BadKeyValue) << "llama.attention.head_count"
+                                    << QStringList{"bad.gguf", "llama.attention.head_count", "= 0"};
+        QTest::newRow("missing vocabulary") << int(Edit::DropKey) << "tokenizer.ggml.tokens"
+                                            << QStringList{"bad.gguf", "tokenizer.ggml.tokens"};
+    }
+
+    void load_errors() {
+        QFETCH(int, edit);
+        QFETCH(QString, target);
+        QFETCH(QStringList, must_mention);
+        const std::string path = (dir_.path() + "/bad.gguf").toStdString();
+        write_variant(path, Edit(edit), target.toStdString());
+        auto model = Model::load(path);
+        QVERIFY(!model.ok());
+        const QString msg = QString::fromStdString(model.error().message);
+        for (const QString& m : must_mention) QVERIFY2(msg.contains(m), qPrintable(msg + " lacks " + m));
+    }
+
+    void unmodified_copy_loads() {
+        // The variant writer itself produces loadable files, so the errors above are the edits'.
+        const std::string path = (dir_.path() + "/good.gguf").toStdString();
+        write_variant(path, Edit::None, "");
+        QVERIFY(Model::load(path).ok());
+    }
+
+    void session_errors() {
+        auto model = Model::load(kFixture);
+        QVERIFY(model.ok());
+        SessionParams sp;
+        sp.n_ctx = 8;
+        auto s = Session::create(*model, sp);
+        QVERIFY(s.ok());
+
+        // An empty prompt with nothing in the context.
+        auto empty = (*s)->generate({}, GenerateParams{});
+        QVERIFY(!empty.ok());
+        QVERIFY(QString::fromStdString(empty.error().message).contains("empty prompt"));
+
+        // A prompt longer than the context.
+        std::vector<int32_t> tokens(9, 300);
+        auto over = (*s)->evaluate(tokens);
+        QVERIFY(!over.ok());
+        QVERIFY2(QString::fromStdString(over.error().message).contains("context overflow"), over.error().message.c_str());
+        QCOMPARE((*s)->n_past(), 0);
+
+        // A token id outside the vocabulary.
+        const int32_t bad[] = {1, 999999};
+        auto oov = (*s)->evaluate(bad);
+        QVERIFY(!oov.ok());
+        QVERIFY(QString::fromStdString(oov.error().message).contains("999999"));
+
+        // Generation stops cleanly when the context fills up.
+        (*s)->clear();
+        GenerateParams gp;
+        gp.n_predict = 100;
+        gp.ignore_eos = true;
+        gp.sampling.temperature = 0;
+        const int32_t prompt[] = {1, 907, 261};
+        auto full = (*s)->generate(prompt, gp);
+        QVERIFY(full.ok());
+        QCOMPARE(full->stop_reason, StopReason::ContextFull);
+        QCOMPARE((*s)->n_past(), 8);
+
+        // Bad session parameters.
+        SessionParams bad_params;
+        bad_params.n_batch = 0;
+        auto nb = Session::create(*model, bad_params);
+        QVERIFY(!nb.ok());
+        QVERIFY(QString::fromStdString(nb.error().message).contains("batch size 0"));
+    }
+
+    void truncate_and_cancel() {
+        auto model = Model::load(kFixture);
+        QVERIFY(model.ok());
+        auto s = Session::create(*model);
+        QVERIFY(s.ok());
+        GenerateParams gp;
+        gp.n_predict = 6;
+        gp.ignore_eos = true;
+        gp.sampling.temperature = 0;
+        const int32_t prompt[] = {1, 907, 261, 2020};
+        auto first = (*s)->generate(prompt, gp);
+        QVERIFY(first.ok());
+        QCOMPARE((*s)->n_past(), 10);
+        // Regenerate: drop the answer and sample again from the same point; greedy repeats itself.
+        (*s)->truncate(4);
+        QCOMPARE((*s)->n_past(), 4);
+        const int32_t last_prompt_token[] = {2020};
+        (*s)->truncate(3);
+        auto second = (*s)->generate(last_prompt_token, gp);
+        QVERIFY(second.ok());
+        QCOMPARE(second->tokens, first->tokens);
+
+        // Cancel from the callback's thread: the run stops at the next token boundary.
+        (*s)->clear();
+        gp.n_predict = 50;
+        int seen = 0;
+        auto cancelled = (*s)->generate(prompt, gp, [&](const TokenEvent&) {
+            if (++seen == 3) (*s)->cancel();
+            return true;
+        });
+        QVERIFY(cancelled.ok());
+        QCOMPARE(cancelled->stop_reason, StopReason::Cancelled);
+        QCOMPARE(int(cancelled->tokens.size()), 3);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModelErrors)
+#include "tst_model_errors.moc"
