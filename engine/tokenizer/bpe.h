@@ -35,7 +35,9 @@ private:
     struct Symbol;
     struct Pair;
 
-    static uint64_t key(int32_t left, int32_t right) { return (uint64_t(uint32_t(left)) << 32) | uint32_t(right); }
+    static uint64_t key(int32_t left, int32_t right) {
+        return (uint64_t(uint32_t(left)) << 32) | uint32_t(right);
+    }
 
     std::unordered_map<uint64_t, Merge> merges_;  // (left id, right id) -> rank and merged id
     std::array<int32_t, 256> byte_ids_;

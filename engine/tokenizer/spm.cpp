@@ -121,8 +121,10 @@ void SpmEncoder::encode(std::string_view text, std::vector<int32_t>& out) const 
         try_add(b.left, l.next);
     }
 
-    for (int32_t i = 0; i >= 0; i = symbols[size_t(i)].next)
-        emit(std::string_view(norm.data() + symbols[size_t(i)].start, symbols[size_t(i)].len), unused_splits, out);
+    for (int32_t i = 0; i >= 0; i = symbols[size_t(i)].next) {
+        const Symbol& s = symbols[size_t(i)];
+        emit(std::string_view(norm.data() + s.start, s.len), unused_splits, out);
+    }
 }
 
 void SpmEncoder::emit(std::string_view piece,

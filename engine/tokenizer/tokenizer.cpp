@@ -2,7 +2,7 @@
 
 #include <algorithm>
 #include <array>
-#include <climits>
+#include <cstdint>
 #include <optional>
 
 #include "common/error.h"
@@ -101,8 +101,8 @@ Tokenizer::Tokenizer(Vocab vocab) {
         impl->text_end.push_back(uint32_t(impl->text.size()));
 
         const bool marker = type == TokenType::Control || type == TokenType::UserDefined;
-        if (marker && std::find(kEndOfTurnPieces.begin(), kEndOfTurnPieces.end(), v.tokens[i]) != kEndOfTurnPieces.end())
-            impl->end_of_turn.push_back(int32_t(i));
+        const auto* known = std::find(kEndOfTurnPieces.begin(), kEndOfTurnPieces.end(), v.tokens[i]);
+        if (marker && known != kEndOfTurnPieces.end()) impl->end_of_turn.push_back(int32_t(i));
     }
 
     if (v.kind == VocabKind::Spm) impl->spm.emplace(v);

@@ -1,6 +1,8 @@
 #include "tokenizer/vocab.h"
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "common/error.h"
@@ -112,7 +114,7 @@ Vocab vocab_from_gguf(const gguf::File& file) {
     if (!model) r.fail_key(kModelKey, "is missing");
     if (*model == "llama") v.kind = VocabKind::Spm;
     else if (*model == "gpt2") v.kind = VocabKind::Bpe;
-    else r.fail_key(kModelKey, "= " + quoted(*model) + " is not a supported tokenizer (expected 'llama' or 'gpt2')");
+    else r.fail_key(kModelKey, "= " + quoted(*model) + " is not a supported tokenizer ('llama' or 'gpt2')");
     const bool spm = v.kind == VocabKind::Spm;
 
     const gguf::Array& tokens = r.required_array(kTokensKey, gguf::ValueType::String);
@@ -175,7 +177,8 @@ void check_vocab(const Vocab& v, const std::string& source) {
     const size_t n = v.tokens.size();
     if (n == 0 || n > size_t(INT32_MAX)) fail(source + ": the vocabulary has " + std::to_string(n) + " tokens");
     if (v.types.size() != n)
-        fail(source + ": " + std::to_string(v.types.size()) + " token types for " + std::to_string(n) + " tokens");
+        fail(source + ": " + std::to_string(v.types.size()) + " token types for " + std::to_string(n) +
+             " tokens");
     if (!v.scores.empty() && v.scores.size() != n)
         fail(source + ": " + std::to_string(v.scores.size()) + " scores for " + std::to_string(n) + " tokens");
     if (v.kind == VocabKind::Spm && v.scores.empty()) fail(source + ": a SentencePiece vocabulary needs scores");

@@ -1,0 +1,173 @@
+// ember-synth-model: writes a random LLaMA-shaped GGUF (for benchmarks: a 7B-shaped model
+// without downloading one). Weights are random but well-formed blocks; the vocabulary is a
+// valid SentencePiece-style table of placeholder pieces.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "common/error.h"
+#include "gguf/gguf_writer.h"
+#include "tensor/dtype.h"
+#include "tensor/fp16.h"
+#include "tensor/quant_blocks.h"
+#include "tensor/thread_pool.h"
+#include "tools/arg_parse.h"
+
+namespace {
+
+using namespace ember;
+
+struct Shape {
+    int n_vocab = 32000, n_embd = 4096, n_layer = 32, n_head = 32, n_head_kv = 32, n_ff = 11008, n_ctx = 4096;
+};
+
+// Random bytes that decode to small weights in type t: block scales are set, quants random.
+std::vector<uint8_t> random_tensor(tensor::DType t, int64_t n_cols, int64_t n_rows, uint64_t seed,
+                                   tensor::ThreadPool& pool) {
+    const size_t row = tensor::row_bytes(t, n_cols);
+    std::vector<uint8_t> out(row * size_t(n_rows));
+    const float scale = 0.5f / std::sqrt(float(n_cols));
+    pool.run(n_rows, [&](int64_t r, int) {
+        std::mt19937_64 rng(seed * 1000003u + uint64_t(r));
+        uint8_t* p = out.data() + size_t(r) * row;
+        if (t == tensor::DType::F32 || t == tensor::DType::F16) {
+            std::normal_distribution<float> dist(0.0f, scale);
+            for (int64_t i = 0; i < n_cols; ++i) {
+                const float v = dist(rng);
+                if (t == tensor::DType::F32) std::memcpy(p + 4 * i, &v, 4);
+                else {
+                    const uint16_t h = tensor::f32_to_fp16(v);
+                    std::memcpy(p + 2 * i, &h, 2);
+                }
+            }
+            return;
+        }
+        for (size_t i = 0; i < row; i += 8) {
+            const uint64_t bits = rng();
+            std::memcpy(p + i, &bits, std::min<size_t>(8, row - i));
+        }
+        const uint16_t d = tensor::f32_to_fp16(t == tensor::DType::Q4_0 ? scale / 4.0f : scale / 64.0f);
+        const size_t bb = tensor::block_bytes(t);
+        for (size_t b = 0; b < row; b += bb) std::memcpy(p + b, &d, 2);  // d leads both block types
+    });
+    return out;
+}
+
+void write_model(const std::string& path, const Shape& s, tensor::DType t) {
+    gguf::Writer w;
+    w.set("general.architecture", gguf::Value::string("llama"));
+    w.set("general.name", gguf::Value::string("ember synthetic"));
+    w.set("general.alignment", gguf::Value::u32(32));
+    w.set("llama.context_length", gguf::Value::u32(uint32_t(s.n_ctx)));
+    w.set("llama.embedding_length", gguf::Value::u32(uint32_t(s.n_embd)));
+    w.set("llama.block_count", gguf::Value::u32(uint32_t(s.n_layer)));
+    w.set("llama.feed_forward_length", gguf::Value::u32(uint32_t(s.n_ff)));
+    w.set("llama.attention.head_count", gguf::Value::u32(uint32_t(s.n_head)));
+    w.set("llama.attention.head_count_kv", gguf::Value::u32(uint32_t(s.n_head_kv)));
+    w.set("llama.attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-5f));
+    w.set("llama.rope.freq_base", gguf::Value::f32(10000.0f));
+    gguf::Array tokens{gguf::ValueType::String, {}, {}, {}};
+    gguf::Array scores{gguf::ValueType::F32, {}, {}, {}};
+    gguf::Array types{gguf::ValueType::I32, {}, {}, {}};
+    auto add = [&](std::string piece, float score, int type) {
+        tokens.strings.push_back(std::move(piece));
+        scores.floats.push_back(score);
+        types.ints.push_back(type);
+    };
+    add("<unk>", 0, 2);
+    add("<s>", 0, 3);
+    add("</s>", 0, 3);
+    for (int b = 0; b < 256; ++b) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "<0x%02X>", b);
+        add(buf, 0, 6);
+    }
+    for (int i = int(tokens.strings.size()); i < s.n_vocab; ++i) add("\xE2\x96\x81t" + std::to_string(i), -float(i), 1);
+    w.set("tokenizer.ggml.model", gguf::Value::string("llama"));
+    w.set("tokenizer.ggml.tokens", gguf::Value::array(std::move(tokens)));
+    w.set("tokenizer.ggml.scores", gguf::Value::array(std::move(scores)));
+    w.set("tokenizer.ggml.token_type", gguf::Value::array(std::move(types)));
+    w.set("tokenizer.ggml.bos_token_id", gguf::Value::u32(1));
+    w.set("tokenizer.ggml.eos_token_id", gguf::Value::u32(2));
+
+    tensor::ThreadPool pool(tensor::default_thread_count());
+    uint64_t seed = 1;
+    const uint32_t type_id = uint32_t(t);
+    auto matrix = [&](const std::string& name, int64_t cols, int64_t rows) {
+        w.add_tensor(name, {cols, rows}, type_id, random_tensor(t, cols, rows, seed++, pool));
+    };
+    auto ones = [&](const std::string& name, int64_t n) {
+        std::vector<uint8_t> bytes(size_t(n) * 4);
+        const float one = 1.0f;
+        for (int64_t i = 0; i < n; ++i) std::memcpy(bytes.data() + 4 * i, &one, 4);
+        w.add_tensor(name, {n}, 0, std::move(bytes));
+    };
+    const int64_t n_gqa = int64_t(s.n_embd) / s.n_head * s.n_head_kv;
+    matrix("token_embd.weight", s.n_embd, s.n_vocab);
+    ones("output_norm.weight", s.n_embd);
+    matrix("output.weight", s.n_embd, s.n_vocab);
+    for (int il = 0; il < s.n_layer; ++il) {
+        const std::string p = "blk." + std::to_string(il) + ".";
+        matrix(p + "attn_q.weight", s.n_embd, s.n_embd);
+        matrix(p + "attn_k.weight", s.n_embd, n_gqa);
+        matrix(p + "attn_v.weight", s.n_embd, n_gqa);
+        matrix(p + "attn_output.weight", s.n_embd, s.n_embd);
+        matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
+        matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
+        matrix(p + "ffn_down.weight", s.n_ff, s.n_embd);
+        ones(p + "attn_norm.weight", s.n_embd);
+        ones(p + "ffn_norm.weight", s.n_embd);
+    }
+    w.write(path);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    using namespace ember::tools;
+    std::string out;
+    std::string type = "Q4_0";
+    Shape shape;
+    try {
+        for (int i = 1; i < argc; ++i) {
+            const std::string a = argv[i];
+            auto count = [&](long long max) { return int(parse_int(a, next_value(argc, argv, i), 1, max)); };
+            if (a == "-o") out = next_value(argc, argv, i);
+            else if (a == "--type") type = next_value(argc, argv, i);
+            else if (a == "--n-layer") shape.n_layer = count(256);
+            else if (a == "--n-embd") shape.n_embd = count(65536);
+            else if (a == "--n-head") shape.n_head = shape.n_head_kv = count(1024);
+            else if (a == "--n-head-kv") shape.n_head_kv = count(1024);
+            else if (a == "--n-ff") shape.n_ff = count(1 << 20);
+            else if (a == "--n-vocab") shape.n_vocab = count(1 << 20);
+            else throw UsageError("unknown argument '" + a + "'");
+        }
+        if (out.empty()) throw UsageError("no output: give -o OUT.gguf");
+    } catch (const UsageError& e) {
+        std::fprintf(stderr,
+                     "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type Q4_0|Q8_0|F16|F32] "
+                     "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--n-ff N] [--n-vocab N]\n"
+                     "(defaults: a LLaMA-7B shape, Q4_0)\n",
+                     e.what());
+        return 2;
+    }
+    tensor::DType t;
+    if (type == "Q4_0") t = tensor::DType::Q4_0;
+    else if (type == "Q8_0") t = tensor::DType::Q8_0;
+    else if (type == "F16") t = tensor::DType::F16;
+    else if (type == "F32") t = tensor::DType::F32;
+    else {
+        std::fprintf(stderr, "ember-synth-model: --type '%s' is not Q4_0, Q8_0, F16 or F32\n", type.c_str());
+        return 2;
+    }
+    try {
+        write_model(out, shape, t);
+    } catch (const EngineError& e) {
+        std::fprintf(stderr, "ember-synth-model: %s\n", e.what());
+        return 1;
+    }
+    std::fprintf(stderr, "ember-synth-model: wrote %s\n", out.c_str());
+    return 0;
+}
