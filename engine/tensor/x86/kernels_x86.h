@@ -3,4 +3,5 @@
 
 namespace ember::tensor {
 const KernelTable& avx2_kernels();
+const KernelTable& avx512_kernels();
 }

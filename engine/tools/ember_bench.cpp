@@ -1,0 +1,164 @@
+// ember-bench: prompt processing (ppN) and token generation (tgN) speed, as llama-bench
+// reports them, plus the bytes of weights read per generated token, the bandwidth that
+// implies, and this machine's measured read bandwidth for comparison.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ember/model.h"
+#include "ember/session.h"
+#include "tools/arg_parse.h"
+#include "tools/memory_bandwidth.h"
+
+namespace {
+
+using namespace ember::tools;
+
+struct Options {
+    std::string model_path;
+    int32_t n_prompt = 512;
+    int32_t n_gen = 128;
+    std::vector<int32_t> threads;
+    int reps = 5;
+    bool membw = true;
+};
+
+struct Stats {
+    double mean = 0, sd = 0;
+};
+
+Stats stats(const std::vector<double>& v) {
+    Stats s;
+    s.mean = std::accumulate(v.begin(), v.end(), 0.0) / double(v.size());
+    for (double x : v) s.sd += (x - s.mean) * (x - s.mean);
+    s.sd = v.size() > 1 ? std::sqrt(s.sd / double(v.size() - 1)) : 0.0;
+    return s;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "-m") o.model_path = next_value(argc, argv, i);
+        else if (a == "-p") o.n_prompt = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 16));
+        else if (a == "-n") o.n_gen = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 16));
+        else if (a == "-t") {
+            // A comma-separated list, as llama-bench takes it.
+            std::string list = next_value(argc, argv, i);
+            for (size_t pos = 0; pos <= list.size();) {
+                const size_t comma = std::min(list.find(',', pos), list.size());
+                o.threads.push_back(int32_t(parse_int(a, list.substr(pos, comma - pos), 1, 1024)));
+                pos = comma + 1;
+            }
+        } else if (a == "-r") o.reps = int(parse_int(a, next_value(argc, argv, i), 1, 1000));
+        else if (a == "--no-membw") o.membw = false;
+        else throw UsageError("unknown argument '" + a + "'");
+    }
+    if (o.model_path.empty()) throw UsageError("no model: give -m MODEL.gguf");
+    if (o.threads.empty()) o.threads.push_back(0);
+    return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    Options opt;
+    try {
+        opt = parse(argc, argv);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr,
+                     "ember-bench: %s\nusage: ember-bench -m MODEL.gguf [-p 512] [-n 128] [-t N[,N...]] [-r 5] "
+                     "[--no-membw]\n",
+                     e.what());
+        return 2;
+    }
+    auto model = ember::Model::load(opt.model_path);
+    if (!model) {
+        std::fprintf(stderr, "ember-bench: %s\n", model.error().message.c_str());
+        return 1;
+    }
+    const ember::ModelInfo& info = (*model)->info();
+    const double gib = double(info.weight_bytes) / double(1u << 30);
+    char model_name[128];
+    std::snprintf(model_name, sizeof model_name, "%s %.1fB %s", info.architecture.c_str(), double(info.n_params) / 1e9,
+                  info.weight_type.c_str());
+
+    std::printf("| model | size | params | threads | test | t/s |\n|---|---:|---:|---:|---:|---:|\n");
+    std::mt19937 rng(42);
+    std::uniform_int_distribution<int32_t> token(3, info.n_vocab - 1);
+    std::vector<std::pair<int32_t, Stats>> tg_results;
+    for (int32_t n_threads : opt.threads) {
+        ember::SessionParams sp;
+        sp.n_ctx = std::max(opt.n_prompt, opt.n_gen) + 1;
+        sp.n_batch = std::max(opt.n_prompt, 1);
+        sp.n_threads = n_threads;
+        auto session = ember::Session::create(*model, sp);
+        if (!session) {
+            std::fprintf(stderr, "ember-bench: %s\n", session.error().message.c_str());
+            return 1;
+        }
+        ember::Session& s = **session;
+        auto row = [&](const char* test, int32_t n, const Stats& st) {
+            std::printf("| %s | %.2f GiB | %.2f B | %d | %s%d | %.2f ± %.2f |\n", model_name, gib,
+                        double(info.n_params) / 1e9, n_threads, test, n, st.mean, st.sd);
+            std::fflush(stdout);
+        };
+        auto fail = [](const ember::Status& st) {
+            if (!st) {
+                std::fprintf(stderr, "ember-bench: %s\n", st.error().message.c_str());
+                std::exit(1);
+            }
+        };
+        if (opt.n_prompt > 0) {
+            std::vector<int32_t> prompt(size_t(opt.n_prompt));
+            std::vector<double> rates;
+            for (int r = -1; r < opt.reps; ++r) {  // r = -1: warm-up, not counted
+                for (auto& t : prompt) t = token(rng);
+                s.clear();
+                const auto start = std::chrono::steady_clock::now();
+                fail(s.evaluate(prompt));
+                if (r >= 0) rates.push_back(opt.n_prompt / seconds_since(start));
+            }
+            row("pp", opt.n_prompt, stats(rates));
+        }
+        if (opt.n_gen > 0) {
+            std::vector<double> rates;
+            for (int r = -1; r < opt.reps; ++r) {
+                s.clear();
+                const auto start = std::chrono::steady_clock::now();
+                for (int32_t i = 0; i < opt.n_gen; ++i) {
+                    const int32_t t = token(rng);
+                    fail(s.evaluate(std::span<const int32_t>(&t, 1)));
+                }
+                if (r >= 0) rates.push_back(opt.n_gen / seconds_since(start));
+            }
+            const Stats st = stats(rates);
+            row("tg", opt.n_gen, st);
+            tg_results.emplace_back(n_threads, st);
+        }
+    }
+    if (tg_results.empty()) return 0;
+    const double gb_per_token = double(info.bytes_per_token) / 1e9;
+    std::printf("\nweights read per generated token: %.3f GB\n", gb_per_token);
+    for (const auto& [n_threads, st] : tg_results)
+        std::printf("tg%d, %d threads: %.2f GB/s of weights\n", opt.n_gen, n_threads, st.mean * gb_per_token);
+    if (opt.membw) {
+        for (const auto& [n_threads, st] : tg_results) {
+            const int t = n_threads > 0 ? n_threads : int(std::thread::hardware_concurrency());
+            const double bw = measure_read_bandwidth(size_t(1) << 30, t, 5);
+            std::printf("memory read bandwidth, %d threads (1 GiB, median of 5): %.2f GB/s -> tg reaches %.0f %%\n", t, bw,
+                        100.0 * st.mean * gb_per_token / bw);
+        }
+    }
+    return 0;
+}
