@@ -16,7 +16,8 @@ std::vector<const KernelTable*> detect() {
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c"))
         tables.push_back(&avx2_kernels());
     if (tables.size() == 2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni"))
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni") &&
+        __builtin_cpu_supports("avx512vbmi"))
         tables.push_back(&avx512_kernels());
 #endif
     return tables;

@@ -3,6 +3,7 @@
 // this CPU, chosen once at first use. The scalar reference table is always available and is
 // what the SIMD tables are tested against.
 
+#include <cstddef>
 #include <cstdint>
 
 namespace ember::tensor {
@@ -16,8 +17,11 @@ struct KernelTable {
     float (*dot_q4_0_q8_0)(int64_t n, const void* w, const void* x);
     float (*dot_q8_0_q8_0)(int64_t n, const void* w, const void* x);
     float (*dot_q6_k_q8_k)(int64_t n, const void* w, const void* x);
-    // Activation preparation.
-    void (*quantize_q8_0)(const float* x, void* y, int64_t n);
+    // Activations for Q4_0/Q8_0 weights: Q8_0 blocks (bit-identical in every table), then
+    // whatever extra layout this table's kernels read, so the work is done once per activation
+    // row rather than once per weight row.
+    size_t (*q8_activation_bytes)(int64_t n);
+    void (*prepare_q8_activation)(const float* x, void* y, int64_t n);
     void (*f32_to_f16)(const float* x, uint16_t* y, int64_t n);
     void (*f16_to_f32)(const uint16_t* x, float* y, int64_t n);
 };

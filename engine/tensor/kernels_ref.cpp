@@ -101,6 +101,8 @@ void quantize_activation_q8_0(const float* x, void* out, int64_t n) {
     }
 }
 
+size_t q8_activation_bytes(int64_t n) { return size_t(n / kQK) * sizeof(BlockQ8_0); }
+
 void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = f32_to_fp16(x[i]);
 }
@@ -114,7 +116,7 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
 const KernelTable& reference_kernels() {
     static const KernelTable table{
         "scalar",      dot_f32,       dot_f16,           dot_bf16,   dot_q4_0_q8_0, dot_q8_0_q8_0,
-        dot_q6_k_q8_k, quantize_activation_q8_0, f32_to_f16, f16_to_f32,
+        dot_q6_k_q8_k, q8_activation_bytes, quantize_activation_q8_0, f32_to_f16, f16_to_f32,
     };
     return table;
 }

@@ -9,20 +9,29 @@
 namespace ember::tensor {
 
 void PreparedActivations::reserve(int64_t max_tokens, int64_t max_cols) {
-    // F32 is the widest activation type per element.
-    buffer_.resize(size_t(max_tokens) * size_t(max_cols) * sizeof(float));
+    // F32 is the widest activation type per element (wider than any packed Q8 layout).
+    grow(size_t(max_tokens) * (size_t(max_cols) * sizeof(float) + 64));
+}
+
+void PreparedActivations::grow(size_t bytes) {
+    if (bytes + 64 <= buffer_.size()) return;
+    buffer_.resize(bytes + 64);
+    const auto addr = reinterpret_cast<uintptr_t>(buffer_.data());
+    data_ = buffer_.data() + (64 - addr % 64) % 64;
 }
 
 void PreparedActivations::prepare(DType weight_type, const float* x, int64_t n_tokens, int64_t n_cols) {
-    type_ = activation_type(weight_type);
-    row_bytes_ = row_bytes(type_, n_cols);
-    if (buffer_.size() < row_bytes_ * size_t(n_tokens)) buffer_.resize(row_bytes_ * size_t(n_tokens));
     const KernelTable& k = kernels();
+    type_ = activation_type(weight_type);
+    // Rows start on cache lines, for the SIMD kernels' loads.
+    const size_t bytes = type_ == DType::Q8_0 ? k.q8_activation_bytes(n_cols) : row_bytes(type_, n_cols);
+    row_bytes_ = (bytes + 63) / 64 * 64;
+    grow(row_bytes_ * size_t(n_tokens));
     for (int64_t t = 0; t < n_tokens; ++t) {
         const float* src = x + t * n_cols;
-        uint8_t* dst = buffer_.data() + size_t(t) * row_bytes_;
+        uint8_t* dst = data_ + size_t(t) * row_bytes_;
         switch (type_) {
-            case DType::Q8_0: k.quantize_q8_0(src, dst, n_cols); break;
+            case DType::Q8_0: k.prepare_q8_activation(src, dst, n_cols); break;
             case DType::F16: k.f32_to_f16(src, reinterpret_cast<uint16_t*>(dst), n_cols); break;
             case DType::F32: std::memcpy(dst, src, size_t(n_cols) * 4); break;
             default: quantize_row(type_, src, dst, n_cols); break;

@@ -29,10 +29,14 @@ public:
     void prepare(DType weight_type, const float* x, int64_t n_tokens, int64_t n_cols);
 
     DType type() const { return type_; }
-    const uint8_t* row(int64_t t) const { return buffer_.data() + size_t(t) * row_bytes_; }
+    const uint8_t* row(int64_t t) const { return data_ + size_t(t) * row_bytes_; }
 
 private:
+    void grow(size_t bytes);
+
+
     std::vector<uint8_t> buffer_;
+    uint8_t* data_ = nullptr;  // first 64-byte aligned byte of buffer_: rows start on cache lines
     DType type_ = DType::F32;
     size_t row_bytes_ = 0;
 };

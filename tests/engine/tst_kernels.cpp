@@ -107,14 +107,18 @@ private slots:
         QFETCH(int, table);
         const KernelTable& k = available_kernels(table);
         const KernelTable& r = reference_kernels();
-        for (int64_t n : {32, 64, 96, 256, 512, 4096 + 256}) {
+        for (int64_t n : {32, 64, 96, 128, 160, 256, 512, 4096 + 256, 11008}) {
             const auto wf = random_floats(size_t(n), uint32_t(n));
             const auto xf = random_floats(size_t(n), uint32_t(n) + 1);
-            // Activation quantization must be bit-identical.
-            std::vector<uint8_t> xq_k(row_bytes(DType::Q8_0, n)), xq_r(xq_k.size());
-            k.quantize_q8_0(xf.data(), xq_k.data(), n);
-            r.quantize_q8_0(xf.data(), xq_r.data(), n);
-            QVERIFY2(xq_k == xq_r, qPrintable(QString("quantize_q8_0 differs at n=%1").arg(n)));
+            // The Q8_0 blocks of a prepared activation must be bit-identical in every table; each
+            // table's dot products read its own preparation.
+            std::vector<uint8_t> xq_k(k.q8_activation_bytes(n)), xq_r(r.q8_activation_bytes(n));
+            QVERIFY(xq_k.size() >= row_bytes(DType::Q8_0, n));
+            QCOMPARE(xq_r.size(), row_bytes(DType::Q8_0, n));
+            k.prepare_q8_activation(xf.data(), xq_k.data(), n);
+            r.prepare_q8_activation(xf.data(), xq_r.data(), n);
+            QVERIFY2(std::equal(xq_r.begin(), xq_r.end(), xq_k.begin()),
+                     qPrintable(QString("Q8_0 activation differs at n=%1").arg(n)));
 
             struct Case {
                 const char* name;
@@ -128,7 +132,7 @@ private slots:
             };
             for (const Case& c : cases) {
                 const auto w = quantized(c.wt, wf);
-                const float a = c.kf(n, w.data(), xq_r.data());
+                const float a = c.kf(n, w.data(), xq_k.data());
                 const float b = c.rf(n, w.data(), xq_r.data());
                 const Exact e = exact_dot(c.wt, w, c.xt, xq_r, n);
                 const double exact = e.dot, tol = 1e-5 * e.magnitude;

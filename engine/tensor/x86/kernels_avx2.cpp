@@ -107,8 +107,10 @@ float dot_q8_0_q8_0(int64_t n, const void* wv, const void* xv) {
     return hsum(acc);
 }
 
+}  // namespace
+
 // Scale 127 / max and round half to even, bit-identical to the scalar twin.
-void quantize_q8_0(const float* x, void* yv, int64_t n) {
+void quantize_q8_0_avx2(const float* x, void* yv, int64_t n) {
     auto* y = static_cast<BlockQ8_0*>(yv);
     const __m256 sign_mask = _mm256_set1_ps(-0.0f);
     for (int64_t i = 0; i < n / kQK; ++i) {
@@ -137,6 +139,8 @@ void quantize_q8_0(const float* x, void* yv, int64_t n) {
     }
 }
 
+namespace {
+
 void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8)
@@ -162,7 +166,8 @@ const KernelTable& avx2_kernels() {
         dot_q4_0_q8_0,
         dot_q8_0_q8_0,
         reference_kernels().dot_q6_k_q8_k,
-        quantize_q8_0,
+        reference_kernels().q8_activation_bytes,
+        quantize_q8_0_avx2,
         f32_to_f16,
         f16_to_f32,
     };

@@ -1,4 +1,4 @@
-// AVX-512 (F, BW, VL, VNNI) kernels for the integer dot products, two 32-value blocks per
+// AVX-512 (F, BW, VL, VNNI, VBMI) kernels for the integer dot products, two 32-value blocks per
 // 512-bit register; everything else comes from the AVX2 table. Compiled with those flags only
 // for this file; used only when the CPU reports them (cpu_dispatch.cpp).
 #include <immintrin.h>
@@ -24,32 +24,93 @@ inline __m512 two_scales(float d0, float d1) {
                                                _mm256_castps_pd(_mm256_set1_ps(d1)), 1));
 }
 
-// Σ (w - 8) · x with w the unsigned nibbles: VNNI multiplies unsigned by signed bytes, so the
-// offset is taken off afterwards with a second product against a constant 8.
+// Q4_0 × Q8_0 four blocks (128 values, 72 weight bytes) at a time. The activation row is
+// prepared once into a layout the weight bytes can meet without shuffles:
+//   per group of four blocks, 256 bytes:
+//   [  0, 64) int8 x[k][0..15] for blocks k = 0..3   (meets the low nibbles)
+//   [ 64,128) int8 x[k][16..31]                      (meets the high nibbles)
+//   [128,192) float d_x[k], each repeated for the four dword lanes of its block
+//   [192,256) int32 -8 · (sum of the x bytes in each lane), the nibbles' +8 offset taken off
+// It follows the plain Q8_0 blocks, at the next 64-byte boundary.
+constexpr int64_t kGroup = 4;
+constexpr size_t kGroupBytes = 256;
+
+size_t q8_prefix_bytes(int64_t n) { return (size_t(n / kQK) * sizeof(BlockQ8_0) + 63) / 64 * 64; }
+
+size_t q8_activation_bytes(int64_t n) { return q8_prefix_bytes(n) + size_t(n / (kQK * kGroup)) * kGroupBytes; }
+
+void prepare_q8_activation(const float* x, void* out, int64_t n) {
+    quantize_q8_0_avx2(x, out, n);
+    auto* blocks = static_cast<const BlockQ8_0*>(out);
+    uint8_t* packed = static_cast<uint8_t*>(out) + q8_prefix_bytes(n);
+    for (int64_t g = 0; g < n / (kQK * kGroup); ++g) {
+        uint8_t* p = packed + size_t(g) * kGroupBytes;
+        auto* lo = reinterpret_cast<int8_t*>(p);
+        auto* hi = reinterpret_cast<int8_t*>(p + 64);
+        auto* d = reinterpret_cast<float*>(p + 128);
+        auto* off = reinterpret_cast<int32_t*>(p + 192);
+        for (int k = 0; k < kGroup; ++k) {
+            const BlockQ8_0& b = blocks[g * kGroup + k];
+            for (int m = 0; m < 16; ++m) {
+                lo[16 * k + m] = b.qs[m];
+                hi[16 * k + m] = b.qs[m + 16];
+            }
+            for (int l = 0; l < 4; ++l) {
+                d[4 * k + l] = half(b.d);
+                int sum = 0;
+                for (int j = 0; j < 4; ++j) sum += b.qs[4 * l + j] + b.qs[16 + 4 * l + j];
+                off[4 * k + l] = -8 * sum;
+            }
+        }
+    }
+}
+
+// Byte j of the result takes qs[j % 16] of block j / 16 from the 72 bytes of four blocks, read
+// as two overlapping loads at offsets 0 and 8 (so nothing past the group is touched).
+__m512i qs_gather_index() {
+    alignas(64) uint8_t idx[64];
+    for (int j = 0; j < 64; ++j) {
+        const int src = 18 * (j / 16) + 2 + j % 16;
+        idx[j] = uint8_t(src < 64 ? src : 64 + (src - 8));
+    }
+    return _mm512_load_si512(idx);
+}
+
+// Word j (< 16) of the result is block j / 4's fp16 scale, at byte 18 * (j / 4).
+__m512i scale_gather_index() {
+    alignas(64) uint16_t idx[32] = {};
+    for (int j = 0; j < 16; ++j) idx[j] = uint16_t(9 * (j / 4));
+    return _mm512_load_si512(idx);
+}
+
 float dot_q4_0_q8_0(int64_t n, const void* wv, const void* xv) {
-    auto* w = static_cast<const BlockQ4_0*>(wv);
-    auto* x = static_cast<const BlockQ8_0*>(xv);
-    const int64_t nb = n / kQK;
+    auto* w = static_cast<const uint8_t*>(wv);
+    const uint8_t* packed = static_cast<const uint8_t*>(xv) + q8_prefix_bytes(n);
+    const int64_t n_groups = n / (kQK * kGroup);
+    static const __m512i qs_idx = qs_gather_index();
+    static const __m512i d_idx = scale_gather_index();
     const __m512i low = _mm512_set1_epi8(0x0F);
-    const __m512i eight = _mm512_set1_epi8(8);
-    // 128-bit lanes [lo0, lo1, hi0, hi1] -> [lo0, hi0, lo1, hi1]: block 0 then block 1, each in element order.
-    const __m512i lane_order = _mm512_setr_epi64(0, 1, 4, 5, 2, 3, 6, 7);
     __m512 acc = _mm512_setzero_ps();
-    int64_t i = 0;
-    for (; i + 2 <= nb; i += 2) {
-        const __m128i q0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[i].qs));
-        const __m128i q1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(w[i + 1].qs));
-        const __m256i packed = _mm256_set_m128i(q1, q0);
-        const __m512i both = _mm512_inserti64x4(_mm512_castsi256_si512(packed), _mm256_srli_epi16(packed, 4), 1);
-        const __m512i nibbles = _mm512_and_si512(_mm512_permutexvar_epi64(lane_order, both), low);
-        const __m512i xq = load_two_q8(x + i);
-        const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), nibbles, xq);
-        const __m512i off = _mm512_dpbusd_epi32(_mm512_setzero_si512(), eight, xq);
-        const __m512 d = two_scales(half(w[i].d) * half(x[i].d), half(w[i + 1].d) * half(x[i + 1].d));
-        acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_sub_epi32(dot, off)), acc);
+    for (int64_t g = 0; g < n_groups; ++g) {
+        const uint8_t* wg = w + g * 72;
+        const uint8_t* xg = packed + size_t(g) * kGroupBytes;
+        const __m512i a = _mm512_loadu_si512(wg);
+        const __m512i b = _mm512_loadu_si512(wg + 8);
+        const __m512i qs = _mm512_permutex2var_epi8(a, qs_idx, b);
+        const __m512i lo = _mm512_and_si512(qs, low);
+        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(qs, 4), low);
+        __m512i dot = _mm512_loadu_si512(xg + 192);
+        dot = _mm512_dpbusd_epi32(dot, lo, _mm512_loadu_si512(xg));
+        dot = _mm512_dpbusd_epi32(dot, hi, _mm512_loadu_si512(xg + 64));
+        const __m512 dw = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(d_idx, a)));
+        const __m512 d = _mm512_mul_ps(dw, _mm512_loadu_ps(xg + 128));
+        acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(dot), acc);
     }
     float sum = _mm512_reduce_add_ps(acc);
-    for (; i < nb; ++i) sum += reference_kernels().dot_q4_0_q8_0(kQK, w + i, x + i);
+    const int64_t done = n_groups * kGroup;
+    if (done * kQK < n)
+        sum += reference_kernels().dot_q4_0_q8_0(n - done * kQK, w + done * 18,
+                                                 static_cast<const BlockQ8_0*>(xv) + done);
     return sum;
 }
 
@@ -80,8 +141,10 @@ float dot_q8_0_q8_0(int64_t n, const void* wv, const void* xv) {
 const KernelTable& avx512_kernels() {
     static const KernelTable table = [] {
         KernelTable t = avx2_kernels();
-        t.isa = "avx512-vnni";
+        t.isa = "avx512";
         t.dot_q4_0_q8_0 = dot_q4_0_q8_0;
+        t.q8_activation_bytes = q8_activation_bytes;
+        t.prepare_q8_activation = prepare_q8_activation;
         t.dot_q8_0_q8_0 = dot_q8_0_q8_0;
         return t;
     }();
