@@ -36,12 +36,12 @@ private:
     std::mutex mutex_;
     std::condition_variable wake_;
     std::condition_variable done_;
-    uint64_t generation_ = 0;
-    bool stop_ = false;
+    std::atomic<uint64_t> generation_{0};
+    std::atomic<bool> stop_{false};
     const Task* job_ = nullptr;
     int64_t n_tasks_ = 0;
     std::atomic<int64_t> next_{0};
-    int active_workers_ = 0;
+    std::atomic<int> pending_{0};  // workers still inside the current job
 };
 
 // Hardware threads this process may use.
