@@ -37,17 +37,17 @@ void ThreadPool::drain(int thread) {
     for (;;) {
         const int64_t task = next_.fetch_add(1, std::memory_order_relaxed);
         if (task >= n_tasks_) return;
-        (*job_)(task, thread);
+        job_.call(job_.fn, task, thread);
     }
 }
 
-void ThreadPool::run(int64_t n_tasks, const Task& fn) {
+void ThreadPool::run_task(int64_t n_tasks, Task task) {
     if (n_tasks <= 0) return;
     if (workers_.empty() || n_tasks == 1) {
-        for (int64_t t = 0; t < n_tasks; ++t) fn(t, 0);
+        for (int64_t t = 0; t < n_tasks; ++t) task.call(task.fn, t, 0);
         return;
     }
-    job_ = &fn;
+    job_ = task;
     n_tasks_ = n_tasks;
     next_.store(0, std::memory_order_relaxed);
     pending_.store(int(workers_.size()), std::memory_order_relaxed);
@@ -67,7 +67,7 @@ void ThreadPool::run(int64_t n_tasks, const Task& fn) {
         std::unique_lock lock(mutex_);
         done_.wait(lock, [&] { return pending_.load(std::memory_order_acquire) == 0; });
     }
-    job_ = nullptr;
+    job_ = Task{nullptr, nullptr};
 }
 
 void ThreadPool::worker_loop(int thread) {

@@ -6,7 +6,6 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <functional>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -23,11 +22,19 @@ public:
     int size() const { return n_threads_; }
 
     // Calls fn(task, thread) for task in [0, n_tasks), spread over the threads; `thread` in
-    // [0, size()) identifies the calling thread, for per-thread scratch.
-    using Task = std::function<void(int64_t task, int thread)>;
-    void run(int64_t n_tasks, const Task& fn);
+    // [0, size()) identifies the calling thread, for per-thread scratch. fn is called by
+    // reference (no std::function, which would allocate for larger captures on every call).
+    template <class Fn>
+    void run(int64_t n_tasks, Fn&& fn) {
+        run_task(n_tasks, Task{&fn, [](void* f, int64_t task, int thread) { (*static_cast<Fn*>(f))(task, thread); }});
+    }
 
 private:
+    struct Task {
+        void* fn;
+        void (*call)(void* fn, int64_t task, int thread);
+    };
+    void run_task(int64_t n_tasks, Task task);
     void worker_loop(int thread);
     void drain(int thread);
 
@@ -38,7 +45,7 @@ private:
     std::condition_variable done_;
     std::atomic<uint64_t> generation_{0};
     std::atomic<bool> stop_{false};
-    const Task* job_ = nullptr;
+    Task job_{nullptr, nullptr};
     int64_t n_tasks_ = 0;
     std::atomic<int64_t> next_{0};
     std::atomic<int> pending_{0};  // workers still inside the current job

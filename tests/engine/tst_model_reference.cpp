@@ -6,12 +6,15 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QProcess>
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <cmath>
 
 #include "ember/model.h"
 #include "ember/session.h"
+#include "gguf/gguf_reader.h"
+#include "gguf/gguf_writer.h"
 
 namespace {
 
@@ -133,6 +136,49 @@ private slots:
         float diff = 0;
         for (size_t i = 0; i < a->logits().size(); ++i) diff = std::max(diff, std::fabs(a->logits()[i] - b->logits()[i]));
         QVERIFY(diff > 0.1f);
+    }
+
+    void bpe_vocabulary_model() {
+        // The F16 fixture's transformer with the GPT-2 BPE test vocabulary: the embedding and
+        // output rows are cut to the BPE vocabulary's size, so for token ids inside it the
+        // logits must equal the first rows of the original model's logits.
+        auto weights = ember::gguf::File::open((kData + "/models/tiny-llama-f16.gguf").toStdString());
+        auto bpe = ember::gguf::File::open((kData + "/tokenizer/bpe-500.gguf").toStdString());
+        const int64_t n_vocab = int64_t(bpe->get_array("tokenizer.ggml.tokens")->size());
+        ember::gguf::Writer w;
+        for (const auto& [k, v] : weights->metadata())
+            if (k.rfind("tokenizer.", 0) != 0) w.set(k, v);
+        for (const auto& [k, v] : bpe->metadata())
+            if (k.rfind("tokenizer.", 0) == 0) w.set(k, v);
+        for (const auto& t : weights->tensors()) {
+            if (t.name == "token_embd.weight" || t.name == "output.weight") {
+                const size_t row = t.nbytes / size_t(t.ne[1]);
+                w.add_tensor(t.name, {t.ne[0], n_vocab}, t.type, std::span<const uint8_t>(t.data, row * size_t(n_vocab)));
+            } else {
+                w.add_tensor(t.name, t.ne, t.type, std::span<const uint8_t>(t.data, t.nbytes));
+            }
+        }
+        QTemporaryDir dir;
+        const QString path = dir.path() + "/bpe-model.gguf";
+        w.write(path.toStdString());
+
+        auto small = load(path);
+        QCOMPARE(small->info().n_vocab, int32_t(n_vocab));
+        const std::string text = "The quick brown fox, naïvely 42 times.";
+        const std::vector<int32_t> tokens = small->tokenize(text, false);
+        QVERIFY(tokens.size() > 5);
+        std::string decoded;
+        for (int32_t t : tokens) decoded += small->token_text(t);
+        QCOMPARE(decoded, text);
+
+        auto full = load(kData + "/models/tiny-llama-f16.gguf");
+        auto a = session(small, 64, 2), b = session(full, 64, 2);
+        QVERIFY(a->evaluate(tokens).ok() && b->evaluate(tokens).ok());
+        for (int64_t i = 0; i < n_vocab; ++i) QCOMPARE(a->logits()[size_t(i)], b->logits()[size_t(i)]);
+
+        auto result = a->generate({}, greedy(8));
+        QVERIFY(result.ok());
+        QCOMPARE(result->tokens.size(), size_t(8));
     }
 
     void powerinfer_greedy_outputs_data() {
