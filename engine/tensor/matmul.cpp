@@ -58,16 +58,18 @@ float dot_row(DType t, int64_t n, const uint8_t* w, const uint8_t* x) {
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tokens, float* y,
             PreparedActivations& scratch) {
     scratch.prepare(w.type, x, n_tokens, w.n_cols);
-    // Rows are split into chunks; each chunk's weights are read once for all tokens.
-    const int64_t rows_per_task = std::max<int64_t>(16, w.n_rows / (int64_t(pool.size()) * 8));
+    // One token: split the rows evenly, a few tasks per thread for balance. A batch: blocks of
+    // rows small enough to stay in L2 while every token's activation streams past them.
+    int64_t rows_per_task = std::max<int64_t>(16, w.n_rows / (int64_t(pool.size()) * 8));
+    if (n_tokens > 1) rows_per_task = std::clamp<int64_t>(int64_t((128u << 10) / w.row_bytes), 4, rows_per_task);
     const int64_t n_tasks = (w.n_rows + rows_per_task - 1) / rows_per_task;
     pool.run(n_tasks, [&](int64_t task, int) {
         const int64_t r0 = task * rows_per_task;
         const int64_t r1 = std::min(w.n_rows, r0 + rows_per_task);
-        for (int64_t r = r0; r < r1; ++r) {
-            const uint8_t* wr = w.row(r);
-            for (int64_t t = 0; t < n_tokens; ++t)
-                y[t * w.n_rows + r] = dot_row(w.type, w.n_cols, wr, scratch.row(t));
+        for (int64_t t = 0; t < n_tokens; ++t) {
+            const uint8_t* xt = scratch.row(t);
+            float* yt = y + t * w.n_rows;
+            for (int64_t r = r0; r < r1; ++r) yt[r] = dot_row(w.type, w.n_cols, w.row(r), xt);
         }
     });
 }
