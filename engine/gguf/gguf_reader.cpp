@@ -1,7 +1,6 @@
 #include "gguf/gguf_reader.h"
 
 #include <cstring>
-#include <limits>
 
 #include "common/error.h"
 #include "gguf/ggml_type.h"

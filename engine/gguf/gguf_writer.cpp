@@ -3,7 +3,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <limits>
 #include <unistd.h>
 
 #include "common/error.h"
@@ -125,13 +124,12 @@ void Writer::add_tensor(const std::string& name, std::vector<int64_t> ne, uint32
     if (expected_bytes(name, ne, type) != data.size())
         fail("GGUF writer: tensor '" + name + "' has " + std::to_string(data.size()) + " bytes, its shape needs " +
              std::to_string(expected_bytes(name, ne, type)));
-    tensors_.push_back({name, std::move(ne), type, data, SIZE_MAX});
+    tensors_.push_back({name, std::move(ne), type, data});
 }
 
 void Writer::add_tensor(const std::string& name, std::vector<int64_t> ne, uint32_t type, std::vector<uint8_t> data) {
     owned_.push_back(std::move(data));
     add_tensor(name, std::move(ne), type, std::span<const uint8_t>(owned_.back()));
-    tensors_.back().owned_index = owned_.size() - 1;
 }
 
 void Writer::write(const std::string& path, const std::string& magic) const {
@@ -142,7 +140,8 @@ void Writer::write(const std::string& path, const std::string& magic) const {
             alignment = uint64_t(std::get<int64_t>(v.data));
 
     const std::string tmp = path + ".tmp";
-    {
+    // A failed write (full disk, bad tensor) leaves no partial file behind.
+    try {
         Out o(tmp);
         o.bytes(magic.data(), 4);
         o.pod<uint32_t>(3);
@@ -163,13 +162,13 @@ void Writer::write(const std::string& path, const std::string& magic) const {
         }
         o.pad_to(alignment);
         for (const auto& t : tensors_) {
-            // Owned buffers may have moved when owned_ grew; look them up again.
-            std::span<const uint8_t> bytes =
-                t.owned_index == SIZE_MAX ? t.data : std::span<const uint8_t>(owned_[t.owned_index]);
-            o.bytes(bytes.data(), bytes.size());
+            o.bytes(t.data.data(), t.data.size());
             o.pad_to(alignment);
         }
         o.close();
+    } catch (...) {
+        std::remove(tmp.c_str());
+        throw;
     }
     if (std::rename(tmp.c_str(), path.c_str()) != 0) {
         int err = errno;

@@ -3,6 +3,7 @@
 // (default 32). Used by ember-quantize, the fixture tools and the tests.
 
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,11 +34,10 @@ private:
         std::vector<int64_t> ne;
         uint32_t type;
         std::span<const uint8_t> data;
-        size_t owned_index;  // into owned_, or SIZE_MAX
     };
     std::vector<std::pair<std::string, Value>> kv_;
     std::vector<Tensor> tensors_;
-    std::vector<std::vector<uint8_t>> owned_;
+    std::deque<std::vector<uint8_t>> owned_;  // a deque never moves its elements, so spans stay valid
 };
 
 }  // namespace ember::gguf

@@ -104,11 +104,8 @@ void attention(const HParams& hp, int32_t il, int32_t n_tokens, KvCache& kv, Scr
         kern.f32_to_f16(scores, half, n_keys);
         float* out = s.attn.data() + size_t(t) * hp.n_embd + size_t(h) * hd;
         std::fill(out, out + hd, 0.0f);
-        for (int32_t p = 0; p < n_keys; ++p) {
-            const float w = tensor::fp16_to_f32(half[p]);
-            const uint16_t* vrow = kv.v(il, p) + size_t(kvh) * hd;
-            for (int32_t d = 0; d < hd; ++d) out[d] += w * tensor::fp16_to_f32(vrow[d]);
-        }
+        for (int32_t p = 0; p < n_keys; ++p)
+            kern.axpy_f16(hd, tensor::fp16_to_f32(half[p]), kv.v(il, p) + size_t(kvh) * hd, out);
     });
 }
 

@@ -9,15 +9,8 @@
 
 namespace ember::model {
 
-struct HParams {
+struct HParams : ModelShape {
     std::string arch;
-    int32_t n_vocab = 0;
-    int32_t n_ctx_train = 0;
-    int32_t n_embd = 0;
-    int32_t n_layer = 0;
-    int32_t n_head = 0;
-    int32_t n_head_kv = 0;
-    int32_t n_ff = 0;
     int32_t n_rot = 0;
     float norm_eps = 1e-5f;
     float rope_freq_base = 10000.0f;

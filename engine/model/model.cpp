@@ -9,19 +9,13 @@ namespace {
 ModelInfo describe(const gguf::File& file, const model::Architecture& arch) {
     const model::HParams& hp = arch.hparams();
     ModelInfo info;
+    static_cast<ModelShape&>(info) = hp;
     info.path = file.path();
     info.architecture = hp.arch;
     info.name = file.get_string("general.name").value_or("");
     info.weight_type = arch.weight_type();
     info.ffn_activation = model::ffn_activation_name(hp.ffn_act);
     info.powerinfer_file = file.magic() == "PWRI";
-    info.n_vocab = hp.n_vocab;
-    info.n_ctx_train = hp.n_ctx_train;
-    info.n_embd = hp.n_embd;
-    info.n_layer = hp.n_layer;
-    info.n_head = hp.n_head;
-    info.n_head_kv = hp.n_head_kv;
-    info.n_ff = hp.n_ff;
     info.n_params = arch.n_params();
     info.weight_bytes = arch.weight_bytes();
     info.bytes_per_token = arch.bytes_per_token();

@@ -107,6 +107,10 @@ void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = f32_to_fp16(x[i]);
 }
 
+void axpy_f16(int64_t n, float a, const uint16_t* x, float* y) {
+    for (int64_t i = 0; i < n; ++i) y[i] += a * fp16_to_f32(x[i]);
+}
+
 void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = fp16_to_f32(x[i]);
 }
@@ -116,7 +120,7 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
 const KernelTable& reference_kernels() {
     static const KernelTable table{
         "scalar",      dot_f32,       dot_f16,           dot_bf16,   dot_q4_0_q8_0, dot_q8_0_q8_0,
-        dot_q6_k_q8_k, q8_activation_bytes, quantize_activation_q8_0, f32_to_f16, f16_to_f32,
+        dot_q6_k_q8_k, q8_activation_bytes, quantize_activation_q8_0, f32_to_f16, axpy_f16, f16_to_f32,
     };
     return table;
 }

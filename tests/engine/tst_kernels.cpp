@@ -183,6 +183,14 @@ private slots:
             k.f32_to_f16(xf.data(), h_k.data(), n);
             r.f32_to_f16(xf.data(), h_r.data(), n);
             QCOMPARE(h_k, h_r);
+            std::vector<float> y_k(xf), y_r(xf);
+            k.axpy_f16(n, 0.75f, h_r.data(), y_k.data());
+            r.axpy_f16(n, 0.75f, h_r.data(), y_r.data());
+            for (int64_t i = 0; i < n; ++i) {
+                const float want = xf[size_t(i)] + 0.75f * fp16_to_f32(h_r[size_t(i)]);
+                QVERIFY(std::fabs(y_k[size_t(i)] - want) <= 1e-6f * (1 + std::fabs(want)));
+                QVERIFY(std::fabs(y_r[size_t(i)] - want) <= 1e-6f * (1 + std::fabs(want)));
+            }
             std::vector<float> f_k(static_cast<size_t>(n)), f_r(static_cast<size_t>(n));
             k.f16_to_f32(h_r.data(), f_k.data(), n);
             r.f16_to_f32(h_r.data(), f_r.data(), n);

@@ -23,13 +23,8 @@ struct ModelParams {
     FfnActivation ffn_activation = FfnActivation::Auto;
 };
 
-struct ModelInfo {
-    std::string path;
-    std::string architecture;  // general.architecture
-    std::string name;          // general.name, may be empty
-    std::string weight_type;   // type of most 2-D weights, e.g. "Q4_0"
-    std::string ffn_activation;  // "silu" or "relu", as run
-    bool powerinfer_file = false;  // magic PWRI
+// The transformer's dimensions, as the file declares them.
+struct ModelShape {
     int32_t n_vocab = 0;
     int32_t n_ctx_train = 0;
     int32_t n_embd = 0;
@@ -37,6 +32,15 @@ struct ModelInfo {
     int32_t n_head = 0;
     int32_t n_head_kv = 0;
     int32_t n_ff = 0;
+};
+
+struct ModelInfo : ModelShape {
+    std::string path;
+    std::string architecture;  // general.architecture
+    std::string name;          // general.name, may be empty
+    std::string weight_type;   // type of most 2-D weights, e.g. "Q4_0"
+    std::string ffn_activation;  // "silu" or "relu", as run
+    bool powerinfer_file = false;  // magic PWRI
     uint64_t n_params = 0;
     uint64_t weight_bytes = 0;  // bytes of all tensors
     uint64_t bytes_per_token = 0;  // weight bytes read to generate one token (all but the embedding table)

@@ -149,6 +149,13 @@ void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
     for (; i < n; ++i) y[i] = f32_to_fp16(x[i]);
 }
 
+void axpy_f16(int64_t n, float a, const uint16_t* x, float* y) {
+    const __m256 va = _mm256_set1_ps(a);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, load_f16(x + i), _mm256_loadu_ps(y + i)));
+    for (; i < n; ++i) y[i] += a * half(x[i]);
+}
+
 void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, load_f16(x + i));
@@ -169,6 +176,7 @@ const KernelTable& avx2_kernels() {
         reference_kernels().q8_activation_bytes,
         quantize_q8_0_avx2,
         f32_to_f16,
+        axpy_f16,
         f16_to_f32,
     };
     return table;
