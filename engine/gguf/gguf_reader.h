@@ -27,7 +27,7 @@ struct TensorInfo {
 
 class File {
 public:
-    static std::unique_ptr<File> open(const std::string& path);
+    static std::unique_ptr<File> open(const std::string& path, MappedFile::Mode mode = MappedFile::Mode::Map);
 
     const std::string& path() const { return path_; }
     const std::string& magic() const { return magic_; }   // "GGUF" or "PWRI"

@@ -1,5 +1,7 @@
 #pragma once
-// A read-only, private memory map of a whole file.
+// A whole file in memory, read-only: a private map of the file (pages come and go with the
+// page cache), or, on request, a copy in anonymous memory (resident: the kernel cannot drop
+// it under memory pressure or a reclaim daemon, and it may use huge pages).
 
 #include <cstddef>
 #include <cstdint>
@@ -10,7 +12,8 @@ namespace ember::gguf {
 class MappedFile {
 public:
     MappedFile() = default;
-    explicit MappedFile(const std::string& path);  // throws EngineError naming the path
+    enum class Mode { Map, Copy };
+    explicit MappedFile(const std::string& path, Mode mode = Mode::Map);  // throws EngineError naming the path
     ~MappedFile();
     MappedFile(MappedFile&& other) noexcept;
     MappedFile& operator=(MappedFile&& other) noexcept;

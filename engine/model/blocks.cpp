@@ -28,6 +28,8 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
     rope_cos.resize(hp.head_dim() / 2);
     rope_sin.resize(hp.head_dim() / 2);
     prepared.reserve(n_batch, std::max(hp.n_embd, hp.n_ff));
+    if (hp.max_predictor_rank > 0)
+        sparse = std::make_unique<SparseScratch>(hp.n_ff, hp.max_predictor_rank, hp.n_embd, hp.n_layer);
 }
 
 void rms_norm(const float* x, const float* w, float* out, int64_t n, int64_t n_tokens, float eps) {

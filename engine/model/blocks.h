@@ -3,10 +3,12 @@
 // gated FFN activations. Every architecture file composes these.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "model/hparams.h"
 #include "model/kv_cache.h"
+#include "model/sparse_scratch.h"
 #include "tensor/matmul.h"
 #include "tensor/thread_pool.h"
 
@@ -31,6 +33,7 @@ struct Scratch {
     std::vector<float> scores;  // [n_threads][n_ctx] attention weights, one row per worker slot
     std::vector<uint16_t> half; // [n_threads][max(head_dim, n_ctx)] F16 staging per worker slot
     std::vector<float> rope_cos, rope_sin;  // [head_dim / 2]
+    std::unique_ptr<SparseScratch> sparse;  // only for models with predictors
 };
 
 // out = x / sqrt(mean(x²) + eps) * w, for n_tokens rows of n.

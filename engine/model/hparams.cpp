@@ -1,6 +1,7 @@
 #include "model/hparams.h"
 
 #include <cmath>
+#include <cstdlib>
 
 #include "common/error.h"
 
@@ -77,6 +78,21 @@ FfnActivation resolve_ffn_activation(const gguf::File& f, FfnActivation requeste
         fail(f.path() + ": metadata key 'ember.ffn_activation' = '" + *s + "' is not 'relu' or 'silu'");
     }
     return fallback;
+}
+
+float resolve_sparse_threshold(const gguf::File& f, std::optional<float> requested) {
+    if (requested) return *requested;
+    if (const char* env = std::getenv("LLAMA_SPARSE_PRED_THRESHOLD")) {
+        char* end = nullptr;
+        const float v = std::strtof(env, &end);
+        if (end == env || *end != '\0' || !std::isfinite(v))
+            fail(std::string("LLAMA_SPARSE_PRED_THRESHOLD='") + env + "' is not a number");
+        return v;
+    }
+    const auto v = f.get_float("powerinfer.sparse_threshold");
+    if (v && !std::isfinite(*v))
+        fail(f.path() + ": metadata key 'powerinfer.sparse_threshold' = " + std::to_string(*v) + " is not finite");
+    return v ? float(*v) : 0.0f;
 }
 
 const char* ffn_activation_name(FfnActivation act) {

@@ -2,10 +2,14 @@
 // pairs, grouped-query attention, gated FFN with SiLU (SwiGLU) or ReLU (ReGLU: ReluLLaMA,
 // ProSparse). A dense llama GGUF carries no activation key, so SiLU is the default and
 // ReLU comes from `ember.ffn_activation` or the user (powerinfer-format.md §5.6).
+// A PowerInfer file (ffn_down_t and per-layer predictors fc1/fc2, §2.4.1) runs the sparse FFN,
+// which is ReLU(gate)·up by definition; its predictor reads the residual before ffn_norm.
+#include <algorithm>
 #include <vector>
 
 #include "common/error.h"
 #include "model/architecture.h"
+#include "model/sparse_ffn.h"
 #include "model/tensor_binding.h"
 
 namespace ember::model {
@@ -20,7 +24,8 @@ struct LlamaLayer {
     const float* ffn_norm;      // [n_embd]
     tensor::WeightView gate;    // [n_embd] -> [n_ff]
     tensor::WeightView up;      // [n_embd] -> [n_ff]
-    tensor::WeightView down;    // [n_ff] -> [n_embd]
+    tensor::WeightView down;    // [n_ff] -> [n_embd] (dense files)
+    SparseFfnWeights sparse;    // gate, up, down_t, fc1, fc2 (PowerInfer files)
 };
 
 class Llama final : public Architecture {
@@ -35,10 +40,17 @@ public:
         output_norm_ = bind.vector("output_norm.weight", n_embd);
         // Files with a tied LM head have no output.weight.
         output_ = file.find_tensor("output.weight") ? bind.matrix("output.weight", n_embd, n_vocab) : token_embd_;
+        const bool sparse = bind.has("blk.0.ffn_down_t.weight");
+        if (sparse) {
+            if (params.ffn_activation == FfnActivation::Silu)
+                fail(file.path() + ": a PowerInfer sparse model runs ReLU(gate)·up; --ffn-act silu does not apply");
+            hp_.ffn_act = FfnActivation::Relu;
+            hp_.sparse_threshold = resolve_sparse_threshold(file, params.sparse_threshold);
+        }
         layers_.reserve(size_t(hp_.n_layer));
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
             const std::string p = "blk." + std::to_string(il) + ".";
-            layers_.push_back(LlamaLayer{
+            LlamaLayer L{
                 bind.vector(p + "attn_norm.weight", n_embd),
                 bind.matrix(p + "attn_q.weight", n_embd, n_embd),
                 bind.matrix(p + "attn_k.weight", n_embd, n_gqa),
@@ -47,8 +59,18 @@ public:
                 bind.vector(p + "ffn_norm.weight", n_embd),
                 bind.matrix(p + "ffn_gate.weight", n_embd, n_ff),
                 bind.matrix(p + "ffn_up.weight", n_embd, n_ff),
-                bind.matrix(p + "ffn_down.weight", n_ff, n_embd),
-            });
+                {},
+                {},
+            };
+            if (sparse) {
+                const tensor::WeightView fc1 = bind.matrix_any_rows(p + "fc1.weight", n_embd, n_ff);
+                L.sparse = SparseFfnWeights{L.gate, L.up, bind.matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
+                                            bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff)};
+                hp_.max_predictor_rank = std::max(hp_.max_predictor_rank, int32_t(fc1.n_rows));
+            } else {
+                L.down = bind.matrix(p + "ffn_down.weight", n_ff, n_embd);
+            }
+            layers_.push_back(L);
         }
         weight_bytes_ = bind.bytes_bound();
         n_params_ = bind.params_bound();
@@ -88,10 +110,15 @@ public:
             add_in_place(s.x.data(), s.out.data(), n * n_embd);
             // Feed-forward.
             rms_norm(s.x.data(), L.ffn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
-            tensor::matmul(s.pool, L.gate, s.xn.data(), n, s.gate.data(), s.prepared);
-            tensor::matmul(s.pool, L.up, s.xn.data(), n, s.up.data(), s.prepared);
-            gated_activation(hp_.ffn_act, s.gate.data(), s.up.data(), n * n_ff);
-            tensor::matmul(s.pool, L.down, s.gate.data(), n, s.out.data(), s.prepared);
+            if (s.sparse) {
+                sparse_ffn(L.sparse, SparseGate::Par, hp_.sparse_threshold, s.x.data(), s.xn.data(), n, s.out.data(), s,
+                           *s.sparse, s.sparse->stats[size_t(il)]);
+            } else {
+                tensor::matmul(s.pool, L.gate, s.xn.data(), n, s.gate.data(), s.prepared);
+                tensor::matmul(s.pool, L.up, s.xn.data(), n, s.up.data(), s.prepared);
+                gated_activation(hp_.ffn_act, s.gate.data(), s.up.data(), n * n_ff);
+                tensor::matmul(s.pool, L.down, s.gate.data(), n, s.out.data(), s.prepared);
+            }
             add_in_place(s.x.data(), s.out.data(), n * n_embd);
         }
         kv.commit(n);

@@ -16,6 +16,8 @@ ModelInfo describe(const gguf::File& file, const model::Architecture& arch) {
     info.weight_type = arch.weight_type();
     info.ffn_activation = model::ffn_activation_name(hp.ffn_act);
     info.powerinfer_file = file.magic() == "PWRI";
+    info.sparse = hp.max_predictor_rank > 0;
+    info.sparse_threshold = hp.sparse_threshold;
     info.n_params = arch.n_params();
     info.weight_bytes = arch.weight_bytes();
     info.bytes_per_token = arch.bytes_per_token();
@@ -31,7 +33,7 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& path, const ModelP
                                            const LoadProgress& progress) {
     try {
         auto impl = std::make_unique<Impl>();
-        impl->file = gguf::File::open(path);
+        impl->file = gguf::File::open(path, params.use_mmap ? gguf::MappedFile::Mode::Map : gguf::MappedFile::Mode::Copy);
         if (progress && !progress(0.3f)) return Error{path + ": loading cancelled"};
         impl->tokenizer = tokenizer::Tokenizer::from_gguf(*impl->file);
         impl->arch = model::load_architecture(*impl->file, params);

@@ -38,6 +38,14 @@ tensor::WeightView TensorBinder::matrix(const std::string& name, int64_t n_cols,
     return tensor::WeightView{*type, n_cols, n_rows, t.data, tensor::row_bytes(*type, n_cols)};
 }
 
+tensor::WeightView TensorBinder::matrix_any_rows(const std::string& name, int64_t n_cols, int64_t max_rows) {
+    const gguf::TensorInfo& t = find(name);
+    if (t.ne.size() != 2 || t.ne[0] != n_cols || t.ne[1] > max_rows)
+        fail(file_.path() + ": tensor '" + name + "' has shape " + shape_string(t.ne) + ", expected [" +
+             std::to_string(n_cols) + ", r] with r <= " + std::to_string(max_rows));
+    return matrix(name, n_cols, t.ne[1]);
+}
+
 const float* TensorBinder::vector(const std::string& name, int64_t n) {
     const gguf::TensorInfo& t = find(name);
     check_shape(t, {n});

@@ -16,6 +16,9 @@ public:
 
     // A 2-D weight with ne = [n_cols, n_rows] in a type the kernels support.
     tensor::WeightView matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
+    // Same, with the row count taken from the file (a predictor's rank), 1..max_rows.
+    tensor::WeightView matrix_any_rows(const std::string& name, int64_t n_cols, int64_t max_rows);
+    bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
     // A 1-D F32 vector of n elements (norm gains).
     const float* vector(const std::string& name, int64_t n);
 

@@ -184,8 +184,20 @@ void Session::cancel() { impl_->cancel_flag.store(true); }
 int32_t Session::n_past() const { return impl_->kv.n_past(); }
 int32_t Session::n_ctx() const { return impl_->kv.n_ctx(); }
 void Session::truncate(int32_t n_keep) { impl_->kv.truncate(n_keep); }
-void Session::clear() { impl_->kv.clear(); }
+void Session::clear() {
+    impl_->kv.clear();
+    if (impl_->scratch.sparse)
+        for (auto& l : impl_->scratch.sparse->stats) l = {};
+}
 const Timings& Session::timings() const { return impl_->timings; }
+
+std::vector<LayerSparsity> Session::layer_sparsity() const {
+    std::vector<LayerSparsity> out;
+    if (!impl_->scratch.sparse) return out;
+    for (const auto& l : impl_->scratch.sparse->stats)
+        out.push_back(LayerSparsity{l.tokens, l.active, impl_->arch.hparams().n_ff});
+    return out;
+}
 const Model& Session::model() const { return *impl_->model; }
 
 }  // namespace ember

@@ -23,8 +23,11 @@ struct KernelTable {
     size_t (*q8_activation_bytes)(int64_t n);
     void (*prepare_q8_activation)(const float* x, void* y, int64_t n);
     void (*f32_to_f16)(const float* x, uint16_t* y, int64_t n);
-    // y += a * x over n elements, x in F16 (attention's weighted sum of cached values).
+    // y += a * x over n elements of one weight row (attention's weighted sum of cached
+    // values; the sparse FFN's down projection, one active neuron at a time).
     void (*axpy_f16)(int64_t n, float a, const uint16_t* x, float* y);
+    void (*axpy_q4_0)(int64_t n, float a, const void* x, float* y);
+    void (*axpy_q8_0)(int64_t n, float a, const void* x, float* y);
     void (*f16_to_f32)(const uint16_t* x, float* y, int64_t n);
 };
 

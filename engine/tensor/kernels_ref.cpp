@@ -108,7 +108,28 @@ void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
 }
 
 void axpy_f16(int64_t n, float a, const uint16_t* x, float* y) {
-    for (int64_t i = 0; i < n; ++i) y[i] += a * fp16_to_f32(x[i]);
+    for (int64_t i = 0; i < n; ++i) y[i] = std::fma(a, fp16_to_f32(x[i]), y[i]);
+}
+
+// Each element gets (a · d) · q with one rounding of the product-sum, as the SIMD twins' FMA.
+void axpy_q4_0(int64_t n, float a, const void* xv, float* y) {
+    auto* x = static_cast<const BlockQ4_0*>(xv);
+    for (int64_t b = 0; b < n / kQK; ++b) {
+        const float d = a * fp16_to_f32(x[b].d);
+        float* yb = y + b * kQK;
+        for (int j = 0; j < kQK / 2; ++j) {
+            yb[j] = std::fma(d, float((x[b].qs[j] & 0x0F) - 8), yb[j]);
+            yb[j + kQK / 2] = std::fma(d, float((x[b].qs[j] >> 4) - 8), yb[j + kQK / 2]);
+        }
+    }
+}
+
+void axpy_q8_0(int64_t n, float a, const void* xv, float* y) {
+    auto* x = static_cast<const BlockQ8_0*>(xv);
+    for (int64_t b = 0; b < n / kQK; ++b) {
+        const float d = a * fp16_to_f32(x[b].d);
+        for (int j = 0; j < kQK; ++j) y[b * kQK + j] = std::fma(d, float(x[b].qs[j]), y[b * kQK + j]);
+    }
 }
 
 void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
@@ -120,7 +141,8 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
 const KernelTable& reference_kernels() {
     static const KernelTable table{
         "scalar",      dot_f32,       dot_f16,           dot_bf16,   dot_q4_0_q8_0, dot_q8_0_q8_0,
-        dot_q6_k_q8_k, q8_activation_bytes, quantize_activation_q8_0, f32_to_f16, axpy_f16, f16_to_f32,
+        dot_q6_k_q8_k, q8_activation_bytes, quantize_activation_q8_0, f32_to_f16, axpy_f16, axpy_q4_0, axpy_q8_0,
+        f16_to_f32,
     };
     return table;
 }

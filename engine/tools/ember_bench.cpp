@@ -27,6 +27,7 @@ struct Options {
     std::vector<int32_t> threads;
     int reps = 5;
     bool membw = true;
+    bool use_mmap = false;
 };
 
 struct Stats {
@@ -62,6 +63,7 @@ Options parse(int argc, char** argv) {
             }
         } else if (a == "-r") o.reps = int(parse_int(a, next_value(argc, argv, i), 1, 1000));
         else if (a == "--no-membw") o.membw = false;
+        else if (a == "--mmap") o.use_mmap = true;
         else throw UsageError("unknown argument '" + a + "'");
     }
     if (o.model_path.empty()) throw UsageError("no model: give -m MODEL.gguf");
@@ -78,11 +80,13 @@ int main(int argc, char** argv) {
     } catch (const UsageError& e) {
         std::fprintf(stderr,
                      "ember-bench: %s\nusage: ember-bench -m MODEL.gguf [-p 512] [-n 128] [-t N[,N...]] [-r 5] "
-                     "[--no-membw]\n",
+                     "[--no-membw] [--mmap]\n",
                      e.what());
         return 2;
     }
-    auto model = ember::Model::load(opt.model_path);
+    ember::ModelParams mp;
+    mp.use_mmap = opt.use_mmap;
+    auto model = ember::Model::load(opt.model_path, mp);
     if (!model) {
         std::fprintf(stderr, "ember-bench: %s\n", model.error().message.c_str());
         return 1;

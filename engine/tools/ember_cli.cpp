@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -31,6 +32,9 @@ struct Options {
     long long seed = -1;
     ember::SamplingParams sampling;
     ember::FfnActivation ffn_act = ember::FfnActivation::Auto;
+    std::optional<float> sparse_threshold;
+    bool stats = false;
+    bool use_mmap = false;
 };
 
 const char* kUsage =
@@ -50,7 +54,11 @@ const char* kUsage =
     "  --repeat-last-n N        tokens the penalty looks back over (default 64)\n"
     "  --seed N                 RNG seed, -1 = random (default -1)\n"
     "  --ignore-eos             keep generating past the end-of-text token\n"
-    "  --ffn-act relu|silu      FFN activation for dense llama files, which do not record it\n";
+    "  --ffn-act relu|silu      FFN activation for dense llama files, which do not record it\n"
+    "  --sparse-threshold T     PowerInfer files: predictor score at or above which a neuron is computed\n"
+    "                           (default: LLAMA_SPARSE_PRED_THRESHOLD, else the file's, else 0)\n"
+    "  --stats                  PowerInfer files: per-layer share of active neurons on stderr at the end\n"
+    "  --mmap                   map the model file instead of reading it into memory\n";
 
 Options parse(int argc, char** argv) {
     Options o;
@@ -98,6 +106,12 @@ Options parse(int argc, char** argv) {
             if (v == "relu") o.ffn_act = ember::FfnActivation::Relu;
             else if (v == "silu") o.ffn_act = ember::FfnActivation::Silu;
             else throw UsageError("--ffn-act: '" + v + "' is not relu or silu");
+        } else if (a == "--sparse-threshold") {
+            o.sparse_threshold = parse_float(a, next_value(argc, argv, i));
+        } else if (a == "--stats") {
+            o.stats = true;
+        } else if (a == "--mmap") {
+            o.use_mmap = true;
         } else if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
             std::exit(0);
@@ -125,15 +139,19 @@ int main(int argc, char** argv) {
 
     ember::ModelParams mp;
     mp.ffn_activation = opt.ffn_act;
+    mp.sparse_threshold = opt.sparse_threshold;
+    mp.use_mmap = opt.use_mmap;
     auto model = ember::Model::load(opt.model_path, mp);
     if (!model) {
         std::fprintf(stderr, "ember-cli: %s\n", model.error().message.c_str());
         return 1;
     }
     const ember::ModelInfo& info = (*model)->info();
-    std::fprintf(stderr, "ember-cli: %s: %s, %d layers, %d embd, %s weights, FFN %s\n", info.path.c_str(),
+    std::fprintf(stderr, "ember-cli: %s: %s, %d layers, %d embd, %s weights, FFN %s", info.path.c_str(),
                  info.architecture.c_str(), info.n_layer, info.n_embd, info.weight_type.c_str(),
                  info.ffn_activation.c_str());
+    if (info.sparse) std::fprintf(stderr, ", sparse (predictor threshold %g)", info.sparse_threshold);
+    std::fputc('\n', stderr);
 
     ember::SessionParams sp;
     sp.n_ctx = opt.n_ctx;
@@ -168,5 +186,18 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "prompt eval: %d tokens, %.2f tok/s\n", t.n_prompt, rate(t.n_prompt, t.prompt_ms));
     std::fprintf(stderr, "eval: %d tokens, %.2f tok/s\n", t.n_generated, rate(t.n_generated, t.generate_ms));
     std::fprintf(stderr, "stop: %s\n", ember::stop_reason_name(result->stop_reason));
+    if (opt.stats) {
+        const auto layers = (*session)->layer_sparsity();
+        if (layers.empty()) std::fprintf(stderr, "stats: dense model, every FFN neuron is computed\n");
+        double active = 0, total = 0;
+        for (size_t il = 0; il < layers.size(); ++il) {
+            const auto& l = layers[il];
+            const double share = l.tokens ? double(l.active) / double(l.tokens * l.n_ff) : 0.0;
+            std::fprintf(stderr, "layer %2zu: %5.1f %% of %d neurons active\n", il, 100.0 * share, l.n_ff);
+            active += double(l.active);
+            total += double(l.tokens) * l.n_ff;
+        }
+        if (total > 0) std::fprintf(stderr, "mean: %.1f %% active\n", 100.0 * active / total);
+    }
     return 0;
 }

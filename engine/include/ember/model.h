@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,14 @@ enum class FfnActivation {
 
 struct ModelParams {
     FfnActivation ffn_activation = FfnActivation::Auto;
+    // false (default): read the file into anonymous memory, which the kernel cannot drop
+    // under memory pressure, may back with huge pages, and a truncation of the file on disk
+    // cannot touch. true: map the file (shares the page cache with other processes, but
+    // generation slows to the disk's speed whenever the kernel reclaims the cache).
+    bool use_mmap = false;
+    // Sparse (PowerInfer) files: predictor score at or above which a neuron is computed.
+    // Unset: LLAMA_SPARSE_PRED_THRESHOLD, else the file's powerinfer.sparse_threshold, else 0.
+    std::optional<float> sparse_threshold;
 };
 
 // The transformer's dimensions, as the file declares them.
@@ -41,6 +50,8 @@ struct ModelInfo : ModelShape {
     std::string weight_type;   // type of most 2-D weights, e.g. "Q4_0"
     std::string ffn_activation;  // "silu" or "relu", as run
     bool powerinfer_file = false;  // magic PWRI
+    bool sparse = false;           // runs the predictor-guided sparse FFN
+    float sparse_threshold = 0.0f;
     uint64_t n_params = 0;
     uint64_t weight_bytes = 0;  // bytes of all tensors
     uint64_t bytes_per_token = 0;  // weight bytes read to generate one token (all but the embedding table)

@@ -39,6 +39,13 @@ struct Timings {
     double first_token_ms = 0.0;  // from generate() until the first token was ready
 };
 
+// Sparse models: per layer, how many FFN neurons the predictor marked active.
+struct LayerSparsity {
+    int64_t tokens = 0;   // tokens evaluated since the session began (or was cleared)
+    int64_t active = 0;   // active neurons, summed over those tokens
+    int32_t n_ff = 0;     // neurons in the layer
+};
+
 struct TokenEvent {
     int32_t token = 0;
     std::string_view text;  // complete UTF-8 only: may be empty while a character is split over tokens
@@ -78,6 +85,7 @@ public:
     void clear();
 
     const Timings& timings() const;
+    std::vector<LayerSparsity> layer_sparsity() const;  // empty for dense models
     const Model& model() const;
 
     struct Impl;

@@ -156,6 +156,34 @@ void axpy_f16(int64_t n, float a, const uint16_t* x, float* y) {
     for (; i < n; ++i) y[i] += a * half(x[i]);
 }
 
+// Eight int8 values at p, as floats.
+inline __m256 i8x8_to_f32(__m128i bytes) { return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes)); }
+
+void axpy_q4_0(int64_t n, float a, const void* xv, float* y) {
+    auto* x = static_cast<const BlockQ4_0*>(xv);
+    for (int64_t b = 0; b < n / kQK; ++b) {
+        const __m256 d = _mm256_set1_ps(a * half(x[b].d));
+        const __m256i q = q4_0_bytes(x[b].qs);  // 32 int8 values in element order
+        const __m128i lo = _mm256_castsi256_si128(q), hi = _mm256_extracti128_si256(q, 1);
+        const __m128i parts[4] = {lo, _mm_srli_si128(lo, 8), hi, _mm_srli_si128(hi, 8)};
+        float* yb = y + b * kQK;
+        for (int k = 0; k < 4; ++k)
+            _mm256_storeu_ps(yb + 8 * k, _mm256_fmadd_ps(d, i8x8_to_f32(parts[k]), _mm256_loadu_ps(yb + 8 * k)));
+    }
+}
+
+void axpy_q8_0(int64_t n, float a, const void* xv, float* y) {
+    auto* x = static_cast<const BlockQ8_0*>(xv);
+    for (int64_t b = 0; b < n / kQK; ++b) {
+        const __m256 d = _mm256_set1_ps(a * half(x[b].d));
+        float* yb = y + b * kQK;
+        for (int k = 0; k < 4; ++k) {
+            const __m128i bytes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(x[b].qs + 8 * k));
+            _mm256_storeu_ps(yb + 8 * k, _mm256_fmadd_ps(d, i8x8_to_f32(bytes), _mm256_loadu_ps(yb + 8 * k)));
+        }
+    }
+}
+
 void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, load_f16(x + i));
@@ -177,6 +205,8 @@ const KernelTable& avx2_kernels() {
         quantize_q8_0_avx2,
         f32_to_f16,
         axpy_f16,
+        axpy_q4_0,
+        axpy_q8_0,
         f16_to_f32,
     };
     return table;

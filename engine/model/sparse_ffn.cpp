@@ -1,0 +1,116 @@
+#include "model/sparse_ffn.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tensor/fp16.h"
+#include "tensor/kernels.h"
+#include "tensor/quant_blocks.h"
+
+namespace ember::model {
+namespace {
+
+constexpr int64_t kNeuronsPerTask = 64;
+
+float relu(float v) { return v > 0.0f ? v : 0.0f; }
+
+// The coefficient each active neuron's down row is scaled by, rounded the way PowerInfer
+// rounds it for the row's type: F16 rows meet an F16 activation, Q4_0 rows a Q8_0-quantized one.
+void down_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int32_t n_ff) {
+    const tensor::KernelTable& k = tensor::kernels();
+    if (down_t.type == tensor::DType::Q4_0) {
+        k.prepare_q8_activation(ss.a.data(), ss.a_q8.data(), n_ff);
+        const auto* blocks = reinterpret_cast<const tensor::BlockQ8_0*>(ss.a_q8.data());
+        for (int32_t i : ss.active) {
+            const tensor::BlockQ8_0& b = blocks[i / tensor::kQK];
+            ss.coef[size_t(i)] = float(b.qs[i % tensor::kQK]) * tensor::fp16_to_f32(b.d);
+        }
+    } else if (down_t.type == tensor::DType::F16) {
+        for (int32_t i : ss.active) ss.coef[size_t(i)] = tensor::fp16_to_f32(tensor::f32_to_fp16(ss.a[size_t(i)]));
+    } else {
+        for (int32_t i : ss.active) ss.coef[size_t(i)] = ss.a[size_t(i)];
+    }
+}
+
+void axpy_row(const tensor::KernelTable& k, const tensor::WeightView& w, int64_t row, int64_t col0, int64_t n,
+              float a, float* y) {
+    switch (w.type) {
+        case tensor::DType::F16:
+            k.axpy_f16(n, a, reinterpret_cast<const uint16_t*>(w.row(row)) + col0, y);
+            break;
+        case tensor::DType::Q4_0:
+            k.axpy_q4_0(n, a, w.row(row) + size_t(col0 / tensor::kQK) * sizeof(tensor::BlockQ4_0), y);
+            break;
+        case tensor::DType::Q8_0:
+            k.axpy_q8_0(n, a, w.row(row) + size_t(col0 / tensor::kQK) * sizeof(tensor::BlockQ8_0), y);
+            break;
+        default: {
+            const float* r = reinterpret_cast<const float*>(w.row(row)) + col0;
+            for (int64_t j = 0; j < n; ++j) y[j] += a * r[j];
+        }
+    }
+}
+
+}  // namespace
+
+SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int32_t n_layer)
+    : h(size_t(max_rank)), score(size_t(n_ff)), a(size_t(n_ff)), coef(size_t(n_ff)),
+      a_q8(tensor::kernels().q8_activation_bytes(n_ff)), stats(size_t(n_layer)) {
+    active.reserve(size_t(n_ff));
+    prepared_x.reserve(1, std::max(n_embd, n_ff));
+}
+
+void sparse_ffn(const SparseFfnWeights& w, SparseGate gate, float threshold, const float* u, const float* x,
+                int32_t n_tokens, float* out, Scratch& s, SparseScratch& ss, SparseLayerStats& stats) {
+    const tensor::KernelTable& k = tensor::kernels();
+    const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
+    for (int32_t t = 0; t < n_tokens; ++t) {
+        // Predictor: s = fc2 · ReLU(fc1 · u); neuron i is active when s_i >= threshold.
+        tensor::matmul(s.pool, w.fc1, u + size_t(t) * n_embd, 1, ss.h.data(), s.prepared);
+        for (int64_t r = 0; r < w.fc1.n_rows; ++r) ss.h[size_t(r)] = relu(ss.h[size_t(r)]);
+        tensor::matmul(s.pool, w.fc2, ss.h.data(), 1, ss.score.data(), s.prepared);
+        ss.active.clear();
+        for (int64_t i = 0; i < n_ff; ++i)
+            if (ss.score[size_t(i)] >= threshold) ss.active.push_back(int32_t(i));
+        stats.tokens += 1;
+        stats.active += int64_t(ss.active.size());
+
+        // Gate and up rows of the active neurons only.
+        std::fill(ss.a.begin(), ss.a.end(), 0.0f);
+        ss.prepared_x.prepare(w.up.type, x + size_t(t) * n_embd, 1, n_embd);
+        const int64_t n_active = int64_t(ss.active.size());
+        s.pool.run((n_active + kNeuronsPerTask - 1) / kNeuronsPerTask, [&](int64_t task, int) {
+            const int64_t end = std::min(n_active, (task + 1) * kNeuronsPerTask);
+            for (int64_t j = task * kNeuronsPerTask; j < end; ++j) {
+                const int32_t i = ss.active[size_t(j)];
+                const float v = tensor::dot_row(w.up.type, n_embd, w.up.row(i), ss.prepared_x.row(0));
+                float value;
+                if (gate == SparseGate::None) {
+                    value = relu(v);
+                } else {
+                    const float g = tensor::dot_row(w.gate.type, n_embd, w.gate.row(i), ss.prepared_x.row(0));
+                    value = relu(g) * (gate == SparseGate::Sym ? relu(v) : v);
+                }
+                ss.a[size_t(i)] = value;
+            }
+        });
+
+        // Down projection: out = Σ coef_i · down_t[i]. Threads split the output elements, each
+        // summing every active neuron in ascending order, so the result is the same for any
+        // thread count.
+        down_coefficients(w.down_t, ss, int32_t(n_ff));
+        float* y = out + size_t(t) * n_embd;
+        std::fill(y, y + n_embd, 0.0f);
+        const int64_t cols_per_task = std::max<int64_t>(tensor::kQK, (n_embd / (s.pool.size() * 2)) / tensor::kQK * tensor::kQK);
+        s.pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
+            const int64_t col0 = task * cols_per_task;
+            const int64_t n = std::min(cols_per_task, n_embd - col0);
+            for (int32_t i : ss.active) {
+                const float c = ss.coef[size_t(i)];
+                if (c != 0.0f) axpy_row(k, w.down_t, i, col0, n, c, y + col0);
+            }
+        });
+    }
+}
+
+}  // namespace ember::model

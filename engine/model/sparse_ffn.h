@@ -1,0 +1,36 @@
+#pragma once
+// The predictor-guided sparse FFN shared by every ReLU-family architecture (PowerInfer's
+// method, powerinfer-format.md §2.6–2.7, §5.2): per token a low-rank predictor scores every
+// neuron, only neurons scoring at or above the threshold are computed, and the output is the
+// sum of their rows of the transposed down projection. Deterministic: each output element sums
+// its neurons in ascending order whatever the thread count.
+
+#include <cstdint>
+#include <vector>
+
+#include "model/blocks.h"
+#include "model/sparse_scratch.h"
+#include "tensor/matmul.h"
+
+namespace ember::model {
+
+enum class SparseGate {
+    Par,   // a = ReLU(gate·x) · (up·x)        ReluLLaMA, ProSparse
+    Sym,   // a = ReLU(gate·x) · ReLU(up·x)    Bamboo
+    None,  // a = ReLU(up·x)                   ReluFalcon
+};
+
+struct SparseFfnWeights {
+    tensor::WeightView gate;    // [n_embd] -> [n_ff], row i = neuron i (absent for SparseGate::None)
+    tensor::WeightView up;      // [n_embd] -> [n_ff]
+    tensor::WeightView down_t;  // n_ff rows of [n_embd]: row i = neuron i's output vector
+    tensor::WeightView fc1;     // predictor [n_embd] -> [r]
+    tensor::WeightView fc2;     // predictor [r] -> [n_ff]
+};
+
+// out[t] = sparse FFN of token t: predictor input u[t] ([n_embd], the architecture's choice),
+// FFN input x[t] ([n_embd], normalized).
+void sparse_ffn(const SparseFfnWeights& w, SparseGate gate, float threshold, const float* u, const float* x,
+                int32_t n_tokens, float* out, Scratch& s, SparseScratch& ss, SparseLayerStats& stats);
+
+}  // namespace ember::model

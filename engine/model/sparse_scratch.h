@@ -1,0 +1,29 @@
+#pragma once
+// Buffers and counters of the sparse FFN, sized once per session.
+
+#include <cstdint>
+#include <vector>
+
+#include "tensor/matmul.h"
+
+namespace ember::model {
+
+// Per-layer counters, accumulated over every token the session evaluates.
+struct SparseLayerStats {
+    int64_t tokens = 0;
+    int64_t active = 0;  // neurons predicted active, summed over tokens
+};
+
+struct SparseScratch {
+    SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int32_t n_layer);
+    std::vector<float> h;          // [max_rank] predictor hidden layer
+    std::vector<float> score;      // [n_ff] predictor output
+    std::vector<int32_t> active;   // ids of the active neurons, ascending (capacity n_ff)
+    std::vector<float> a;          // [n_ff] activation values (0 for inactive neurons)
+    std::vector<float> coef;       // [n_ff] the value each active neuron's row is scaled by
+    std::vector<uint8_t> a_q8;     // a quantized to Q8_0, for Q4_0 down rows
+    tensor::PreparedActivations prepared_x;  // the FFN input, in the gate/up rows' dot type
+    std::vector<SparseLayerStats> stats;     // [n_layer]
+};
+
+}  // namespace ember::model
