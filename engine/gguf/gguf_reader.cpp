@@ -183,7 +183,8 @@ void File::parse() {
         uint64_t count = 1;
         for (uint32_t d = 0; d < n_dims; ++d) {
             uint64_t ne = c.read<uint64_t>(what + " dimension");
-            if (ne == 0 || ne > (uint64_t(1) << 40) || count > (uint64_t(1) << 50) / ne)
+            // A dimension may be 0: PowerInfer's GPU index stores empty hot-neuron lists.
+            if (ne > (uint64_t(1) << 40) || (ne != 0 && count > (uint64_t(1) << 50) / ne))
                 fail(path_ + ": " + what + " has invalid dimension " + std::to_string(d) + " = " +
                      std::to_string(ne));
             count *= ne;

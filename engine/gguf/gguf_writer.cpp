@@ -100,7 +100,10 @@ size_t expected_bytes(const std::string& name, const std::vector<int64_t>& ne, u
     if (ne.empty() || ne.size() > 4) fail("GGUF writer: tensor '" + name + "' must have 1 to 4 dimensions");
     if (ne[0] % info->block) fail("GGUF writer: tensor '" + name + "' row length is not a multiple of the block");
     size_t n = 1;
-    for (int64_t d : ne) n *= size_t(d);
+    for (int64_t d : ne) {
+        if (d < 0) fail("GGUF writer: tensor '" + name + "' has a negative dimension");
+        n *= size_t(d);
+    }
     return n / info->block * info->block_bytes;
 }
 

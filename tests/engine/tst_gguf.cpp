@@ -84,6 +84,7 @@ private slots:
         std::vector<uint8_t> t1(10 * 2, 0x11), t2(34 * 2, 0x22);
         w.add_tensor("half", {10}, 1, std::move(t1));
         w.add_tensor("q8", {32, 2}, 8, std::move(t2));
+        w.add_tensor("empty", {0}, 18, std::vector<uint8_t>{});  // PowerInfer's GPU index has these
         w.write(path("all.gguf"), "PWRI");
 
         auto f = File::open(path("all.gguf"));
@@ -119,6 +120,10 @@ private slots:
         QCOMPARE(q8->ne, (std::vector<int64_t>{32, 2}));
         QCOMPARE(int(half->data[0]), 0x11);
         QCOMPARE(int(q8->data[67]), 0x22);
+        const TensorInfo* empty = f->find_tensor("empty");
+        QVERIFY(empty);
+        QCOMPARE(empty->nbytes, size_t(0));
+        QCOMPARE(empty->ne, (std::vector<int64_t>{0}));
     }
 
     void wrong_type_names_the_key() {
