@@ -19,7 +19,9 @@ public:
 
     virtual const HParams& hparams() const = 0;
     virtual uint64_t weight_bytes() const = 0;      // every bound tensor
-    virtual uint64_t bytes_per_token() const = 0;   // weights read to evaluate one token
+    virtual uint64_t bytes_per_token() const = 0;   // weights read to evaluate one token densely
+    virtual uint64_t ffn_bytes() const = 0;         // FFN matrices, all layers
+    virtual uint64_t predictor_bytes() const = 0;   // predictors, all layers (0 when dense)
     virtual uint64_t n_params() const = 0;
     virtual const char* weight_type() const = 0;    // type of the bulk of the weights
 

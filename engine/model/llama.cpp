@@ -15,6 +15,8 @@
 namespace ember::model {
 namespace {
 
+uint64_t matrix_bytes(const tensor::WeightView& w) { return uint64_t(w.row_bytes) * uint64_t(w.n_rows); }
+
 struct LlamaLayer {
     const float* attn_norm;     // [n_embd]
     tensor::WeightView wq;      // [n_embd] -> [n_embd], rows permuted for adjacent-pair RoPE
@@ -70,6 +72,8 @@ public:
             } else {
                 L.down = bind.matrix(p + "ffn_down.weight", n_ff, n_embd);
             }
+            ffn_bytes_ += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
+            if (sparse) predictor_bytes_ += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
             layers_.push_back(L);
         }
         weight_bytes_ = bind.bytes_bound();
@@ -84,6 +88,8 @@ public:
     const HParams& hparams() const override { return hp_; }
     uint64_t weight_bytes() const override { return weight_bytes_; }
     uint64_t bytes_per_token() const override { return bytes_per_token_; }
+    uint64_t ffn_bytes() const override { return ffn_bytes_; }
+    uint64_t predictor_bytes() const override { return predictor_bytes_; }
     uint64_t n_params() const override { return n_params_; }
     const char* weight_type() const override { return weight_type_; }
 
@@ -135,7 +141,7 @@ private:
     const float* output_norm_ = nullptr;
     tensor::WeightView output_;      // [n_embd] -> [n_vocab]
     std::vector<LlamaLayer> layers_;
-    uint64_t weight_bytes_ = 0, bytes_per_token_ = 0, n_params_ = 0;
+    uint64_t weight_bytes_ = 0, bytes_per_token_ = 0, n_params_ = 0, ffn_bytes_ = 0, predictor_bytes_ = 0;
     const char* weight_type_ = "";
 };
 

@@ -21,6 +21,8 @@ ModelInfo describe(const gguf::File& file, const model::Architecture& arch) {
     info.n_params = arch.n_params();
     info.weight_bytes = arch.weight_bytes();
     info.bytes_per_token = arch.bytes_per_token();
+    info.ffn_bytes = arch.ffn_bytes();
+    info.predictor_bytes = arch.predictor_bytes();
     return info;
 }
 

@@ -1,6 +1,7 @@
 #include "model/sparse_ffn.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "tensor/fp16.h"
@@ -64,7 +65,13 @@ void sparse_ffn(const SparseFfnWeights& w, SparseGate gate, float threshold, con
                 int32_t n_tokens, float* out, Scratch& s, SparseScratch& ss, SparseLayerStats& stats) {
     const tensor::KernelTable& k = tensor::kernels();
     const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
+    using Clock = std::chrono::steady_clock;
+    const uint64_t predictor_bytes = uint64_t(w.fc1.row_bytes) * uint64_t(w.fc1.n_rows) +
+                                     uint64_t(w.fc2.row_bytes) * uint64_t(w.fc2.n_rows);
+    const uint64_t neuron_bytes =
+        uint64_t(w.up.row_bytes + w.down_t.row_bytes) + (gate == SparseGate::None ? 0 : uint64_t(w.gate.row_bytes));
     for (int32_t t = 0; t < n_tokens; ++t) {
+        const auto start = Clock::now();
         // Predictor: s = fc2 · ReLU(fc1 · u); neuron i is active when s_i >= threshold.
         tensor::matmul(s.pool, w.fc1, u + size_t(t) * n_embd, 1, ss.h.data(), s.prepared);
         for (int64_t r = 0; r < w.fc1.n_rows; ++r) ss.h[size_t(r)] = relu(ss.h[size_t(r)]);
@@ -72,8 +79,11 @@ void sparse_ffn(const SparseFfnWeights& w, SparseGate gate, float threshold, con
         ss.active.clear();
         for (int64_t i = 0; i < n_ff; ++i)
             if (ss.score[size_t(i)] >= threshold) ss.active.push_back(int32_t(i));
+        const auto predicted = Clock::now();
         stats.tokens += 1;
         stats.active += int64_t(ss.active.size());
+        stats.bytes_read += predictor_bytes + neuron_bytes * uint64_t(ss.active.size());
+        stats.predictor_ms += std::chrono::duration<double, std::milli>(predicted - start).count();
 
         // Gate and up rows of the active neurons only.
         std::fill(ss.a.begin(), ss.a.end(), 0.0f);
@@ -110,6 +120,7 @@ void sparse_ffn(const SparseFfnWeights& w, SparseGate gate, float threshold, con
                 if (c != 0.0f) axpy_row(k, w.down_t, i, col0, n, c, y + col0);
             }
         });
+        stats.ffn_ms += std::chrono::duration<double, std::milli>(Clock::now() - predicted).count();
     }
 }
 

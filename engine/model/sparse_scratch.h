@@ -11,7 +11,10 @@ namespace ember::model {
 // Per-layer counters, accumulated over every token the session evaluates.
 struct SparseLayerStats {
     int64_t tokens = 0;
-    int64_t active = 0;  // neurons predicted active, summed over tokens
+    int64_t active = 0;          // neurons predicted active, summed over tokens
+    uint64_t bytes_read = 0;     // predictor plus the FFN rows of active neurons
+    double predictor_ms = 0.0;   // time in the predictor
+    double ffn_ms = 0.0;         // time in the gate/up rows and the down projection
 };
 
 struct SparseScratch {

@@ -195,7 +195,8 @@ std::vector<LayerSparsity> Session::layer_sparsity() const {
     std::vector<LayerSparsity> out;
     if (!impl_->scratch.sparse) return out;
     for (const auto& l : impl_->scratch.sparse->stats)
-        out.push_back(LayerSparsity{l.tokens, l.active, impl_->arch.hparams().n_ff});
+        out.push_back(LayerSparsity{l.tokens, l.active, impl_->arch.hparams().n_ff, l.bytes_read, l.predictor_ms,
+                                    l.ffn_ms});
     return out;
 }
 const Model& Session::model() const { return *impl_->model; }

@@ -100,7 +100,15 @@ int main(int argc, char** argv) {
     std::printf("| model | size | params | threads | test | t/s |\n|---|---:|---:|---:|---:|---:|\n");
     std::mt19937 rng(42);
     std::uniform_int_distribution<int32_t> token(3, info.n_vocab - 1);
-    std::vector<std::pair<int32_t, Stats>> tg_results;
+    struct TgResult {
+        int32_t n_threads;
+        Stats rate;
+        double gb_per_token;     // weights actually read per generated token
+        double active_share;     // sparse models: share of FFN neurons computed
+        double predictor_share;  // sparse models: share of the time spent in predictors
+    };
+    std::vector<TgResult> tg_results;
+    const bool sparse = info.sparse;
     for (int32_t n_threads : opt.threads) {
         ember::SessionParams sp;
         sp.n_ctx = std::max(opt.n_prompt, opt.n_gen) + 1;
@@ -137,6 +145,7 @@ int main(int argc, char** argv) {
         }
         if (opt.n_gen > 0) {
             std::vector<double> rates;
+            double seconds = 0, active = 0, neurons = 0, predictor_ms = 0, sparse_bytes = 0;
             for (int r = -1; r < opt.reps; ++r) {
                 s.clear();
                 const auto start = std::chrono::steady_clock::now();
@@ -144,24 +153,43 @@ int main(int argc, char** argv) {
                     const int32_t t = token(rng);
                     fail(s.evaluate(std::span<const int32_t>(&t, 1)));
                 }
-                if (r >= 0) rates.push_back(opt.n_gen / seconds_since(start));
+                const double elapsed = seconds_since(start);
+                if (r < 0) continue;
+                rates.push_back(opt.n_gen / elapsed);
+                seconds += elapsed;
+                for (const auto& l : s.layer_sparsity()) {
+                    active += double(l.active);
+                    neurons += double(l.tokens) * l.n_ff;
+                    predictor_ms += l.predictor_ms;
+                    sparse_bytes += double(l.bytes_read);
+                }
             }
             const Stats st = stats(rates);
             row("tg", opt.n_gen, st);
-            tg_results.emplace_back(n_threads, st);
+            // Dense parts are read in full for every token; the FFN and predictors as counted.
+            const double tokens = double(opt.n_gen) * opt.reps;
+            const double dense_part = double(info.bytes_per_token - (sparse ? info.ffn_bytes + info.predictor_bytes : 0));
+            const double per_token = (dense_part + (sparse ? sparse_bytes / tokens : 0.0)) / 1e9;
+            tg_results.push_back({n_threads, st, per_token, neurons > 0 ? active / neurons : 1.0,
+                                  sparse ? predictor_ms / (seconds * 1000.0) : 0.0});
         }
     }
     if (tg_results.empty()) return 0;
-    const double gb_per_token = double(info.bytes_per_token) / 1e9;
-    std::printf("\nweights read per generated token: %.3f GB\n", gb_per_token);
-    for (const auto& [n_threads, st] : tg_results)
-        std::printf("tg%d, %d threads: %.2f GB/s of weights\n", opt.n_gen, n_threads, st.mean * gb_per_token);
+    std::printf("\n");
+    for (const auto& r : tg_results) {
+        std::printf("tg%d, %d threads: %.3f GB of weights read per token, %.2f GB/s", opt.n_gen, r.n_threads,
+                    r.gb_per_token, r.rate.mean * r.gb_per_token);
+        if (sparse)
+            std::printf("; %.1f %% of FFN neurons active; predictors take %.1f %% of the time", 100.0 * r.active_share,
+                        100.0 * r.predictor_share);
+        std::printf("\n");
+    }
     if (opt.membw) {
-        for (const auto& [n_threads, st] : tg_results) {
-            const int t = n_threads > 0 ? n_threads : int(std::thread::hardware_concurrency());
+        for (const auto& r : tg_results) {
+            const int t = r.n_threads > 0 ? r.n_threads : int(std::thread::hardware_concurrency());
             const double bw = measure_read_bandwidth(size_t(1) << 30, t, 5);
             std::printf("memory read bandwidth, %d threads (1 GiB, median of 5): %.2f GB/s -> tg reaches %.0f %%\n", t, bw,
-                        100.0 * st.mean * gb_per_token / bw);
+                        100.0 * r.rate.mean * r.gb_per_token / bw);
         }
     }
     return 0;

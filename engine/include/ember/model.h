@@ -54,7 +54,9 @@ struct ModelInfo : ModelShape {
     float sparse_threshold = 0.0f;
     uint64_t n_params = 0;
     uint64_t weight_bytes = 0;  // bytes of all tensors
-    uint64_t bytes_per_token = 0;  // weight bytes read to generate one token (all but the embedding table)
+    uint64_t bytes_per_token = 0;  // weight bytes read to generate one token densely (all but the embedding table)
+    uint64_t ffn_bytes = 0;        // of which FFN matrices (gate, up, down)
+    uint64_t predictor_bytes = 0;  // and sparse predictors (fc1, fc2)
 };
 
 // Called with the fraction loaded; returning false cancels the load.

@@ -41,9 +41,12 @@ struct Timings {
 
 // Sparse models: per layer, how many FFN neurons the predictor marked active.
 struct LayerSparsity {
-    int64_t tokens = 0;   // tokens evaluated since the session began (or was cleared)
-    int64_t active = 0;   // active neurons, summed over those tokens
-    int32_t n_ff = 0;     // neurons in the layer
+    int64_t tokens = 0;         // tokens evaluated since the session began (or was cleared)
+    int64_t active = 0;         // active neurons, summed over those tokens
+    int32_t n_ff = 0;           // neurons in the layer
+    uint64_t bytes_read = 0;    // predictor and active FFN rows, summed over those tokens
+    double predictor_ms = 0.0;  // time in the predictor
+    double ffn_ms = 0.0;        // time computing the active neurons
 };
 
 struct TokenEvent {
