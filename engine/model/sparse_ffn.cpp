@@ -15,6 +15,12 @@ constexpr int64_t kNeuronsPerTask = 64;
 
 float relu(float v) { return v > 0.0f ? v : 0.0f; }
 
+// Active neurons' rows are scattered through the matrix, so the hardware prefetcher restarts at
+// every row; fetching the next row while the current one is computed hides that latency.
+void prefetch_bytes(const uint8_t* p, size_t n) {
+    for (size_t off = 0; off < n; off += 64) __builtin_prefetch(p + off);
+}
+
 // The coefficient each active neuron's down row is scaled by, rounded the way PowerInfer
 // rounds it for the row's type: F16 rows meet an F16 activation, Q4_0 rows a Q8_0-quantized one.
 void down_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int32_t n_ff) {
@@ -93,6 +99,11 @@ void sparse_ffn(const SparseFfnWeights& w, SparseGate gate, float threshold, con
             const int64_t end = std::min(n_active, (task + 1) * kNeuronsPerTask);
             for (int64_t j = task * kNeuronsPerTask; j < end; ++j) {
                 const int32_t i = ss.active[size_t(j)];
+                if (j + 1 < end) {
+                    const int32_t next = ss.active[size_t(j + 1)];
+                    prefetch_bytes(w.up.row(next), w.up.row_bytes);
+                    if (gate != SparseGate::None) prefetch_bytes(w.gate.row(next), w.gate.row_bytes);
+                }
                 const float v = tensor::dot_row(w.up.type, n_embd, w.up.row(i), ss.prepared_x.row(0));
                 float value;
                 if (gate == SparseGate::None) {
@@ -115,7 +126,12 @@ void sparse_ffn(const SparseFfnWeights& w, SparseGate gate, float threshold, con
         s.pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
             const int64_t col0 = task * cols_per_task;
             const int64_t n = std::min(cols_per_task, n_embd - col0);
-            for (int32_t i : ss.active) {
+            const size_t slice_offset = tensor::row_bytes(w.down_t.type, col0);
+            const size_t slice_bytes = tensor::row_bytes(w.down_t.type, n);
+            for (size_t j = 0; j < ss.active.size(); ++j) {
+                const int32_t i = ss.active[j];
+                if (j + 1 < ss.active.size())
+                    prefetch_bytes(w.down_t.row(ss.active[j + 1]) + slice_offset, slice_bytes);
                 const float c = ss.coef[size_t(i)];
                 if (c != 0.0f) axpy_row(k, w.down_t, i, col0, n, c, y + col0);
             }
