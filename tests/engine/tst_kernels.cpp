@@ -139,6 +139,20 @@ private slots:
                 QVERIFY2(std::fabs(a - exact) <= tol && std::fabs(b - exact) <= tol,
                          qPrintable(QString("%1 n=%2: simd %3 ref %4 exact %5").arg(c.name).arg(n).arg(a).arg(b).arg(exact)));
             }
+            // Row axpy (the sparse down projection) is bit-identical: one FMA per element everywhere.
+            for (DType t : {DType::Q4_0, DType::Q8_0}) {
+                const auto w = quantized(t, wf);
+                std::vector<float> y_k(xf), y_r(xf);
+                auto kf = t == DType::Q4_0 ? k.axpy_q4_0 : k.axpy_q8_0;
+                auto rf = t == DType::Q4_0 ? r.axpy_q4_0 : r.axpy_q8_0;
+                kf(n, -0.37f, w.data(), y_k.data());
+                rf(n, -0.37f, w.data(), y_r.data());
+                QVERIFY2(y_k == y_r, qPrintable(QString("axpy %1 differs at n=%2").arg(dtype_name(t)).arg(n)));
+                std::vector<float> deq(static_cast<size_t>(n));
+                dequantize_row(t, w.data(), deq.data(), n);
+                for (int64_t i = 0; i < n; ++i)
+                    QVERIFY(std::fabs(y_r[size_t(i)] - (xf[size_t(i)] - 0.37f * deq[size_t(i)])) <= 1e-5f);
+            }
             if (n % 256 == 0) {
                 std::vector<uint8_t> x8k(row_bytes(DType::Q8_K, n));
                 quantize_row_q8_k_ref(xf.data(), x8k.data(), n);
