@@ -13,6 +13,7 @@
 
 #include "ember/model.h"
 #include "ember/session.h"
+#include "engine_test_helpers.h"
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
 
@@ -35,32 +36,11 @@ std::vector<int32_t> ints(const QJsonArray& a) {
 std::shared_ptr<ember::Model> load(const QString& path, ember::FfnActivation act = ember::FfnActivation::Auto) {
     ember::ModelParams mp;
     mp.ffn_activation = act;
-    auto m = ember::Model::load(path.toStdString(), mp);
-    if (!m) qFatal("%s", m.error().message.c_str());
-    return *m;
-}
-
-std::unique_ptr<ember::Session> session(std::shared_ptr<ember::Model> m, int32_t n_batch, int32_t n_threads) {
-    ember::SessionParams sp;
-    sp.n_ctx = 256;
-    sp.n_batch = n_batch;
-    sp.n_threads = n_threads;
-    auto s = ember::Session::create(std::move(m), sp);
-    if (!s) qFatal("%s", s.error().message.c_str());
-    return std::move(*s);
+    return test_helpers::load_model(path, mp);
 }
 
 int32_t argmax(std::span<const float> v) {
     return int32_t(std::max_element(v.begin(), v.end()) - v.begin());
-}
-
-ember::GenerateParams greedy(int32_t n) {
-    ember::GenerateParams gp;
-    gp.n_predict = n;
-    gp.ignore_eos = true;
-    gp.sampling.temperature = 0.0f;
-    gp.sampling.repeat_penalty = 1.0f;
-    return gp;
 }
 
 }  // namespace
@@ -96,7 +76,7 @@ private slots:
 
         auto model = load(kData + "/models/" + stem + ".gguf");
         QCOMPARE(model->info().n_vocab, n_vocab);
-        auto s = session(model, 64, 2);
+        auto s = test_helpers::open_session(model, 64, 2);
         QVERIFY(s->evaluate(tokens, true).ok());
         double max_err = 0;
         for (size_t t = 0; t < tokens.size(); ++t) {
@@ -110,7 +90,7 @@ private slots:
         QVERIFY2(max_err <= tolerance, qPrintable(QString("max error %1").arg(max_err)));
 
         // One token at a time through the KV cache gives the same logits as the batch.
-        auto single = session(model, 1, 1);
+        auto single = test_helpers::open_session(model, 1, 1);
         for (size_t t = 0; t < tokens.size(); ++t) {
             QVERIFY(single->evaluate(std::span(tokens).subspan(t, 1)).ok());
             std::span<const float> a = single->logits(), b = s->logits(int32_t(t));
@@ -118,8 +98,8 @@ private slots:
         }
 
         // Greedy continuation equals the PyTorch model's.
-        auto g = session(model, 64, 2);
-        auto result = g->generate(tokens, greedy(16));
+        auto g = test_helpers::open_session(model, 64, 2);
+        auto result = g->generate(tokens, test_helpers::greedy(16));
         QVERIFY(result.ok());
         QCOMPARE(result->tokens, ints(ref["greedy_tokens"].toArray()));
     }
@@ -131,7 +111,7 @@ private slots:
         auto silu = load(kData + "/models/tiny-llama-relu-f16.gguf", ember::FfnActivation::Silu);
         QCOMPARE(silu->info().ffn_activation, std::string("silu"));
         const std::vector<int32_t> tokens{1, 907, 261, 2020};
-        auto a = session(relu, 64, 1), b = session(silu, 64, 1);
+        auto a = test_helpers::open_session(relu, 64, 1), b = test_helpers::open_session(silu, 64, 1);
         QVERIFY(a->evaluate(tokens).ok() && b->evaluate(tokens).ok());
         float diff = 0;
         for (size_t i = 0; i < a->logits().size(); ++i) diff = std::max(diff, std::fabs(a->logits()[i] - b->logits()[i]));
@@ -172,11 +152,11 @@ private slots:
         QCOMPARE(decoded, text);
 
         auto full = load(kData + "/models/tiny-llama-f16.gguf");
-        auto a = session(small, 64, 2), b = session(full, 64, 2);
+        auto a = test_helpers::open_session(small, 64, 2), b = test_helpers::open_session(full, 64, 2);
         QVERIFY(a->evaluate(tokens).ok() && b->evaluate(tokens).ok());
         for (int64_t i = 0; i < n_vocab; ++i) QCOMPARE(a->logits()[size_t(i)], b->logits()[size_t(i)]);
 
-        auto result = a->generate({}, greedy(8));
+        auto result = a->generate({}, test_helpers::greedy(8));
         QVERIFY(result.ok());
         QCOMPARE(result->tokens.size(), size_t(8));
     }
@@ -202,9 +182,9 @@ private slots:
             const std::string prompt = prompts[i].toString().toStdString();
             const std::vector<int32_t> tokens = model->tokenize(prompt, true);
             QCOMPARE(tokens, ints(ids[i].toArray()));
-            auto s = session(model, 64, threads);
+            auto s = test_helpers::open_session(model, 64, threads);
             std::string text = prompt;
-            auto result = s->generate(tokens, greedy(ref["n_predict"].toInt()), [&](const ember::TokenEvent& ev) {
+            auto result = s->generate(tokens, test_helpers::greedy(ref["n_predict"].toInt()), [&](const ember::TokenEvent& ev) {
                 text += ev.text;
                 return true;
             });

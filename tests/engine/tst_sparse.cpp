@@ -14,6 +14,7 @@
 
 #include "ember/model.h"
 #include "ember/session.h"
+#include "engine_test_helpers.h"
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
 #include "tensor/fp16.h"
@@ -25,28 +26,14 @@ const QString kData = QStringLiteral(EMBER_TEST_DATA_DIR);
 std::shared_ptr<ember::Model> load(const QString& path, std::optional<float> threshold = std::nullopt) {
     ember::ModelParams mp;
     mp.sparse_threshold = threshold;
-    auto m = ember::Model::load(path.toStdString(), mp);
-    if (!m) qFatal("%s", m.error().message.c_str());
-    return *m;
+    return test_helpers::load_model(path, mp);
 }
 
 std::unique_ptr<ember::Session> session(std::shared_ptr<ember::Model> m, int32_t n_threads) {
-    ember::SessionParams sp;
-    sp.n_ctx = 256;
-    sp.n_threads = n_threads;
-    auto s = ember::Session::create(std::move(m), sp);
-    if (!s) qFatal("%s", s.error().message.c_str());
-    return std::move(*s);
+    return test_helpers::open_session(std::move(m), 64, n_threads);
 }
 
-ember::GenerateParams greedy(int32_t n) {
-    ember::GenerateParams gp;
-    gp.n_predict = n;
-    gp.ignore_eos = true;
-    gp.sampling.temperature = 0.0f;
-    gp.sampling.repeat_penalty = 1.0f;
-    return gp;
-}
+using test_helpers::greedy;
 
 // A PowerInfer-layout copy of a dense fixture: ffn_down transposed into ffn_down_t and random
 // predictors of rank r added (F16 weights only).
