@@ -42,7 +42,8 @@ public:
         output_norm_ = bind.vector("output_norm.weight", n_embd);
         // Files with a tied LM head have no output.weight.
         output_ = file.find_tensor("output.weight") ? bind.matrix("output.weight", n_embd, n_vocab) : token_embd_;
-        const bool sparse = bind.has("blk.0.ffn_down_t.weight");
+        // PWRI marks a PowerInfer file; a GGUF-magic file in its layout is run the same way.
+        const bool sparse = file.magic() == "PWRI" || bind.has("blk.0.ffn_down_t.weight");
         if (sparse) {
             if (params.ffn_activation == FfnActivation::Silu)
                 fail(file.path() + ": a PowerInfer sparse model runs ReLU(gate)·up; --ffn-act silu does not apply");

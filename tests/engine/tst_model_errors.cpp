@@ -16,13 +16,14 @@ using namespace ember;
 namespace {
 
 const std::string kFixture = std::string(EMBER_TEST_DATA_DIR) + "/models/tiny-llama-q4_0.gguf";
+const std::string kSparseFixture = std::string(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/model.q4_0.powerinfer.gguf";
 
 enum class Edit { None, DropTensor, ReshapeTensor, RetypeTensor, Architecture, DropKey, BadKeyValue, Truncate, Garbage };
 
-// Writes a copy of the fixture with one thing changed.
-void write_variant(const std::string& out, Edit edit, const std::string& target) {
+// Writes a copy of a fixture with one thing changed.
+void write_variant(const std::string& out, Edit edit, const std::string& target, const std::string& source = kFixture) {
     if (edit == Edit::Truncate || edit == Edit::Garbage) {
-        std::filesystem::copy_file(kFixture, out, std::filesystem::copy_options::overwrite_existing);
+        std::filesystem::copy_file(source, out, std::filesystem::copy_options::overwrite_existing);
         if (edit == Edit::Truncate) std::filesystem::resize_file(out, std::filesystem::file_size(out) / 2);
         else {
             std::ofstream f(out, std::ios::binary | std::ios::trunc);
@@ -30,7 +31,7 @@ void write_variant(const std::string& out, Edit edit, const std::string& target)
         }
         return;
     }
-    auto src = gguf::File::open(kFixture);
+    auto src = gguf::File::open(source);
     gguf::Writer w;
     for (const auto& [k, v] : src->metadata()) {
         if (edit == Edit::DropKey && k == target) continue;
@@ -42,7 +43,7 @@ void write_variant(const std::string& out, Edit edit, const std::string& target)
         std::span<const uint8_t> bytes(t.data, t.nbytes);
         if (t.name == target && edit == Edit::DropTensor) continue;
         if (t.name == target && edit == Edit::ReshapeTensor) {
-            // Same bytes, other shape: [n_embd, n_ff] becomes [n_embd * 2, n_ff / 2].
+            // Same bytes, other shape: [a, b] becomes [a * 2, b / 2].
             w.add_tensor(t.name, {t.ne[0] * 2, t.ne[1] / 2}, t.type, bytes);
             continue;
         }
@@ -53,7 +54,7 @@ void write_variant(const std::string& out, Edit edit, const std::string& target)
         }
         w.add_tensor(t.name, t.ne, t.type, bytes);
     }
-    w.write(out);
+    w.write(out, src->magic());
 }
 
 }  // namespace
@@ -93,6 +94,30 @@ private slots:
         QFETCH(QStringList, must_mention);
         const std::string path = (dir_.path() + "/bad.gguf").toStdString();
         write_variant(path, Edit(edit), target.toStdString());
+        auto model = Model::load(path);
+        QVERIFY(!model.ok());
+        const QString msg = QString::fromStdString(model.error().message);
+        for (const QString& m : must_mention) QVERIFY2(msg.contains(m), qPrintable(msg + " lacks " + m));
+    }
+
+    void sparse_load_errors_data() {
+        QTest::addColumn<int>("edit");
+        QTest::addColumn<QString>("target");
+        QTest::addColumn<QStringList>("must_mention");
+        QTest::newRow("missing predictor") << int(Edit::DropTensor) << "blk.2.fc1.weight"
+                                           << QStringList{"bad.gguf", "missing tensor 'blk.2.fc1.weight'"};
+        QTest::newRow("predictor of the wrong shape") << int(Edit::ReshapeTensor) << "blk.3.fc2.weight"
+                                                      << QStringList{"bad.gguf", "blk.3.fc2.weight", "[128, 512]", "expected [64, 1024]"};
+        QTest::newRow("missing down_t") << int(Edit::DropTensor) << "blk.1.ffn_down_t.weight"
+                                        << QStringList{"bad.gguf", "missing tensor 'blk.1.ffn_down_t.weight'"};
+    }
+
+    void sparse_load_errors() {
+        QFETCH(int, edit);
+        QFETCH(QString, target);
+        QFETCH(QStringList, must_mention);
+        const std::string path = (dir_.path() + "/bad.gguf").toStdString();
+        write_variant(path, Edit(edit), target.toStdString(), kSparseFixture);
         auto model = Model::load(path);
         QVERIFY(!model.ok());
         const QString msg = QString::fromStdString(model.error().message);
