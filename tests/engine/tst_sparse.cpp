@@ -5,6 +5,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -164,6 +165,46 @@ private slots:
         QVERIFY(worst <= 5e-3);
         // A random predictor skips neurons that matter: the comparison can fail.
         QVERIFY(predicted_worst > 1e-2);
+    }
+
+    void quantized_sparse_files_run_data() {
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<double>("tolerance");
+        QTest::addColumn<bool>("same_argmax");
+        // 4-bit weights move these logits by up to ~1.4 (Q4_0 sparse numerics are checked exactly
+        // against PowerInfer's outputs above); 8-bit ones by ~0.1.
+        QTest::newRow("Q8_0 (PowerInfer has no Q8_0 sparse path)") << "Q8_0" << 0.5 << true;
+        QTest::newRow("Q4_0") << "Q4_0" << 2.5 << false;
+    }
+
+    void quantized_sparse_files_run() {
+        // ember-quantize keeps PWRI and quantizes the predictors and ffn_down_t too; with every
+        // neuron active the quantized file must stay close to the F16 one.
+        QFETCH(QString, type);
+        QFETCH(double, tolerance);
+        QFETCH(bool, same_argmax);
+        QTemporaryDir dir;
+        const QString f16 = dir.path() + "/relu.powerinfer.gguf";
+        const QString quantized = dir.path() + "/relu." + type + ".powerinfer.gguf";
+        write_sparse_copy((kData + "/models/tiny-llama-relu-f16.gguf").toStdString(), f16.toStdString(), 32);
+        QProcess q;
+        q.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-quantize", {f16, quantized, type});
+        QVERIFY(q.waitForFinished(60000));
+        QCOMPARE(q.exitCode(), 0);
+        auto a = load(f16, -INFINITY), b = load(quantized, -INFINITY);
+        QVERIFY(b->info().sparse);
+        QCOMPARE(QString::fromStdString(b->info().weight_type), type);
+        const std::vector<int32_t> tokens{1, 907, 261, 2020, 397, 2834};
+        auto sa = session(a, 2), sb = session(b, 2);
+        QVERIFY(sa->evaluate(tokens, true).ok() && sb->evaluate(tokens, true).ok());
+        for (int32_t t = 0; t < int32_t(tokens.size()); ++t) {
+            const auto la = sa->logits(t), lb = sb->logits(t);
+            QVERIFY2(max_abs_diff(la, lb) <= tolerance,
+                     qPrintable(QString("position %1: %2").arg(t).arg(max_abs_diff(la, lb))));
+            if (same_argmax)
+                QCOMPARE(std::max_element(lb.begin(), lb.end()) - lb.begin(),
+                         std::max_element(la.begin(), la.end()) - la.begin());
+        }
     }
 
     void result_does_not_depend_on_thread_count() {
