@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
