@@ -127,10 +127,10 @@ int64_t TensorInfo::nelements() const {
     return n;
 }
 
-std::unique_ptr<File> File::open(const std::string& path, MappedFile::Mode mode) {
+std::unique_ptr<File> File::open(const std::string& path, MappedFile::Mode mode, const MappedFile::Progress& progress) {
     std::unique_ptr<File> f(new File());
     f->path_ = path;
-    f->map_ = MappedFile(path, mode);
+    f->map_ = MappedFile(path, mode, progress);
     f->parse();
     return f;
 }

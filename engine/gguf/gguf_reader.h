@@ -27,7 +27,8 @@ struct TensorInfo {
 
 class File {
 public:
-    static std::unique_ptr<File> open(const std::string& path, MappedFile::Mode mode = MappedFile::Mode::Map);
+    static std::unique_ptr<File> open(const std::string& path, MappedFile::Mode mode = MappedFile::Mode::Map,
+                                      const MappedFile::Progress& progress = {});
 
     const std::string& path() const { return path_; }
     const std::string& magic() const { return magic_; }   // "GGUF" or "PWRI"

@@ -15,20 +15,24 @@ namespace ember::gguf {
 namespace {
 
 // Reads the whole file into fresh anonymous memory.
-const uint8_t* copy_into_memory(int fd, size_t size, const std::string& path) {
+const uint8_t* copy_into_memory(int fd, size_t size, const std::string& path, const MappedFile::Progress& progress) {
     void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return nullptr;
     ::madvise(p, size, MADV_HUGEPAGE);
     auto* dst = static_cast<uint8_t*>(p);
     size_t done = 0;
     while (done < size) {
-        const ssize_t n = ::pread(fd, dst + done, std::min<size_t>(size - done, size_t(1) << 28), off_t(done));
+        const ssize_t n = ::pread(fd, dst + done, std::min<size_t>(size - done, size_t(1) << 26), off_t(done));
         if (n <= 0) {
             const int err = n < 0 ? errno : EIO;
             ::munmap(p, size);
             fail(path + ": read failed at byte " + std::to_string(done) + ": " + std::strerror(err));
         }
         done += size_t(n);
+        if (progress && !progress(float(double(done) / double(size)))) {
+            ::munmap(p, size);
+            fail(path + ": loading cancelled");
+        }
     }
     ::mprotect(p, size, PROT_READ);
     return dst;
@@ -36,7 +40,7 @@ const uint8_t* copy_into_memory(int fd, size_t size, const std::string& path) {
 
 }  // namespace
 
-MappedFile::MappedFile(const std::string& path, Mode mode) {
+MappedFile::MappedFile(const std::string& path, Mode mode, const Progress& progress) {
     struct Fd {
         int fd;
         ~Fd() {
@@ -50,7 +54,7 @@ MappedFile::MappedFile(const std::string& path, Mode mode) {
     const size_t size = size_t(st.st_size);
     if (size == 0) return;
     if (mode == Mode::Copy) {
-        data_ = copy_into_memory(file.fd, size, path);
+        data_ = copy_into_memory(file.fd, size, path, progress);
         if (!data_) fail(path + ": cannot allocate " + std::to_string(size) + " bytes to load the file: " + std::strerror(errno));
     } else {
         void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd, 0);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace ember::gguf {
@@ -13,7 +14,10 @@ class MappedFile {
 public:
     MappedFile() = default;
     enum class Mode { Map, Copy };
-    explicit MappedFile(const std::string& path, Mode mode = Mode::Map);  // throws EngineError naming the path
+    // Called with the fraction read so far while copying; returning false cancels the load.
+    using Progress = std::function<bool(float fraction)>;
+    // Throws EngineError naming the path (also when the progress callback cancels).
+    explicit MappedFile(const std::string& path, Mode mode = Mode::Map, const Progress& progress = {});
     ~MappedFile();
     MappedFile(MappedFile&& other) noexcept;
     MappedFile& operator=(MappedFile&& other) noexcept;

@@ -35,8 +35,12 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& path, const ModelP
                                            const LoadProgress& progress) {
     try {
         auto impl = std::make_unique<Impl>();
-        impl->file = gguf::File::open(path, params.use_mmap ? gguf::MappedFile::Mode::Map : gguf::MappedFile::Mode::Copy);
-        if (progress && !progress(0.3f)) return Error{path + ": loading cancelled"};
+        // Reading the file is nearly all of the work: it reports 0..0.95, binding the rest.
+        gguf::MappedFile::Progress reading;
+        if (progress) reading = [&](float f) { return progress(0.95f * f); };
+        impl->file = gguf::File::open(path, params.use_mmap ? gguf::MappedFile::Mode::Map : gguf::MappedFile::Mode::Copy,
+                                      reading);
+        if (progress && !progress(0.95f)) return Error{path + ": loading cancelled"};
         impl->tokenizer = tokenizer::Tokenizer::from_gguf(*impl->file);
         impl->arch = model::load_architecture(*impl->file, params);
         if (impl->tokenizer->n_vocab() != impl->arch->hparams().n_vocab)

@@ -3,7 +3,10 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <thread>
 #include <fstream>
 
 #include "ember/model.h"
@@ -129,6 +132,51 @@ private slots:
         const std::string path = (dir_.path() + "/good.gguf").toStdString();
         write_variant(path, Edit::None, "");
         QVERIFY(Model::load(path).ok());
+    }
+
+    void load_reports_progress_and_can_be_cancelled() {
+        std::vector<float> seen;
+        auto model = Model::load(kSparseFixture, {}, [&](float f) {
+            seen.push_back(f);
+            return true;
+        });
+        QVERIFY(model.ok());
+        QVERIFY(seen.size() >= 2);
+        QVERIFY(std::is_sorted(seen.begin(), seen.end()));
+        QCOMPARE(seen.back(), 1.0f);
+
+        int calls = 0;
+        auto cancelled = Model::load(kSparseFixture, {}, [&](float) { return ++calls < 1; });
+        QVERIFY(!cancelled.ok());
+        QVERIFY2(QString::fromStdString(cancelled.error().message).contains("loading cancelled"),
+                 cancelled.error().message.c_str());
+        QCOMPARE(calls, 1);
+    }
+
+    void cancel_from_another_thread() {
+        auto model = Model::load(kFixture);
+        QVERIFY(model.ok());
+        SessionParams sp;
+        sp.n_ctx = 4096;
+        auto s = Session::create(*model, sp);
+        QVERIFY(s.ok());
+        GenerateParams gp;
+        gp.n_predict = -1;  // until the context is full: cancel must end it long before
+        gp.ignore_eos = true;
+        std::atomic<int> tokens{0};
+        std::thread canceller([&] {
+            while (tokens.load() < 5) std::this_thread::yield();
+            (*s)->cancel();
+        });
+        const int32_t prompt[] = {1, 907};
+        auto r = (*s)->generate(prompt, gp, [&](const TokenEvent&) {
+            ++tokens;
+            return true;
+        });
+        canceller.join();
+        QVERIFY(r.ok());
+        QCOMPARE(r->stop_reason, StopReason::Cancelled);
+        QVERIFY(r->tokens.size() < 4000);
     }
 
     void session_errors() {
