@@ -5,11 +5,13 @@
 #include <cstdint>
 #include <memory>
 
+#include "backend/device.h"
 #include "ember/model.h"
 #include "gguf/gguf_reader.h"
 #include "model/blocks.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
+#include "sparse/placement.h"
 
 namespace ember::model {
 
@@ -24,6 +26,11 @@ public:
     virtual uint64_t predictor_bytes() const = 0;   // predictors, all layers (0 when dense)
     virtual uint64_t n_params() const = 0;
     virtual const char* weight_type() const = 0;    // type of the bulk of the weights
+
+    // Sparse models only: one layer's FFN rows for a device, and the exact device byte costs
+    // of every part for placement with a KV cache of n_ctx tokens.
+    virtual backend::FfnRows ffn_rows(int32_t il) const = 0;
+    virtual sparse::PlacementCosts placement_costs(int32_t n_ctx) const = 0;
 
     // Evaluates n tokens (n <= s.n_batch) at positions kv.n_past().., appends them to the cache
     // and writes logits: of every token ([n][n_vocab]) when logits_all, else of the last one.

@@ -94,6 +94,26 @@ public:
     uint64_t n_params() const override { return n_params_; }
     const char* weight_type() const override { return weight_type_; }
 
+    backend::FfnRows ffn_rows(int32_t il) const override {
+        const LlamaLayer& L = layers_[size_t(il)];
+        return {L.sparse.gate, L.sparse.up, L.sparse.down_t};
+    }
+
+    sparse::PlacementCosts placement_costs(int32_t n_ctx) const override {
+        sparse::PlacementCosts c;
+        const uint64_t norm = uint64_t(hp_.n_embd) * sizeof(float);
+        for (const LlamaLayer& L : layers_) {
+            c.attn_bytes.push_back(norm + matrix_bytes(L.wq) + matrix_bytes(L.wk) + matrix_bytes(L.wv) + matrix_bytes(L.wo));
+            c.predictor_bytes.push_back(matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2));
+            c.ffn_norm_bytes.push_back(norm);
+            c.neuron_bytes.push_back(L.sparse.gate.row_bytes + L.sparse.up.row_bytes + L.sparse.down_t.row_bytes);
+            c.n_ff.push_back(hp_.n_ff);
+        }
+        c.output_bytes = matrix_bytes(output_) + norm;
+        c.kv_k_bytes = c.kv_v_bytes = uint64_t(hp_.n_layer) * uint64_t(n_ctx) * uint64_t(hp_.n_embd_gqa()) * 2;
+        return c;
+    }
+
     void forward(const int32_t* tokens, int32_t n, KvCache& kv, Scratch& s, float* logits,
                  bool logits_all) const override {
         const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
@@ -118,8 +138,8 @@ public:
             // Feed-forward.
             rms_norm(s.x.data(), L.ffn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
             if (s.sparse) {
-                sparse_ffn(L.sparse, SparseGate::Par, hp_.sparse_threshold, s.x.data(), s.xn.data(), n, s.out.data(), s,
-                           *s.sparse, s.sparse->stats[size_t(il)]);
+                sparse_ffn(il, L.sparse, SparseGate::Par, hp_.sparse_threshold, s.x.data(), s.xn.data(), n, s.out.data(),
+                           s, *s.sparse);
             } else {
                 tensor::matmul(s.pool, L.gate, s.xn.data(), n, s.gate.data(), s.prepared);
                 tensor::matmul(s.pool, L.up, s.xn.data(), n, s.up.data(), s.prepared);

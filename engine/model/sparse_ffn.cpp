@@ -27,14 +27,17 @@ void down_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int3
     if (down_t.type == tensor::DType::Q4_0) {
         k.prepare_q8_activation(ss.a.data(), ss.a_q8.data(), n_ff);
         const auto* blocks = reinterpret_cast<const tensor::BlockQ8_0*>(ss.a_q8.data());
-        for (int32_t i : ss.active) {
-            const tensor::BlockQ8_0& b = blocks[i / tensor::kQK];
-            ss.coef[size_t(i)] = float(b.qs[i % tensor::kQK]) * tensor::fp16_to_f32(b.d);
-        }
+        for (const auto* list : {&ss.active, &ss.hot_active})
+            for (int32_t i : *list) {
+                const tensor::BlockQ8_0& b = blocks[i / tensor::kQK];
+                ss.coef[size_t(i)] = float(b.qs[i % tensor::kQK]) * tensor::fp16_to_f32(b.d);
+            }
     } else if (down_t.type == tensor::DType::F16) {
-        for (int32_t i : ss.active) ss.coef[size_t(i)] = tensor::fp16_to_f32(tensor::f32_to_fp16(ss.a[size_t(i)]));
+        for (const auto* list : {&ss.active, &ss.hot_active})
+            for (int32_t i : *list) ss.coef[size_t(i)] = tensor::fp16_to_f32(tensor::f32_to_fp16(ss.a[size_t(i)]));
     } else {
-        for (int32_t i : ss.active) ss.coef[size_t(i)] = ss.a[size_t(i)];
+        for (const auto* list : {&ss.active, &ss.hot_active})
+            for (int32_t i : *list) ss.coef[size_t(i)] = ss.a[size_t(i)];
     }
 }
 
@@ -61,13 +64,22 @@ void axpy_row(const tensor::KernelTable& k, const tensor::WeightView& w, int64_t
 
 SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int32_t n_layer)
     : h(size_t(max_rank)), score(size_t(n_ff)), a(size_t(n_ff)), coef(size_t(n_ff)),
-      a_q8(tensor::kernels().q8_activation_bytes(n_ff)), stats(size_t(n_layer)) {
+      a_q8(tensor::kernels().q8_activation_bytes(n_ff)), stats(size_t(n_layer)), g(size_t(n_ff)), v(size_t(n_ff)),
+      hot_coef(size_t(n_ff)), y_device(size_t(n_embd)) {
     active.reserve(size_t(n_ff));
+    hot_active.reserve(size_t(n_ff));
     prepared_x.reserve(1, std::max(n_embd, n_ff));
 }
 
-void sparse_ffn(const SparseFfnWeights& w, SparseGate gate, float threshold, const float* u, const float* x,
-                int32_t n_tokens, float* out, Scratch& s, SparseScratch& ss, SparseLayerStats& stats) {
+float activation_value(SparseGate gate, float g, float v) {
+    if (gate == SparseGate::None) return relu(v);
+    return relu(g) * (gate == SparseGate::Sym ? relu(v) : v);
+}
+
+void sparse_ffn(int32_t il, const SparseFfnWeights& w, SparseGate gate, float threshold, const float* u,
+                const float* x, int32_t n_tokens, float* out, Scratch& s, SparseScratch& ss) {
+    SparseLayerStats& stats = ss.stats[size_t(il)];
+    const uint8_t* hot = ss.device ? ss.hot[size_t(il)].data() : nullptr;
     const tensor::KernelTable& k = tensor::kernels();
     const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
     using Clock = std::chrono::steady_clock;
@@ -81,13 +93,18 @@ void sparse_ffn(const SparseFfnWeights& w, SparseGate gate, float threshold, con
         tensor::matmul(s.pool, w.fc1, u + size_t(t) * n_embd, 1, ss.h.data(), s.prepared);
         for (int64_t r = 0; r < w.fc1.n_rows; ++r) ss.h[size_t(r)] = relu(ss.h[size_t(r)]);
         tensor::matmul(s.pool, w.fc2, ss.h.data(), 1, ss.score.data(), s.prepared);
+        // Active neurons: the CPU's in ss.active, the device's in ss.hot_active.
         ss.active.clear();
-        for (int64_t i = 0; i < n_ff; ++i)
-            if (ss.score[size_t(i)] >= threshold) ss.active.push_back(int32_t(i));
+        ss.hot_active.clear();
+        for (int64_t i = 0; i < n_ff; ++i) {
+            if (ss.score[size_t(i)] < threshold) continue;
+            (hot && hot[i] ? ss.hot_active : ss.active).push_back(int32_t(i));
+        }
         const auto predicted = Clock::now();
         stats.tokens += 1;
-        stats.active += int64_t(ss.active.size());
-        stats.bytes_read += predictor_bytes + neuron_bytes * uint64_t(ss.active.size());
+        stats.active += int64_t(ss.active.size() + ss.hot_active.size());
+        stats.active_on_device += int64_t(ss.hot_active.size());
+        stats.bytes_read += predictor_bytes + neuron_bytes * uint64_t(ss.active.size() + ss.hot_active.size());
         stats.predictor_ms += std::chrono::duration<double, std::milli>(predicted - start).count();
 
         // Gate and up rows of the active neurons only.
@@ -104,16 +121,17 @@ void sparse_ffn(const SparseFfnWeights& w, SparseGate gate, float threshold, con
                     if (gate != SparseGate::None) prefetch_bytes(w.gate.row(next), w.gate.row_bytes);
                 }
                 const float v = tensor::dot_row(w.up.type, n_embd, w.up.row(i), ss.prepared_x.row(0));
-                float value;
-                if (gate == SparseGate::None) {
-                    value = relu(v);
-                } else {
-                    const float g = tensor::dot_row(w.gate.type, n_embd, w.gate.row(i), ss.prepared_x.row(0));
-                    value = relu(g) * (gate == SparseGate::Sym ? relu(v) : v);
-                }
-                ss.a[size_t(i)] = value;
+                const float g = gate == SparseGate::None
+                                    ? 0.0f
+                                    : tensor::dot_row(w.gate.type, n_embd, w.gate.row(i), ss.prepared_x.row(0));
+                ss.a[size_t(i)] = activation_value(gate, g, v);
             }
         });
+        if (!ss.hot_active.empty()) {
+            ss.device->compute_dots(il, ss.prepared_x.row(0), ss.hot_active, ss.g.data(), ss.v.data());
+            for (size_t j = 0; j < ss.hot_active.size(); ++j)
+                ss.a[size_t(ss.hot_active[j])] = activation_value(gate, ss.g[j], ss.v[j]);
+        }
 
         // Down projection: out = Σ coef_i · down_t[i]. Threads split the output elements, each
         // summing every active neuron in ascending order, so the result is the same for any
@@ -135,6 +153,13 @@ void sparse_ffn(const SparseFfnWeights& w, SparseGate gate, float threshold, con
                 if (c != 0.0f) axpy_row(k, w.down_t, i, col0, n, c, y + col0);
             }
         });
+        if (!ss.hot_active.empty()) {
+            // The device's share, summed separately and added once: the join of the two halves.
+            for (size_t j = 0; j < ss.hot_active.size(); ++j) ss.hot_coef[j] = ss.coef[size_t(ss.hot_active[j])];
+            std::fill(ss.y_device.begin(), ss.y_device.end(), 0.0f);
+            ss.device->accumulate_down(il, ss.hot_active, ss.hot_coef.data(), ss.y_device.data());
+            for (int64_t j = 0; j < n_embd; ++j) y[j] += ss.y_device[size_t(j)];
+        }
         stats.ffn_ms += std::chrono::duration<double, std::milli>(Clock::now() - predicted).count();
     }
 }

@@ -30,7 +30,9 @@ struct SparseFfnWeights {
 
 // out[t] = sparse FFN of token t: predictor input u[t] ([n_embd], the architecture's choice),
 // FFN input x[t] ([n_embd], normalized).
-void sparse_ffn(const SparseFfnWeights& w, SparseGate gate, float threshold, const float* u, const float* x,
-                int32_t n_tokens, float* out, Scratch& s, SparseScratch& ss, SparseLayerStats& stats);
+// With ss.device set, active neurons resident there (ss.hot[il]) are computed on the device and
+// the rest on the CPU; the two output shares are summed.
+void sparse_ffn(int32_t il, const SparseFfnWeights& w, SparseGate gate, float threshold, const float* u,
+                const float* x, int32_t n_tokens, float* out, Scratch& s, SparseScratch& ss);
 
 }  // namespace ember::model

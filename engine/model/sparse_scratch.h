@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backend/device.h"
 #include "tensor/matmul.h"
 
 namespace ember::model {
@@ -12,6 +13,7 @@ namespace ember::model {
 struct SparseLayerStats {
     int64_t tokens = 0;
     int64_t active = 0;          // neurons predicted active, summed over tokens
+    int64_t active_on_device = 0;  // of which computed on the device
     uint64_t bytes_read = 0;     // predictor plus the FFN rows of active neurons
     double predictor_ms = 0.0;   // time in the predictor
     double ffn_ms = 0.0;         // time in the gate/up rows and the down projection
@@ -27,6 +29,15 @@ struct SparseScratch {
     std::vector<uint8_t> a_q8;     // a quantized to Q8_0, for Q4_0 down rows
     tensor::PreparedActivations prepared_x;  // the FFN input, in the gate/up rows' dot type
     std::vector<SparseLayerStats> stats;     // [n_layer]
+
+    // Hybrid execution: the device holding hot neurons (none: everything on the CPU) and, per
+    // layer, which neurons it holds (1 = resident there).
+    backend::Device* device = nullptr;
+    std::vector<std::vector<uint8_t>> hot;  // [n_layer][n_ff]
+    std::vector<int32_t> hot_active;        // active neurons resident on the device (capacity n_ff)
+    std::vector<float> g, v;                // [n_ff] the device's dot products for hot_active
+    std::vector<float> hot_coef;            // [n_ff] coefficients of hot_active, in that order
+    std::vector<float> y_device;            // [n_embd] the device's share of the FFN output
 };
 
 }  // namespace ember::model

@@ -5,6 +5,7 @@
 
 #include "common/error.h"
 #include "model/model_impl.h"
+#include "session/device_placement.h"
 #include "sampling/sampler.h"
 #include "tensor/thread_pool.h"
 #include "tokenizer/stream_decoder.h"
@@ -71,7 +72,19 @@ struct Session::Impl {
     int32_t n_all_logits = 0;
     std::atomic<bool> cancel_flag{false};
     Timings timings;
+    std::unique_ptr<DevicePlacement> placement;  // sparse models on a device only
 };
+
+namespace {
+
+// The bytes of a session's compute buffers: the scratch a device would need beside its weights.
+uint64_t scratch_bytes(const model::Scratch& s) {
+    uint64_t floats = s.x.size() + s.xn.size() + s.q.size() + s.k.size() + s.v.size() + s.attn.size() + s.out.size() +
+                      s.gate.size() + s.up.size() + s.scores.size();
+    return floats * sizeof(float);
+}
+
+}  // namespace
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
@@ -88,11 +101,23 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
     if (params.n_threads < 0 || params.n_threads > 1024)
         return Error{"thread count " + std::to_string(params.n_threads) + " is out of range (0 = all, up to 1024)"};
     const int32_t n_threads = params.n_threads > 0 ? params.n_threads : tensor::default_thread_count();
+    if (params.device != "cpu" && params.device != "sim")
+        return Error{"device '" + params.device + "' is not available (this build has: cpu, sim)"};
+    if (params.device != "cpu" && !model->info().sparse)
+        return Error{model->info().path + ": a device holds the hot neurons of sparse (PowerInfer) models; this model is dense"};
     try {
-        return std::unique_ptr<Session>(
-            new Session(std::make_unique<Impl>(std::move(model), n_ctx, std::min(params.n_batch, n_ctx), n_threads)));
+        auto impl = std::make_unique<Impl>(std::move(model), n_ctx, std::min(params.n_batch, n_ctx), n_threads);
+        if (params.device == "sim") {
+            impl->placement = std::make_unique<DevicePlacement>(backend::make_sim_device(params.device_budget_bytes),
+                                                                impl->arch, impl->model->info().path, n_ctx,
+                                                                scratch_bytes(impl->scratch));
+            impl->placement->plan(params.device_budget_bytes, *impl->scratch.sparse);
+        }
+        return std::unique_ptr<Session>(new Session(std::move(impl)));
     } catch (const std::bad_alloc&) {
         return Error{"out of memory allocating a context of " + std::to_string(n_ctx) + " tokens"};
+    } catch (const EngineError& e) {
+        return Error{e.what()};
     }
 }
 
@@ -184,6 +209,28 @@ void Session::cancel() { impl_->cancel_flag.store(true); }
 int32_t Session::n_past() const { return impl_->kv.n_past(); }
 int32_t Session::n_ctx() const { return impl_->kv.n_ctx(); }
 void Session::truncate(int32_t n_keep) { impl_->kv.truncate(n_keep); }
+Status Session::set_device_budget(uint64_t bytes) {
+    if (!impl_->placement) return Error{"this session has no device to re-plan"};
+    try {
+        impl_->placement->plan(bytes, *impl_->scratch.sparse);
+        return Ok{};
+    } catch (const EngineError& e) {
+        return Error{e.what()};
+    }
+}
+
+DeviceReport Session::device_report() const {
+    if (impl_->placement) return impl_->placement->report();
+    DeviceReport r;
+    r.device = "cpu";
+    return r;
+}
+
+std::vector<std::vector<int32_t>> Session::hot_neurons() const {
+    if (impl_->placement) return impl_->placement->hot();
+    return std::vector<std::vector<int32_t>>(size_t(impl_->arch.hparams().n_layer));
+}
+
 void Session::clear() {
     impl_->kv.clear();
     if (impl_->scratch.sparse)
@@ -195,8 +242,8 @@ std::vector<LayerSparsity> Session::layer_sparsity() const {
     std::vector<LayerSparsity> out;
     if (!impl_->scratch.sparse) return out;
     for (const auto& l : impl_->scratch.sparse->stats)
-        out.push_back(LayerSparsity{l.tokens, l.active, impl_->arch.hparams().n_ff, l.bytes_read, l.predictor_ms,
-                                    l.ffn_ms});
+        out.push_back(LayerSparsity{l.tokens, l.active, l.active_on_device, impl_->arch.hparams().n_ff, l.bytes_read,
+                                    l.predictor_ms, l.ffn_ms});
     return out;
 }
 const Model& Session::model() const { return *impl_->model; }

@@ -35,6 +35,8 @@ struct Options {
     std::optional<float> sparse_threshold;
     bool stats = false;
     bool use_mmap = false;
+    std::string device = "cpu";
+    std::optional<double> vram_budget_gib;
 };
 
 const char* kUsage =
@@ -58,7 +60,9 @@ const char* kUsage =
     "  --sparse-threshold T     PowerInfer files: predictor score at or above which a neuron is computed\n"
     "                           (default: LLAMA_SPARSE_PRED_THRESHOLD, else the file's, else 0)\n"
     "  --stats                  PowerInfer files: per-layer share of active neurons on stderr at the end\n"
-    "  --mmap                   map the model file instead of reading it into memory\n";
+    "  --mmap                   map the model file instead of reading it into memory\n"
+    "  --device cpu|sim         PowerInfer files: where hot neurons run (sim: a host-memory stand-in device)\n"
+    "  --vram-budget GIB        device memory budget in GiB (needed with --device sim)\n";
 
 Options parse(int argc, char** argv) {
     Options o;
@@ -110,6 +114,12 @@ Options parse(int argc, char** argv) {
             o.sparse_threshold = parse_float(a, next_value(argc, argv, i));
         } else if (a == "--stats") {
             o.stats = true;
+        } else if (a == "--device") {
+            o.device = next_value(argc, argv, i);
+        } else if (a == "--vram-budget") {
+            const float gib = parse_float(a, next_value(argc, argv, i));
+            if (gib < 0) throw UsageError("--vram-budget: must not be negative");
+            o.vram_budget_gib = gib;
         } else if (a == "--mmap") {
             o.use_mmap = true;
         } else if (a == "-h" || a == "--help") {
@@ -122,6 +132,7 @@ Options parse(int argc, char** argv) {
     if (o.model_path.empty()) throw UsageError("no model: give -m MODEL.gguf");
     if (!o.have_prompt) throw UsageError("no prompt: give -p TEXT or -f FILE");
     if (o.prompt.empty()) throw UsageError("empty prompt: the prompt text must not be empty");
+    if (o.device == "sim" && !o.vram_budget_gib) throw UsageError("--device sim needs --vram-budget GIB");
     return o;
 }
 
@@ -157,6 +168,8 @@ int main(int argc, char** argv) {
     sp.n_ctx = opt.n_ctx;
     sp.n_batch = opt.n_batch;
     sp.n_threads = opt.n_threads;
+    sp.device = opt.device;
+    if (opt.vram_budget_gib) sp.device_budget_bytes = uint64_t(*opt.vram_budget_gib * double(1ull << 30));
     auto session = ember::Session::create(*model, sp);
     if (!session) {
         std::fprintf(stderr, "ember-cli: %s\n", session.error().message.c_str());
@@ -193,11 +206,19 @@ int main(int argc, char** argv) {
         for (size_t il = 0; il < layers.size(); ++il) {
             const auto& l = layers[il];
             const double share = l.tokens ? double(l.active) / double(l.tokens * l.n_ff) : 0.0;
-            std::fprintf(stderr, "layer %2zu: %5.1f %% of %d neurons active\n", il, 100.0 * share, l.n_ff);
+            const double device_share = l.active ? double(l.active_on_device) / double(l.active) : 0.0;
+            std::fprintf(stderr, "layer %2zu: %5.1f %% of %d neurons active, %5.1f %% of those on the device\n", il,
+                         100.0 * share, l.n_ff, 100.0 * device_share);
             active += double(l.active);
             total += double(l.tokens) * l.n_ff;
         }
         if (total > 0) std::fprintf(stderr, "mean: %.1f %% active\n", 100.0 * active / total);
+        const ember::DeviceReport d = (*session)->device_report();
+        if (d.device != "cpu")
+            std::fprintf(stderr, "device %s: %lld hot neurons, %.1f of %.1f MiB used, %.1f MiB uploaded%s%s\n",
+                         d.device.c_str(), (long long)d.hot_neurons, double(d.used_bytes) / (1 << 20),
+                         double(d.budget_bytes) / (1 << 20), double(d.bytes_uploaded) / (1 << 20),
+                         d.note.empty() ? "" : "; ", d.note.c_str());
     }
     return 0;
 }

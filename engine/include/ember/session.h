@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,21 @@ struct SessionParams {
     int32_t n_ctx = 512;    // KV cache length in tokens; 0: the model's training context
     int32_t n_batch = 64;   // prompt tokens evaluated together
     int32_t n_threads = 0;  // 0: every hardware thread this process may use
+    // Sparse models: where the hot FFN neurons run. "cpu": nowhere else. "sim": a host-memory
+    // stand-in device with a budget of device_budget_bytes, placed the way a GPU would be
+    // (dense parts first, then the hottest neurons by the model's activation statistics).
+    std::string device = "cpu";
+    uint64_t device_budget_bytes = 0;
+};
+
+// Where a sparse session's neurons are, and what moving them cost.
+struct DeviceReport {
+    std::string device;            // "cpu" or the device's name
+    uint64_t budget_bytes = 0;
+    uint64_t used_bytes = 0;       // never above the budget
+    uint64_t bytes_uploaded = 0;   // FFN rows copied to the device, ever
+    int64_t hot_neurons = 0;       // resident on the device, all layers
+    std::string note;              // why less than asked is on the device, when it is
 };
 
 struct GenerateParams {
@@ -43,6 +59,7 @@ struct Timings {
 struct LayerSparsity {
     int64_t tokens = 0;         // tokens evaluated since the session began (or was cleared)
     int64_t active = 0;         // active neurons, summed over those tokens
+    int64_t active_on_device = 0;  // of which computed on the device
     int32_t n_ff = 0;           // neurons in the layer
     uint64_t bytes_read = 0;    // predictor and active FFN rows, summed over those tokens
     double predictor_ms = 0.0;  // time in the predictor
@@ -89,6 +106,12 @@ public:
 
     const Timings& timings() const;
     std::vector<LayerSparsity> layer_sparsity() const;  // empty for dense models
+
+    // Sparse models with a device: re-plans for a new budget between tokens, moving only the
+    // neurons that change side.
+    Status set_device_budget(uint64_t bytes);
+    DeviceReport device_report() const;
+    std::vector<std::vector<int32_t>> hot_neurons() const;  // per layer, ascending
     const Model& model() const;
 
     struct Impl;

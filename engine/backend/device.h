@@ -1,0 +1,62 @@
+#pragma once
+// The one seam between the engine and an accelerator (architecture.md, "Devices"): a device
+// holds the hot FFN neurons of each layer and computes them; the CPU computes the cold ones.
+// Device memory never leaves this folder; the engine asks through this interface only.
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "tensor/matmul.h"
+
+namespace ember::backend {
+
+// One layer's FFN matrices on the host; row i of each belongs to neuron i.
+struct FfnRows {
+    tensor::WeightView gate;    // n_rows == 0 when the architecture has no gate
+    tensor::WeightView up;
+    tensor::WeightView down_t;  // row i: neuron i's output vector
+};
+
+struct DeviceTraffic {
+    uint64_t bytes_uploaded = 0;  // FFN rows copied to the device, ever
+    uint64_t rows_computed = 0;   // neuron rows (gate, up and down_t each count) computed there
+};
+
+class Device {
+public:
+    virtual ~Device() = default;
+
+    virtual std::string name() const = 0;
+    virtual uint64_t budget_bytes() const = 0;
+    virtual uint64_t used_bytes() const = 0;
+    virtual bool supports(tensor::DType type) const = 0;
+    // The most this session may hold on the device (the VRAM slider). Throws EngineError when
+    // it is below what is held now: shrink first.
+    virtual void set_budget_bytes(uint64_t bytes) = 0;
+
+    // Sets the bytes held for dense parts placed on the device (attention, predictors, norms,
+    // output, KV cache) and compute scratch. Throws EngineError past the budget.
+    virtual void reserve_dense(uint64_t bytes) = 0;
+
+    // Makes exactly `neurons` (ascending) of layer il resident, copying only rows not already
+    // there. Throws EngineError, changing nothing, when the result would exceed the budget.
+    virtual void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) = 0;
+
+    // For resident neurons ids[j]: g[j] = gate row · x (when the layer has a gate), v[j] = up row · x.
+    // x is the FFN input prepared in the rows' dot-product type.
+    virtual void compute_dots(int32_t il, const uint8_t* x_prepared, std::span<const int32_t> ids, float* g,
+                              float* v) = 0;
+    // y (n_embd) += Σ coef[j] · down_t row of resident neuron ids[j], in the order given.
+    virtual void accumulate_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) = 0;
+
+    virtual DeviceTraffic traffic() const = 0;
+};
+
+// A host-memory stand-in with a byte budget: keeps its own copies of the hot rows, refuses
+// allocations past the budget, counts traffic, and computes with the CPU kernels. It makes
+// placement, re-planning and the split view testable without a GPU.
+std::unique_ptr<Device> make_sim_device(uint64_t budget_bytes);
+
+}  // namespace ember::backend

@@ -1,0 +1,149 @@
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "backend/device.h"
+#include "common/error.h"
+#include "tensor/kernels.h"
+
+namespace ember::backend {
+namespace {
+
+// One layer's resident rows: local row r holds neuron ids[r] for every matrix.
+struct LayerRows {
+    std::vector<int32_t> ids;
+    std::map<int32_t, int32_t> local;  // neuron id -> local row
+    std::vector<uint8_t> gate, up, down_t;
+    size_t gate_row = 0, up_row = 0, down_row = 0;
+    tensor::DType gate_type{}, up_type{}, down_type{};
+    int64_t n_cols = 0, n_out = 0;
+    uint64_t bytes() const { return gate.size() + up.size() + down_t.size(); }
+};
+
+void append_rows(std::vector<uint8_t>& dst, const tensor::WeightView& w, std::span<const int32_t> ids) {
+    for (int32_t id : ids) dst.insert(dst.end(), w.row(id), w.row(id) + w.row_bytes);
+}
+
+class SimDevice final : public Device {
+public:
+    explicit SimDevice(uint64_t budget) : budget_(budget) {}
+
+    std::string name() const override { return "sim"; }
+    uint64_t budget_bytes() const override { return budget_; }
+    uint64_t used_bytes() const override {
+        uint64_t used = dense_;
+        for (const auto& [il, l] : layers_) used += l.bytes();
+        return used;
+    }
+    bool supports(tensor::DType) const override { return true; }
+    void set_budget_bytes(uint64_t bytes) override {
+        if (used_bytes() > bytes)
+            fail("sim device: a budget of " + std::to_string(bytes) + " bytes is below the " +
+                 std::to_string(used_bytes()) + " bytes in use");
+        budget_ = bytes;
+    }
+
+    void reserve_dense(uint64_t bytes) override {
+        if (used_bytes() - dense_ + bytes > budget_)
+            fail("sim device: " + std::to_string(bytes) + " bytes of dense parts exceed the budget of " +
+                 std::to_string(budget_) + " bytes (" + std::to_string(used_bytes() - dense_) + " in use)");
+        dense_ = bytes;
+    }
+
+    void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) override {
+        const size_t per_neuron = (rows.gate.n_rows ? rows.gate.row_bytes : 0) + rows.up.row_bytes + rows.down_t.row_bytes;
+        const uint64_t before = layers_.count(il) ? layers_[il].bytes() : 0;
+        const uint64_t after = uint64_t(per_neuron) * neurons.size();
+        if (used_bytes() - before + after > budget_)
+            fail("sim device: layer " + std::to_string(il) + "'s " + std::to_string(neurons.size()) +
+                 " hot neurons need " + std::to_string(after) + " bytes, over the budget of " + std::to_string(budget_));
+        const LayerRows& old = layers_[il];
+        LayerRows next;
+        next.ids.assign(neurons.begin(), neurons.end());
+        next.gate_row = rows.gate.n_rows ? rows.gate.row_bytes : 0;
+        next.up_row = rows.up.row_bytes;
+        next.down_row = rows.down_t.row_bytes;
+        next.gate_type = rows.gate.type;
+        next.up_type = rows.up.type;
+        next.down_type = rows.down_t.type;
+        next.n_cols = rows.up.n_cols;
+        next.n_out = rows.down_t.n_cols;
+        // Rows already resident are kept (a real device moves them in its own memory); only
+        // the others cross the bus.
+        for (size_t r = 0; r < next.ids.size(); ++r) {
+            const int32_t id = next.ids[r];
+            next.local[id] = int32_t(r);
+            const std::span<const int32_t> one(&next.ids[r], 1);
+            if (auto it = old.local.find(id); it != old.local.end()) {
+                const size_t o = size_t(it->second);
+                if (next.gate_row)
+                    next.gate.insert(next.gate.end(), old.gate.begin() + long(o * next.gate_row),
+                                     old.gate.begin() + long((o + 1) * next.gate_row));
+                next.up.insert(next.up.end(), old.up.begin() + long(o * next.up_row), old.up.begin() + long((o + 1) * next.up_row));
+                next.down_t.insert(next.down_t.end(), old.down_t.begin() + long(o * next.down_row),
+                                   old.down_t.begin() + long((o + 1) * next.down_row));
+            } else {
+                if (next.gate_row) append_rows(next.gate, rows.gate, one);
+                append_rows(next.up, rows.up, one);
+                append_rows(next.down_t, rows.down_t, one);
+                traffic_.bytes_uploaded += per_neuron;
+            }
+        }
+        layers_[il] = std::move(next);
+    }
+
+    void compute_dots(int32_t il, const uint8_t* x, std::span<const int32_t> ids, float* g, float* v) override {
+        const LayerRows& l = layer(il);
+        for (size_t j = 0; j < ids.size(); ++j) {
+            const size_t r = size_t(local_row(l, ids[j]));
+            v[j] = tensor::dot_row(l.up_type, l.n_cols, l.up.data() + r * l.up_row, x);
+            if (l.gate_row) g[j] = tensor::dot_row(l.gate_type, l.n_cols, l.gate.data() + r * l.gate_row, x);
+        }
+        traffic_.rows_computed += ids.size() * (l.gate_row ? 2 : 1);
+    }
+
+    void accumulate_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) override {
+        const LayerRows& l = layer(il);
+        const tensor::KernelTable& k = tensor::kernels();
+        for (size_t j = 0; j < ids.size(); ++j) {
+            if (coef[j] == 0.0f) continue;
+            const uint8_t* row = l.down_t.data() + size_t(local_row(l, ids[j])) * l.down_row;
+            switch (l.down_type) {
+                case tensor::DType::F16: k.axpy_f16(l.n_out, coef[j], reinterpret_cast<const uint16_t*>(row), y); break;
+                case tensor::DType::Q4_0: k.axpy_q4_0(l.n_out, coef[j], row, y); break;
+                case tensor::DType::Q8_0: k.axpy_q8_0(l.n_out, coef[j], row, y); break;
+                default: {
+                    const float* r = reinterpret_cast<const float*>(row);
+                    for (int64_t i = 0; i < l.n_out; ++i) y[i] += coef[j] * r[i];
+                }
+            }
+            ++traffic_.rows_computed;
+        }
+    }
+
+    DeviceTraffic traffic() const override { return traffic_; }
+
+private:
+    const LayerRows& layer(int32_t il) const {
+        auto it = layers_.find(il);
+        if (it == layers_.end()) fail("sim device: layer " + std::to_string(il) + " has no resident neurons");
+        return it->second;
+    }
+    static int32_t local_row(const LayerRows& l, int32_t id) {
+        auto it = l.local.find(id);
+        if (it == l.local.end()) fail("sim device: neuron " + std::to_string(id) + " is not resident");
+        return it->second;
+    }
+
+    uint64_t budget_;
+    uint64_t dense_ = 0;
+    std::map<int32_t, LayerRows> layers_;
+    DeviceTraffic traffic_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_sim_device(uint64_t budget_bytes) { return std::make_unique<SimDevice>(budget_bytes); }
+
+}  // namespace ember::backend

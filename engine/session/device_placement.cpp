@@ -1,0 +1,65 @@
+#include "session/device_placement.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/error.h"
+#include "sparse/activation_file.h"
+
+namespace ember {
+
+DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const model::Architecture& arch,
+                                 const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes)
+    : device_(std::move(device)), arch_(arch), n_ctx_(n_ctx), scratch_bytes_(scratch_bytes),
+      hot_(size_t(arch.hparams().n_layer)) {
+    const auto dir = (std::filesystem::path(model_path).parent_path() / "activation").string();
+    try {
+        activation_ = sparse::read_activation_dir(dir, arch.hparams().n_layer, arch.hparams().n_ff);
+    } catch (const EngineError& e) {
+        activation_note_ = std::string("no usable activation statistics (") + e.what() + "): FFN on the CPU only";
+    }
+}
+
+void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss) {
+    sparse::PlacementCosts costs = arch_.placement_costs(n_ctx_);
+    costs.margin_bytes = scratch_bytes_;
+    const sparse::Placement p = sparse::plan_placement(costs, budget);
+    placement_note_ = p.explanation;
+    const int32_t n_layer = arch_.hparams().n_layer;
+    std::vector<int64_t> counts(size_t(n_layer), 0);
+    if (!activation_.empty() && p.ffn_capacity_neurons > 0)
+        counts = sparse::solve_hot_counts(activation_, p.ffn_capacity_neurons);
+    const std::vector<std::vector<int32_t>> next =
+        activation_.empty() ? std::vector<std::vector<int32_t>>(size_t(n_layer)) : sparse::hot_neurons(activation_, counts);
+
+    // Layers that shrink first, then the dense reservation, then layers that grow: the device
+    // stays within the larger of the two budgets at every step and within the new one at the end.
+    device_->set_budget_bytes(std::max(budget, device_->used_bytes()));
+    for (int32_t il = 0; il < n_layer; ++il)
+        if (next[size_t(il)].size() < hot_[size_t(il)].size())
+            device_->set_hot_neurons(il, arch_.ffn_rows(il), next[size_t(il)]);
+    device_->reserve_dense(p.bytes_used - p.ffn_bytes);
+    for (int32_t il = 0; il < n_layer; ++il)
+        if (next[size_t(il)].size() >= hot_[size_t(il)].size())
+            device_->set_hot_neurons(il, arch_.ffn_rows(il), next[size_t(il)]);
+    hot_ = next;
+    device_->set_budget_bytes(budget);
+
+    ss.device = device_.get();
+    ss.hot.assign(size_t(n_layer), std::vector<uint8_t>(size_t(arch_.hparams().n_ff), 0));
+    for (int32_t il = 0; il < n_layer; ++il)
+        for (int32_t id : hot_[size_t(il)]) ss.hot[size_t(il)][size_t(id)] = 1;
+}
+
+DeviceReport DevicePlacement::report() const {
+    DeviceReport r;
+    r.device = device_->name();
+    r.budget_bytes = device_->budget_bytes();
+    r.used_bytes = device_->used_bytes();
+    r.bytes_uploaded = device_->traffic().bytes_uploaded;
+    for (const auto& layer : hot_) r.hot_neurons += int64_t(layer.size());
+    r.note = activation_note_.empty() ? placement_note_ : activation_note_;
+    return r;
+}
+
+}  // namespace ember

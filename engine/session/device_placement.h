@@ -1,0 +1,42 @@
+#pragma once
+// A sparse session's device: which FFN neurons it holds, chosen from the model's activation
+// statistics for a byte budget, and re-planned without reloading when the budget changes.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backend/device.h"
+#include "ember/session.h"
+#include "model/architecture.h"
+#include "model/sparse_scratch.h"
+
+namespace ember {
+
+class DevicePlacement {
+public:
+    // Reads <model dir>/activation/activation_N.pt; when they are missing or unusable the
+    // device holds no FFN neurons and note() says why (a documented fallback, not an error).
+    DevicePlacement(std::unique_ptr<backend::Device> device, const model::Architecture& arch,
+                    const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes);
+
+    // Places dense parts and the hottest neurons within `budget` and updates `ss` (device and
+    // per-layer residency). Neurons already resident stay; only changed ones move.
+    void plan(uint64_t budget, model::SparseScratch& ss);
+
+    DeviceReport report() const;
+    const std::vector<std::vector<int32_t>>& hot() const { return hot_; }
+
+private:
+    std::unique_ptr<backend::Device> device_;
+    const model::Architecture& arch_;
+    int32_t n_ctx_;
+    uint64_t scratch_bytes_;
+    std::vector<std::vector<double>> activation_;  // empty: no statistics
+    std::string activation_note_;
+    std::string placement_note_;
+    std::vector<std::vector<int32_t>> hot_;        // [n_layer] ascending
+};
+
+}  // namespace ember

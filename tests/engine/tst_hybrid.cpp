@@ -1,0 +1,136 @@
+// Hybrid execution on the `sim` device: hot neurons chosen from the activation statistics for a
+// byte budget run on the device, cold ones on the CPU. The text must not depend on the split,
+// the device must stay within its budget, and a re-plan moves only the neurons that change side.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "engine_test_helpers.h"
+#include "ember/model.h"
+#include "ember/session.h"
+
+namespace {
+
+const QString kModel = QStringLiteral(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/model.q4_0.powerinfer.gguf";
+const char* kPrompts[] = {"And it came to pass", "The LORD is my shepherd"};
+
+std::unique_ptr<ember::Session> sim_session(std::shared_ptr<ember::Model> m, uint64_t budget) {
+    ember::SessionParams sp;
+    sp.n_ctx = 256;
+    sp.n_threads = 2;
+    sp.device = "sim";
+    sp.device_budget_bytes = budget;
+    auto s = ember::Session::create(std::move(m), sp);
+    if (!s) qFatal("%s", s.error().message.c_str());
+    return std::move(*s);
+}
+
+std::string greedy_text(ember::Session& s, const ember::Model& m, const char* prompt) {
+    s.clear();
+    std::string text;
+    auto r = s.generate(m.tokenize(prompt, true), test_helpers::greedy(24), [&](const ember::TokenEvent& ev) {
+        text += ev.text;
+        return true;
+    });
+    if (!r) qFatal("%s", r.error().message.c_str());
+    return text;
+}
+
+int64_t set_difference_size(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+    std::vector<int32_t> d;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(d));
+    return int64_t(d.size());
+}
+
+}  // namespace
+
+class TestHybrid : public QObject {
+    Q_OBJECT
+
+private slots:
+    void text_does_not_depend_on_the_budget() {
+        auto model = test_helpers::load_model(kModel);
+        auto cpu = test_helpers::open_session(model, 64, 2);
+        std::vector<std::string> expected;
+        for (const char* p : kPrompts) expected.push_back(greedy_text(*cpu, *model, p));
+
+        const uint64_t everything = sim_session(model, uint64_t(1) << 30)->device_report().used_bytes;
+        QVERIFY(everything > 0);
+        int64_t hot_at_largest = -1;
+        for (double share : {0.0, 0.5, 0.7, 0.85, 1.0, 2.0}) {
+            const uint64_t budget = uint64_t(double(everything) * share);
+            auto s = sim_session(model, budget);
+            const ember::DeviceReport r = s->device_report();
+            QCOMPARE(r.device, std::string("sim"));
+            QVERIFY2(r.used_bytes <= budget, qPrintable(QString("used %1 of %2").arg(r.used_bytes).arg(budget)));
+            // (Not monotonic: once the KV cache fits it is placed before FFN rows, PowerInfer's order.)
+            hot_at_largest = r.hot_neurons;
+            for (size_t i = 0; i < std::size(kPrompts); ++i)
+                QCOMPARE(greedy_text(*s, *model, kPrompts[i]), expected[i]);
+            int64_t on_device = 0;
+            for (const auto& l : s->layer_sparsity()) on_device += l.active_on_device;
+            QCOMPARE(on_device > 0, r.hot_neurons > 0);
+            qInfo("budget %.0f %%: %lld hot neurons, %llu of %llu bytes used%s%s", 100 * share,
+                  (long long)r.hot_neurons, (unsigned long long)r.used_bytes, (unsigned long long)budget,
+                  r.note.empty() ? "" : "; ", r.note.c_str());
+        }
+        QCOMPARE(hot_at_largest, int64_t(model->info().n_layer) * model->info().n_ff);
+    }
+
+    void replan_moves_only_changed_neurons() {
+        auto model = test_helpers::load_model(kModel);
+        const uint64_t everything = sim_session(model, uint64_t(1) << 30)->device_report().used_bytes;
+        auto s = sim_session(model, everything * 6 / 10);
+        const auto before = s->hot_neurons();
+        const uint64_t uploaded_before = s->device_report().bytes_uploaded;
+        QVERIFY(s->set_device_budget(everything * 8 / 10).ok());
+        const auto after = s->hot_neurons();
+        // One neuron's rows: gate, up and down_t, each 256 Q4_0 values (8 blocks of 18 bytes).
+        const uint64_t neuron_bytes = 3 * 8 * 18;
+        int64_t moved_in = 0;
+        for (size_t il = 0; il < after.size(); ++il) moved_in += set_difference_size(after[il], before[il]);
+        QVERIFY(moved_in > 0);
+        QCOMPARE(s->device_report().bytes_uploaded - uploaded_before, uint64_t(moved_in) * neuron_bytes);
+        QVERIFY(s->device_report().used_bytes <= everything * 8 / 10);
+        // Back down: nothing is uploaded, and the text is still the CPU's.
+        const uint64_t uploaded_mid = s->device_report().bytes_uploaded;
+        QVERIFY(s->set_device_budget(everything * 5 / 10).ok());
+        QCOMPARE(s->device_report().bytes_uploaded, uploaded_mid);
+        QVERIFY(s->device_report().used_bytes <= everything * 5 / 10);
+        auto cpu = test_helpers::open_session(model, 64, 2);
+        QCOMPARE(greedy_text(*s, *model, kPrompts[0]), greedy_text(*cpu, *model, kPrompts[0]));
+    }
+
+    void missing_statistics_fall_back_to_cpu() {
+        QTemporaryDir dir;
+        const auto copy = std::filesystem::path(dir.path().toStdString()) / "model.powerinfer.gguf";
+        std::filesystem::copy_file(kModel.toStdString(), copy);
+        auto model = test_helpers::load_model(QString::fromStdString(copy.string()));
+        auto s = sim_session(model, uint64_t(1) << 30);
+        const ember::DeviceReport r = s->device_report();
+        QCOMPARE(r.hot_neurons, int64_t(0));
+        QVERIFY2(QString::fromStdString(r.note).contains("activation"), r.note.c_str());
+        QVERIFY(QString::fromStdString(r.note).contains("FFN on the CPU only"));
+    }
+
+    void device_errors() {
+        auto dense = test_helpers::load_model(QStringLiteral(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/model.dense.q4_0.gguf");
+        ember::SessionParams sp;
+        sp.device = "sim";
+        sp.device_budget_bytes = 1 << 20;
+        auto s = ember::Session::create(dense, sp);
+        QVERIFY(!s.ok());
+        QVERIFY(QString::fromStdString(s.error().message).contains("dense"));
+        sp.device = "quantum";
+        auto q = ember::Session::create(test_helpers::load_model(kModel), sp);
+        QVERIFY(!q.ok());
+        QVERIFY(QString::fromStdString(q.error().message).contains("'quantum' is not available"));
+        auto cpu = test_helpers::open_session(test_helpers::load_model(kModel), 64, 1);
+        QVERIFY(!cpu->set_device_budget(1 << 20).ok());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestHybrid)
+#include "tst_hybrid.moc"
