@@ -5,13 +5,20 @@
 
 #include "common/error.h"
 #include "sparse/activation_file.h"
+#include "sparse/gpu_index.h"
 
 namespace ember {
 
 DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const model::Architecture& arch,
-                                 const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes)
-    : device_(std::move(device)), arch_(arch), n_ctx_(n_ctx), scratch_bytes_(scratch_bytes),
+                                 const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes,
+                                 bool reset_gpu_index, bool disable_gpu_index)
+    : device_(std::move(device)), arch_(arch), model_path_(model_path), reset_gpu_index_(reset_gpu_index),
+      disable_gpu_index_(disable_gpu_index), n_ctx_(n_ctx), scratch_bytes_(scratch_bytes),
       hot_(size_t(arch.hparams().n_layer)) {
+    if (disable_gpu_index) {
+        activation_note_ = "GPU index disabled: FFN on the CPU only";
+        return;
+    }
     const auto dir = (std::filesystem::path(model_path).parent_path() / "activation").string();
     try {
         activation_ = sparse::read_activation_dir(dir, arch.hparams().n_layer, arch.hparams().n_ff);
@@ -26,11 +33,7 @@ void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss) {
     const sparse::Placement p = sparse::plan_placement(costs, budget);
     placement_note_ = p.explanation;
     const int32_t n_layer = arch_.hparams().n_layer;
-    std::vector<int64_t> counts(size_t(n_layer), 0);
-    if (!activation_.empty() && p.ffn_capacity_neurons > 0)
-        counts = sparse::solve_hot_counts(activation_, p.ffn_capacity_neurons);
-    const std::vector<std::vector<int32_t>> next =
-        activation_.empty() ? std::vector<std::vector<int32_t>>(size_t(n_layer)) : sparse::hot_neurons(activation_, counts);
+    const std::vector<std::vector<int32_t>> next = choose_hot(p);
 
     // Layers that shrink first, then the dense reservation, then layers that grow: the device
     // stays within the larger of the two budgets at every step and within the new one at the end.
@@ -51,6 +54,37 @@ void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss) {
         for (int32_t id : hot_[size_t(il)]) ss.hot[size_t(il)][size_t(id)] = 1;
 }
 
+std::vector<std::vector<int32_t>> DevicePlacement::choose_hot(const sparse::Placement& p) {
+    const int32_t n_layer = arch_.hparams().n_layer;
+    const int64_t n_ff = arch_.hparams().n_ff;
+    if (activation_.empty()) return std::vector<std::vector<int32_t>>(size_t(n_layer));
+
+    sparse::GpuIndexSource source;
+    sparse::stamp_model_file(model_path_, source);
+    source.activation_hash = sparse::hash_activation(activation_);
+    source.vram_capacity = p.ffn_budget_bytes;
+    source.capacity_neurons = p.ffn_capacity_neurons;
+    const std::string stamp = sparse::format_gpu_index_source(source);
+    const std::string path = sparse::gpu_index_path(model_path_);
+    sparse::GpuIndexReuse existing = sparse::check_gpu_index(path, n_layer, n_ff, stamp, reset_gpu_index_);
+    reset_gpu_index_ = false;  // a reset applies to the index found at load, not to later re-plans
+    if (existing.reuse && existing.index) {
+        gpu_index_note_ = "reused " + path;
+        return existing.index->hot;
+    }
+    std::vector<int64_t> counts(size_t(n_layer), 0);
+    if (p.ffn_capacity_neurons > 0) counts = sparse::solve_hot_counts(activation_, p.ffn_capacity_neurons);
+    std::vector<std::vector<int32_t>> hot = sparse::hot_neurons(activation_, counts);
+    try {
+        sparse::write_gpu_index(path, sparse::GpuIndex{n_ff, p.ffn_budget_bytes, hot, stamp});
+        gpu_index_note_ = "wrote " + path + " (" + existing.reason + ")";
+    } catch (const EngineError& e) {
+        // A read-only model folder only costs the cache.
+        gpu_index_note_ = std::string("could not cache the GPU index: ") + e.what();
+    }
+    return hot;
+}
+
 DeviceReport DevicePlacement::report() const {
     DeviceReport r;
     r.device = device_->name();
@@ -59,6 +93,7 @@ DeviceReport DevicePlacement::report() const {
     r.bytes_uploaded = device_->traffic().bytes_uploaded;
     for (const auto& layer : hot_) r.hot_neurons += int64_t(layer.size());
     r.note = activation_note_.empty() ? placement_note_ : activation_note_;
+    r.gpu_index = gpu_index_note_;
     return r;
 }
 

@@ -11,6 +11,7 @@
 #include "ember/session.h"
 #include "model/architecture.h"
 #include "model/sparse_scratch.h"
+#include "sparse/placement.h"
 
 namespace ember {
 
@@ -18,8 +19,12 @@ class DevicePlacement {
 public:
     // Reads <model dir>/activation/activation_N.pt; when they are missing or unusable the
     // device holds no FFN neurons and note() says why (a documented fallback, not an error).
+    // The hot sets are cached in <model>.generated.gpuidx (PowerInfer's format plus Ember's
+    // freshness key) and reused only when model, statistics and budget match; reset ignores
+    // an existing file once, disable keeps every FFN neuron on the CPU.
     DevicePlacement(std::unique_ptr<backend::Device> device, const model::Architecture& arch,
-                    const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes);
+                    const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes, bool reset_gpu_index,
+                    bool disable_gpu_index);
 
     // Places dense parts and the hottest neurons within `budget` and updates `ss` (device and
     // per-layer residency). Neurons already resident stay; only changed ones move.
@@ -29,8 +34,14 @@ public:
     const std::vector<std::vector<int32_t>>& hot() const { return hot_; }
 
 private:
+    std::vector<std::vector<int32_t>> choose_hot(const sparse::Placement& p);
+
     std::unique_ptr<backend::Device> device_;
     const model::Architecture& arch_;
+    std::string model_path_;
+    bool reset_gpu_index_;
+    bool disable_gpu_index_;
+    std::string gpu_index_note_;
     int32_t n_ctx_;
     uint64_t scratch_bytes_;
     std::vector<std::vector<double>> activation_;  // empty: no statistics

@@ -110,7 +110,8 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
         if (params.device == "sim") {
             impl->placement = std::make_unique<DevicePlacement>(backend::make_sim_device(params.device_budget_bytes),
                                                                 impl->arch, impl->model->info().path, n_ctx,
-                                                                scratch_bytes(impl->scratch));
+                                                                scratch_bytes(impl->scratch), params.reset_gpu_index,
+                                                                params.disable_gpu_index);
             impl->placement->plan(params.device_budget_bytes, *impl->scratch.sparse);
         }
         return std::unique_ptr<Session>(new Session(std::move(impl)));

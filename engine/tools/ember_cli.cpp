@@ -37,6 +37,8 @@ struct Options {
     bool use_mmap = false;
     std::string device = "cpu";
     std::optional<double> vram_budget_gib;
+    bool reset_gpu_index = false;
+    bool disable_gpu_index = false;
 };
 
 const char* kUsage =
@@ -62,7 +64,9 @@ const char* kUsage =
     "  --stats                  PowerInfer files: per-layer share of active neurons on stderr at the end\n"
     "  --mmap                   map the model file instead of reading it into memory\n"
     "  --device cpu|sim         PowerInfer files: where hot neurons run (sim: a host-memory stand-in device)\n"
-    "  --vram-budget GIB        device memory budget in GiB (needed with --device sim)\n";
+    "  --vram-budget GIB        device memory budget in GiB (needed with --device sim)\n"
+    "  --reset-gpu-index        rebuild <model>.generated.gpuidx even if it matches\n"
+    "  --disable-gpu-index      keep every FFN neuron on the CPU\n";
 
 Options parse(int argc, char** argv) {
     Options o;
@@ -120,6 +124,10 @@ Options parse(int argc, char** argv) {
             const float gib = parse_float(a, next_value(argc, argv, i));
             if (gib < 0) throw UsageError("--vram-budget: must not be negative");
             o.vram_budget_gib = gib;
+        } else if (a == "--reset-gpu-index") {
+            o.reset_gpu_index = true;
+        } else if (a == "--disable-gpu-index") {
+            o.disable_gpu_index = true;
         } else if (a == "--mmap") {
             o.use_mmap = true;
         } else if (a == "-h" || a == "--help") {
@@ -170,6 +178,8 @@ int main(int argc, char** argv) {
     sp.n_threads = opt.n_threads;
     sp.device = opt.device;
     if (opt.vram_budget_gib) sp.device_budget_bytes = uint64_t(*opt.vram_budget_gib * double(1ull << 30));
+    sp.reset_gpu_index = opt.reset_gpu_index;
+    sp.disable_gpu_index = opt.disable_gpu_index;
     auto session = ember::Session::create(*model, sp);
     if (!session) {
         std::fprintf(stderr, "ember-cli: %s\n", session.error().message.c_str());
@@ -219,6 +229,7 @@ int main(int argc, char** argv) {
                          d.device.c_str(), (long long)d.hot_neurons, double(d.used_bytes) / (1 << 20),
                          double(d.budget_bytes) / (1 << 20), double(d.bytes_uploaded) / (1 << 20),
                          d.note.empty() ? "" : "; ", d.note.c_str());
+        if (d.device != "cpu" && !d.gpu_index.empty()) std::fprintf(stderr, "GPU index: %s\n", d.gpu_index.c_str());
     }
     return 0;
 }

@@ -13,15 +13,18 @@
 
 namespace {
 
-const QString kModel = QStringLiteral(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/model.q4_0.powerinfer.gguf";
+const QString kData = QStringLiteral(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama";
 const char* kPrompts[] = {"And it came to pass", "The LORD is my shepherd"};
 
-std::unique_ptr<ember::Session> sim_session(std::shared_ptr<ember::Model> m, uint64_t budget) {
+std::unique_ptr<ember::Session> sim_session(std::shared_ptr<ember::Model> m, uint64_t budget, bool reset = false,
+                                            bool disable = false) {
     ember::SessionParams sp;
     sp.n_ctx = 256;
     sp.n_threads = 2;
     sp.device = "sim";
     sp.device_budget_bytes = budget;
+    sp.reset_gpu_index = reset;
+    sp.disable_gpu_index = disable;
     auto s = ember::Session::create(std::move(m), sp);
     if (!s) qFatal("%s", s.error().message.c_str());
     return std::move(*s);
@@ -49,7 +52,44 @@ int64_t set_difference_size(const std::vector<int32_t>& a, const std::vector<int
 class TestHybrid : public QObject {
     Q_OBJECT
 
+private:
+    // A copy of the model and its activation/ folder: sessions write the .gpuidx cache next to
+    // the model, which must not land in the source tree.
+    QTemporaryDir dir_;
+    QString kModel;
+
 private slots:
+    void initTestCase() {
+        namespace fs = std::filesystem;
+        const fs::path root = dir_.path().toStdString();
+        fs::copy_file((kData + "/model.q4_0.powerinfer.gguf").toStdString(), root / "model.q4_0.powerinfer.gguf");
+        fs::copy((kData + "/activation").toStdString(), root / "activation");
+        kModel = QString::fromStdString((root / "model.q4_0.powerinfer.gguf").string());
+    }
+
+    void gpu_index_is_cached_and_reused() {
+        auto model = test_helpers::load_model(kModel);
+        const std::string index = kModel.toStdString() + ".generated.gpuidx";
+        std::filesystem::remove(index);
+        auto first = sim_session(model, 6u << 20);
+        QVERIFY2(QString::fromStdString(first->device_report().gpu_index).startsWith("wrote"),
+                 first->device_report().gpu_index.c_str());
+        QVERIFY(std::filesystem::exists(index));
+        const auto hot = first->hot_neurons();
+        auto again = sim_session(model, 6u << 20);
+        QVERIFY2(QString::fromStdString(again->device_report().gpu_index).startsWith("reused"),
+                 again->device_report().gpu_index.c_str());
+        QCOMPARE(again->hot_neurons(), hot);
+        auto other_budget = sim_session(model, 5u << 20);
+        QVERIFY(QString::fromStdString(other_budget->device_report().gpu_index).startsWith("wrote"));
+        auto reset = sim_session(model, 5u << 20, true);
+        QVERIFY(QString::fromStdString(reset->device_report().gpu_index).startsWith("wrote"));
+        auto disabled = sim_session(model, 6u << 20, false, true);
+        QCOMPARE(disabled->device_report().hot_neurons, int64_t(0));
+        QVERIFY(disabled->device_report().used_bytes > 0);  // dense parts are still placed
+        QVERIFY(QString::fromStdString(disabled->device_report().note).contains("disabled"));
+    }
+
     void text_does_not_depend_on_the_budget() {
         auto model = test_helpers::load_model(kModel);
         auto cpu = test_helpers::open_session(model, 64, 2);
@@ -106,7 +146,7 @@ private slots:
     void missing_statistics_fall_back_to_cpu() {
         QTemporaryDir dir;
         const auto copy = std::filesystem::path(dir.path().toStdString()) / "model.powerinfer.gguf";
-        std::filesystem::copy_file(kModel.toStdString(), copy);
+        std::filesystem::copy_file(kModel.toStdString(), copy);  // without its activation/ folder
         auto model = test_helpers::load_model(QString::fromStdString(copy.string()));
         auto s = sim_session(model, uint64_t(1) << 30);
         const ember::DeviceReport r = s->device_report();

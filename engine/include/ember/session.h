@@ -26,6 +26,8 @@ struct SessionParams {
     // (dense parts first, then the hottest neurons by the model's activation statistics).
     std::string device = "cpu";
     uint64_t device_budget_bytes = 0;
+    bool reset_gpu_index = false;    // ignore an existing <model>.generated.gpuidx and rebuild it
+    bool disable_gpu_index = false;  // no FFN neurons on the device (dense parts still placed)
 };
 
 // Where a sparse session's neurons are, and what moving them cost.
@@ -36,6 +38,7 @@ struct DeviceReport {
     uint64_t bytes_uploaded = 0;   // FFN rows copied to the device, ever
     int64_t hot_neurons = 0;       // resident on the device, all layers
     std::string note;              // why less than asked is on the device, when it is
+    std::string gpu_index;         // what happened to <model>.generated.gpuidx
 };
 
 struct GenerateParams {
