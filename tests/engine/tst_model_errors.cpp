@@ -73,54 +73,41 @@ private slots:
         QTest::addColumn<int>("edit");
         QTest::addColumn<QString>("target");
         QTest::addColumn<QStringList>("must_mention");
-        QTest::newRow("truncated file") << int(Edit::Truncate) << "" << QStringList{"bad.gguf", "truncated"};
-        QTest::newRow("not a gguf") << int(Edit::Garbage) << "" << QStringList{"bad.gguf", "not a GGUF file"};
+        QTest::addColumn<QString>("source");
+        const QString dense = QString::fromStdString(kFixture), sparse = QString::fromStdString(kSparseFixture);
+        QTest::newRow("truncated file") << int(Edit::Truncate) << "" << QStringList{"bad.gguf", "truncated"} << dense;
+        QTest::newRow("not a gguf") << int(Edit::Garbage) << "" << QStringList{"bad.gguf", "not a GGUF file"} << dense;
         QTest::newRow("missing tensor") << int(Edit::DropTensor) << "blk.1.ffn_up.weight"
-                                        << QStringList{"bad.gguf", "missing tensor 'blk.1.ffn_up.weight'"};
+                                        << QStringList{"bad.gguf", "missing tensor 'blk.1.ffn_up.weight'"} << dense;
         QTest::newRow("wrong shape") << int(Edit::ReshapeTensor) << "blk.0.ffn_gate.weight"
-                                     << QStringList{"bad.gguf", "blk.0.ffn_gate.weight", "[256, 128]", "expected [128, 256]"};
+                                     << QStringList{"bad.gguf", "blk.0.ffn_gate.weight", "[256, 128]", "expected [128, 256]"} << dense;
         QTest::newRow("unsupported dtype") << int(Edit::RetypeTensor) << "blk.0.ffn_down.weight"
-                                           << QStringList{"bad.gguf", "blk.0.ffn_down.weight", "Q4_K"};
+                                           << QStringList{"bad.gguf", "blk.0.ffn_down.weight", "Q4_K"} << dense;
         QTest::newRow("unknown architecture") << int(Edit::Architecture) << "gpt-neox"
-                                              << QStringList{"bad.gguf", "general.architecture", "gpt-neox"};
+                                              << QStringList{"bad.gguf", "general.architecture", "gpt-neox"} << dense;
         QTest::newRow("missing key") << int(Edit::DropKey) << "llama.embedding_length"
-                                     << QStringList{"bad.gguf", "llama.embedding_length"};
+                                     << QStringList{"bad.gguf", "llama.embedding_length"} << dense;
         QTest::newRow("zero heads") << int(Edit::BadKeyValue) << "llama.attention.head_count"
-                                    << QStringList{"bad.gguf", "llama.attention.head_count", "= 0"};
+                                    << QStringList{"bad.gguf", "llama.attention.head_count", "= 0"} << dense;
         QTest::newRow("missing vocabulary") << int(Edit::DropKey) << "tokenizer.ggml.tokens"
-                                            << QStringList{"bad.gguf", "tokenizer.ggml.tokens"};
+                                            << QStringList{"bad.gguf", "tokenizer.ggml.tokens"} << dense;
+        // PowerInfer files.
+        QTest::newRow("missing predictor") << int(Edit::DropTensor) << "blk.2.fc1.weight"
+                                           << QStringList{"bad.gguf", "missing tensor 'blk.2.fc1.weight'"} << sparse;
+        QTest::newRow("predictor of the wrong shape")
+            << int(Edit::ReshapeTensor) << "blk.3.fc2.weight"
+            << QStringList{"bad.gguf", "blk.3.fc2.weight", "[128, 512]", "expected [64, 1024]"} << sparse;
+        QTest::newRow("missing down_t") << int(Edit::DropTensor) << "blk.1.ffn_down_t.weight"
+                                        << QStringList{"bad.gguf", "missing tensor 'blk.1.ffn_down_t.weight'"} << sparse;
     }
 
     void load_errors() {
         QFETCH(int, edit);
         QFETCH(QString, target);
         QFETCH(QStringList, must_mention);
+        QFETCH(QString, source);
         const std::string path = (dir_.path() + "/bad.gguf").toStdString();
-        write_variant(path, Edit(edit), target.toStdString());
-        auto model = Model::load(path);
-        QVERIFY(!model.ok());
-        const QString msg = QString::fromStdString(model.error().message);
-        for (const QString& m : must_mention) QVERIFY2(msg.contains(m), qPrintable(msg + " lacks " + m));
-    }
-
-    void sparse_load_errors_data() {
-        QTest::addColumn<int>("edit");
-        QTest::addColumn<QString>("target");
-        QTest::addColumn<QStringList>("must_mention");
-        QTest::newRow("missing predictor") << int(Edit::DropTensor) << "blk.2.fc1.weight"
-                                           << QStringList{"bad.gguf", "missing tensor 'blk.2.fc1.weight'"};
-        QTest::newRow("predictor of the wrong shape") << int(Edit::ReshapeTensor) << "blk.3.fc2.weight"
-                                                      << QStringList{"bad.gguf", "blk.3.fc2.weight", "[128, 512]", "expected [64, 1024]"};
-        QTest::newRow("missing down_t") << int(Edit::DropTensor) << "blk.1.ffn_down_t.weight"
-                                        << QStringList{"bad.gguf", "missing tensor 'blk.1.ffn_down_t.weight'"};
-    }
-
-    void sparse_load_errors() {
-        QFETCH(int, edit);
-        QFETCH(QString, target);
-        QFETCH(QStringList, must_mention);
-        const std::string path = (dir_.path() + "/bad.gguf").toStdString();
-        write_variant(path, Edit(edit), target.toStdString(), kSparseFixture);
+        write_variant(path, Edit(edit), target.toStdString(), source.toStdString());
         auto model = Model::load(path);
         QVERIFY(!model.ok());
         const QString msg = QString::fromStdString(model.error().message);
