@@ -41,25 +41,6 @@ void down_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int3
     }
 }
 
-void axpy_row(const tensor::KernelTable& k, const tensor::WeightView& w, int64_t row, int64_t col0, int64_t n,
-              float a, float* y) {
-    switch (w.type) {
-        case tensor::DType::F16:
-            k.axpy_f16(n, a, reinterpret_cast<const uint16_t*>(w.row(row)) + col0, y);
-            break;
-        case tensor::DType::Q4_0:
-            k.axpy_q4_0(n, a, w.row(row) + size_t(col0 / tensor::kQK) * sizeof(tensor::BlockQ4_0), y);
-            break;
-        case tensor::DType::Q8_0:
-            k.axpy_q8_0(n, a, w.row(row) + size_t(col0 / tensor::kQK) * sizeof(tensor::BlockQ8_0), y);
-            break;
-        default: {
-            const float* r = reinterpret_cast<const float*>(w.row(row)) + col0;
-            for (int64_t j = 0; j < n; ++j) y[j] += a * r[j];
-        }
-    }
-}
-
 }  // namespace
 
 SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int32_t n_layer)
@@ -80,7 +61,6 @@ void sparse_ffn(int32_t il, const SparseFfnWeights& w, SparseGate gate, float th
                 const float* x, int32_t n_tokens, float* out, Scratch& s, SparseScratch& ss) {
     SparseLayerStats& stats = ss.stats[size_t(il)];
     const uint8_t* hot = ss.device ? ss.hot[size_t(il)].data() : nullptr;
-    const tensor::KernelTable& k = tensor::kernels();
     const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
     using Clock = std::chrono::steady_clock;
     const uint64_t predictor_bytes = uint64_t(w.fc1.row_bytes) * uint64_t(w.fc1.n_rows) +
@@ -150,7 +130,7 @@ void sparse_ffn(int32_t il, const SparseFfnWeights& w, SparseGate gate, float th
                 if (j + 1 < ss.active.size())
                     prefetch_bytes(w.down_t.row(ss.active[j + 1]) + slice_offset, slice_bytes);
                 const float c = ss.coef[size_t(i)];
-                if (c != 0.0f) axpy_row(k, w.down_t, i, col0, n, c, y + col0);
+                if (c != 0.0f) tensor::axpy_row(w.down_t.type, n, c, w.down_t.row(i) + slice_offset, y + col0);
             }
         });
         if (!ss.hot_active.empty()) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/error.h"
+#include "tensor/fp16.h"
 #include "tensor/kernels.h"
 #include "tensor/quantize.h"
 
@@ -53,6 +55,27 @@ float dot_row(DType t, int64_t n, const uint8_t* w, const uint8_t* x) {
         case DType::Q8_K: break;
     }
     return 0.0f;
+}
+
+void axpy_row(DType t, int64_t n, float a, const uint8_t* w, float* y) {
+    const KernelTable& k = kernels();
+    switch (t) {
+        case DType::F16: k.axpy_f16(n, a, reinterpret_cast<const uint16_t*>(w), y); return;
+        case DType::Q4_0: k.axpy_q4_0(n, a, w, y); return;
+        case DType::Q8_0: k.axpy_q8_0(n, a, w, y); return;
+        case DType::F32: {
+            const float* r = reinterpret_cast<const float*>(w);
+            for (int64_t i = 0; i < n; ++i) y[i] += a * r[i];
+            return;
+        }
+        case DType::BF16: {
+            const uint16_t* r = reinterpret_cast<const uint16_t*>(w);
+            for (int64_t i = 0; i < n; ++i) y[i] += a * bf16_to_f32(r[i]);
+            return;
+        }
+        case DType::Q6_K: case DType::Q8_K: break;
+    }
+    fail(std::string("no row axpy for ") + dtype_name(t) + " weights");
 }
 
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tokens, float* y,

@@ -44,6 +44,9 @@ private:
 // Dot product of weight row `w_row` (type t) with one prepared activation row.
 float dot_row(DType t, int64_t n, const uint8_t* w_row, const uint8_t* x_row);
 
+// y[0, n) += a · the first n elements of weight row `w_row` (type t); n a multiple of its block.
+void axpy_row(DType t, int64_t n, float a, const uint8_t* w_row, float* y);
+
 // y[t * w.n_rows + r] = dot(w row r, x row t) for t < n_tokens. x: [n_tokens][w.n_cols].
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tokens, float* y,
             PreparedActivations& scratch);

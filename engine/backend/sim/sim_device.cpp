@@ -5,7 +5,7 @@
 
 #include "backend/device.h"
 #include "common/error.h"
-#include "tensor/kernels.h"
+#include "tensor/matmul.h"
 
 namespace ember::backend {
 namespace {
@@ -105,19 +105,10 @@ public:
 
     void accumulate_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) override {
         const LayerRows& l = layer(il);
-        const tensor::KernelTable& k = tensor::kernels();
         for (size_t j = 0; j < ids.size(); ++j) {
             if (coef[j] == 0.0f) continue;
             const uint8_t* row = l.down_t.data() + size_t(local_row(l, ids[j])) * l.down_row;
-            switch (l.down_type) {
-                case tensor::DType::F16: k.axpy_f16(l.n_out, coef[j], reinterpret_cast<const uint16_t*>(row), y); break;
-                case tensor::DType::Q4_0: k.axpy_q4_0(l.n_out, coef[j], row, y); break;
-                case tensor::DType::Q8_0: k.axpy_q8_0(l.n_out, coef[j], row, y); break;
-                default: {
-                    const float* r = reinterpret_cast<const float*>(row);
-                    for (int64_t i = 0; i < l.n_out; ++i) y[i] += coef[j] * r[i];
-                }
-            }
+            tensor::axpy_row(l.down_type, l.n_out, coef[j], row, y);
             ++traffic_.rows_computed;
         }
     }
