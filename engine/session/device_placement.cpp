@@ -24,7 +24,11 @@ DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const 
         activation_ = sparse::read_activation_dir(dir, arch.hparams().n_layer, arch.hparams().n_ff);
     } catch (const EngineError& e) {
         activation_note_ = std::string("no usable activation statistics (") + e.what() + "): FFN on the CPU only";
+        return;
     }
+    // What an index must have been made from to be reused; only the budget varies per plan.
+    sparse::stamp_model_file(model_path_, index_source_);
+    index_source_.activation_hash = sparse::hash_activation(activation_);
 }
 
 void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss) {
@@ -59,9 +63,7 @@ std::vector<std::vector<int32_t>> DevicePlacement::choose_hot(const sparse::Plac
     const int64_t n_ff = arch_.hparams().n_ff;
     if (activation_.empty()) return std::vector<std::vector<int32_t>>(size_t(n_layer));
 
-    sparse::GpuIndexSource source;
-    sparse::stamp_model_file(model_path_, source);
-    source.activation_hash = sparse::hash_activation(activation_);
+    sparse::GpuIndexSource source = index_source_;
     source.vram_capacity = p.ffn_budget_bytes;
     source.capacity_neurons = p.ffn_capacity_neurons;
     const std::string stamp = sparse::format_gpu_index_source(source);

@@ -11,6 +11,7 @@
 #include "ember/session.h"
 #include "model/architecture.h"
 #include "model/sparse_scratch.h"
+#include "sparse/gpu_index.h"
 #include "sparse/placement.h"
 
 namespace ember {
@@ -46,6 +47,7 @@ private:
     uint64_t scratch_bytes_;
     std::vector<std::vector<double>> activation_;  // empty: no statistics
     std::string activation_note_;
+    sparse::GpuIndexSource index_source_;          // model stamp and statistics hash, fixed at load
     std::string placement_note_;
     std::vector<std::vector<int32_t>> hot_;        // [n_layer] ascending
 };
