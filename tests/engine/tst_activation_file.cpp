@@ -17,6 +17,7 @@
 #include <fstream>
 #include <limits>
 
+#include "test_files.h"
 #include "common/error.h"
 #include "sparse/activation_file.h"
 #include "sparse/pickle_vm.h"
@@ -40,15 +41,8 @@ const QJsonObject& expected() {
     return obj;
 }
 
-std::vector<uint8_t> read_all(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void write_all(const std::string& path, const std::vector<uint8_t>& bytes) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-}
+using test_files::read_all;
+using test_files::write_all;
 
 // The EngineError message of f(); "" if it did not throw; any other exception is reported as such
 // so that the caller's "contains" check fails with it in view.

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "test_files.h"
 #include "common/error.h"
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
@@ -15,15 +16,8 @@ using namespace ember::gguf;
 
 namespace {
 
-std::vector<uint8_t> read_all(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void write_all(const std::string& path, const std::vector<uint8_t>& bytes) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-}
+using test_files::read_all;
+using test_files::write_all;
 
 // A small valid file: two tensors and a handful of keys.
 void write_sample(const std::string& path, uint32_t alignment = 32) {
