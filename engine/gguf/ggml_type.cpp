@@ -1,7 +1,6 @@
 #include "gguf/ggml_type.h"
 
 #include <array>
-#include <cctype>
 
 namespace ember::gguf {
 namespace {
@@ -32,14 +31,6 @@ const GgmlTypeInfo* ggml_type_info(uint32_t type) {
 std::string ggml_type_name(uint32_t type) {
     const GgmlTypeInfo* info = ggml_type_info(type);
     return info ? std::string(info->name) : "type " + std::to_string(type);
-}
-
-std::optional<uint32_t> ggml_type_from_name(const std::string& name) {
-    std::string upper;
-    for (char c : name) upper.push_back(char(std::toupper(static_cast<unsigned char>(c))));
-    for (const auto& e : kTypes)
-        if (upper == e.info.name) return e.id;
-    return std::nullopt;
 }
 
 }  // namespace ember::gguf

@@ -3,7 +3,6 @@
 // The reader needs these to size every tensor; kernels exist for a subset (tensor/dtype.h).
 
 #include <cstdint>
-#include <optional>
 #include <string>
 
 namespace ember::gguf {
@@ -17,6 +16,5 @@ struct GgmlTypeInfo {
 // nullptr for an id this engine does not know (the caller names the tensor and id).
 const GgmlTypeInfo* ggml_type_info(uint32_t type);
 std::string ggml_type_name(uint32_t type);  // "Q4_0", or "type 99" when unknown
-std::optional<uint32_t> ggml_type_from_name(const std::string& name);
 
 }  // namespace ember::gguf

@@ -28,7 +28,6 @@ public:
     void reserve(int64_t max_tokens, int64_t max_cols);
     void prepare(DType weight_type, const float* x, int64_t n_tokens, int64_t n_cols);
 
-    DType type() const { return type_; }
     const uint8_t* row(int64_t t) const { return data_ + size_t(t) * row_bytes_; }
 
 private:
