@@ -24,19 +24,19 @@ void PreparedActivations::grow(size_t bytes) {
 
 void PreparedActivations::prepare(DType weight_type, const float* x, int64_t n_tokens, int64_t n_cols) {
     const KernelTable& k = kernels();
-    type_ = activation_type(weight_type);
+    const DType type = activation_type(weight_type);
     // Rows start on cache lines, for the SIMD kernels' loads.
-    const size_t bytes = type_ == DType::Q8_0 ? k.q8_activation_bytes(n_cols) : row_bytes(type_, n_cols);
+    const size_t bytes = type == DType::Q8_0 ? k.q8_activation_bytes(n_cols) : row_bytes(type, n_cols);
     row_bytes_ = (bytes + 63) / 64 * 64;
     grow(row_bytes_ * size_t(n_tokens));
     for (int64_t t = 0; t < n_tokens; ++t) {
         const float* src = x + t * n_cols;
         uint8_t* dst = data_ + size_t(t) * row_bytes_;
-        switch (type_) {
+        switch (type) {
             case DType::Q8_0: k.prepare_q8_activation(src, dst, n_cols); break;
             case DType::F16: k.f32_to_f16(src, reinterpret_cast<uint16_t*>(dst), n_cols); break;
             case DType::F32: std::memcpy(dst, src, size_t(n_cols) * 4); break;
-            default: quantize_row(type_, src, dst, n_cols); break;
+            default: quantize_row(type, src, dst, n_cols); break;
         }
     }
 }

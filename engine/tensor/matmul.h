@@ -36,7 +36,6 @@ private:
 
     std::vector<uint8_t> buffer_;
     uint8_t* data_ = nullptr;  // first 64-byte aligned byte of buffer_: rows start on cache lines
-    DType type_ = DType::F32;
     size_t row_bytes_ = 0;
 };
 
