@@ -13,8 +13,10 @@ struct Entry {
     std::unique_ptr<Architecture> (*load)(const gguf::File&, const ModelParams&);
 };
 
-constexpr std::array<Entry, 1> kArchitectures{{
+constexpr std::array<Entry, 3> kArchitectures{{
     {"llama", load_llama},
+    {"bamboo", load_bamboo},
+    {"falcon", load_falcon},
 }};
 
 }  // namespace

@@ -23,6 +23,7 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
     out.resize(b * hp.n_embd);
     gate.resize(b * hp.n_ff);
     up.resize(b * hp.n_ff);
+    if (hp.fused_qkv) qkv.resize(b * (hp.n_embd + 2 * hp.n_embd_gqa()));
     scores.resize(size_t(pool.size()) * n_ctx);
     half.resize(size_t(pool.size()) * std::max(hp.head_dim(), n_ctx));
     rope_cos.resize(hp.head_dim() / 2);
@@ -44,23 +45,45 @@ void rms_norm(const float* x, const float* w, float* out, int64_t n, int64_t n_t
     }
 }
 
-void rope_adjacent(float* x, int32_t n_heads, int32_t head_dim, int32_t pos, float freq_base, float freq_scale,
-                   Scratch& s) {
+void layer_norm(const float* x, const float* w, const float* b, float* out, int64_t n, int64_t n_tokens, float eps) {
+    for (int64_t t = 0; t < n_tokens; ++t) {
+        const float* xt = x + t * n;
+        float* ot = out + t * n;
+        // Sums in double, as GGML does.
+        double sum = 0.0;
+        for (int64_t i = 0; i < n; ++i) sum += double(xt[i]);
+        const float mean = float(sum / double(n));
+        double sum2 = 0.0;
+        for (int64_t i = 0; i < n; ++i) {
+            ot[i] = xt[i] - mean;
+            sum2 += double(ot[i] * ot[i]);
+        }
+        const float scale = 1.0f / std::sqrt(float(sum2 / double(n)) + eps);
+        for (int64_t i = 0; i < n; ++i) ot[i] = ot[i] * scale * w[i] + b[i];
+    }
+}
+
+void rope(float* x, int32_t n_heads, int32_t head_dim, int32_t pos, const HParams& hp, RopePairs pairs, Scratch& s) {
     // theta_j = pos * scale * base^(-2j/d), built by repeated multiplication as GGML does, so
     // the angles round the same way as the reference implementation's.
-    const float theta_scale = std::pow(freq_base, -2.0f / float(head_dim));
-    float theta = float(pos) * freq_scale;
+    const float theta_scale = std::pow(hp.rope_freq_base, -2.0f / float(head_dim));
+    float theta = float(pos) * hp.rope_freq_scale;
     for (int32_t j = 0; j < head_dim / 2; ++j) {
         s.rope_cos[j] = std::cos(theta);
         s.rope_sin[j] = std::sin(theta);
         theta *= theta_scale;
     }
+    // Adjacent: pair j is (2j, 2j+1). NeoX: pair j is (j, j + head_dim/2).
+    const int32_t stride = pairs == RopePairs::Adjacent ? 2 : 1;
+    const int32_t offset = pairs == RopePairs::Adjacent ? 1 : head_dim / 2;
     for (int32_t h = 0; h < n_heads; ++h) {
         float* xh = x + size_t(h) * head_dim;
         for (int32_t j = 0; j < head_dim / 2; ++j) {
-            const float x0 = xh[2 * j], x1 = xh[2 * j + 1];
-            xh[2 * j] = x0 * s.rope_cos[j] - x1 * s.rope_sin[j];
-            xh[2 * j + 1] = x0 * s.rope_sin[j] + x1 * s.rope_cos[j];
+            float& a = xh[stride * j];
+            float& b = xh[stride * j + offset];
+            const float x0 = a, x1 = b;
+            a = x0 * s.rope_cos[j] - x1 * s.rope_sin[j];
+            b = x0 * s.rope_sin[j] + x1 * s.rope_cos[j];
         }
     }
 }
@@ -111,11 +134,11 @@ void attention(const HParams& hp, int32_t il, int32_t n_tokens, KvCache& kv, Scr
     });
 }
 
-void gated_activation(FfnActivation act, float* gate, const float* up, int64_t n) {
-    if (act == FfnActivation::Relu) {
-        for (int64_t i = 0; i < n; ++i) gate[i] = (gate[i] > 0.0f ? gate[i] : 0.0f) * up[i];
+void ffn_activation(FfnGate act, const float* gate, float* up, int64_t n) {
+    if (act == FfnGate::Relu) {
+        for (int64_t i = 0; i < n; ++i) up[i] = ffn_activation_value(act, 0.0f, up[i]);
     } else {
-        for (int64_t i = 0; i < n; ++i) gate[i] = gate[i] / (1.0f + std::exp(-gate[i])) * up[i];
+        for (int64_t i = 0; i < n; ++i) up[i] = ffn_activation_value(act, gate[i], up[i]);
     }
 }
 

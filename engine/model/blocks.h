@@ -30,6 +30,7 @@ struct Scratch {
     std::vector<float> out;     // [n_batch][n_embd] sub-layer output
     std::vector<float> gate;    // [n_batch][n_ff]
     std::vector<float> up;      // [n_batch][n_ff]
+    std::vector<float> qkv;     // [n_batch][n_embd + 2 n_embd_gqa], architectures with a fused QKV only
     std::vector<float> scores;  // [n_threads][n_ctx] attention weights, one row per worker slot
     std::vector<uint16_t> half; // [n_threads][max(head_dim, n_ctx)] F16 staging per worker slot
     std::vector<float> rope_cos, rope_sin;  // [head_dim / 2]
@@ -39,16 +40,23 @@ struct Scratch {
 // out = x / sqrt(mean(x²) + eps) * w, for n_tokens rows of n.
 void rms_norm(const float* x, const float* w, float* out, int64_t n, int64_t n_tokens, float eps);
 
-// Rotates adjacent pairs (2j, 2j+1) of every head in place (GGML rope mode 0).
-void rope_adjacent(float* x, int32_t n_heads, int32_t head_dim, int32_t pos, float freq_base, float freq_scale,
-                   Scratch& s);
+// out = (x - mean(x)) / sqrt(var(x) + eps) * w + b, for n_tokens rows of n.
+void layer_norm(const float* x, const float* w, const float* b, float* out, int64_t n, int64_t n_tokens, float eps);
+
+enum class RopePairs {
+    Adjacent,  // (2j, 2j+1): GGML rope mode 0, LLaMA files with Q/K rows permuted at conversion
+    NeoX,      // (j, j + head_dim/2): GGML NeoX mode, HF rotate-half (Falcon)
+};
+
+// Rotates every head of x in place for position pos.
+void rope(float* x, int32_t n_heads, int32_t head_dim, int32_t pos, const HParams& hp, RopePairs pairs, Scratch& s);
 
 // Writes the batch's K and V rows into the cache at positions n_past.., then computes causal
 // attention for each token and head into s.attn. GQA: head h reads KV head h / (n_head / n_head_kv).
 void attention(const HParams& hp, int32_t il, int32_t n_tokens, KvCache& kv, Scratch& s);
 
-// gate[i] = act(gate[i]) * up[i] for n elements.
-void gated_activation(FfnActivation act, float* gate, const float* up, int64_t n);
+// up[i] = the activation of (gate[i], up[i]) for n elements (gate unused for FfnGate::Relu).
+void ffn_activation(FfnGate act, const float* gate, float* up, int64_t n);
 
 void add_in_place(float* x, const float* y, int64_t n);
 

@@ -1,7 +1,10 @@
 #include "model/hparams.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include "common/error.h"
 
@@ -19,7 +22,7 @@ int32_t required_count(const gguf::File& f, const std::string& key, int64_t max)
 
 }  // namespace
 
-HParams read_llama_family_hparams(const gguf::File& f, const std::string& arch) {
+HParams read_hparams(const gguf::File& f, const std::string& arch, const std::string& eps_key) {
     HParams hp;
     hp.arch = arch;
     const std::string p = arch + ".";
@@ -44,11 +47,10 @@ HParams read_llama_family_hparams(const gguf::File& f, const std::string& arch) 
         fail(f.path() + ": " + p + "rope.dimension_count " + std::to_string(hp.n_rot) +
              " must equal the head dimension " + std::to_string(hp.head_dim()));
 
-    auto eps = f.get_float(p + "attention.layer_norm_rms_epsilon");
-    if (!eps) fail(f.path() + ": missing metadata key '" + p + "attention.layer_norm_rms_epsilon'");
+    auto eps = f.get_float(p + eps_key);
+    if (!eps) fail(f.path() + ": missing metadata key '" + p + eps_key + "'");
     if (!(*eps > 0.0 && *eps < 1.0))
-        fail(f.path() + ": metadata key '" + p + "attention.layer_norm_rms_epsilon' = " + std::to_string(*eps) +
-             " is out of range");
+        fail(f.path() + ": metadata key '" + p + eps_key + "' = " + std::to_string(*eps) + " is out of range");
     hp.norm_eps = float(*eps);
     if (auto base = f.get_float(p + "rope.freq_base")) {
         if (!(*base > 0.0) || !std::isfinite(*base))
@@ -70,14 +72,28 @@ HParams read_llama_family_hparams(const gguf::File& f, const std::string& arch) 
     return hp;
 }
 
-FfnActivation resolve_ffn_activation(const gguf::File& f, FfnActivation requested, FfnActivation fallback) {
-    if (requested != FfnActivation::Auto) return requested;
+void resolve_gated_activation(const gguf::File& f, FfnActivation requested, HParams& hp) {
+    const auto set = [&](FfnActivation act, std::string source) {
+        hp.ffn_gate = act == FfnActivation::Relu ? FfnGate::ReluPar : FfnGate::SiluPar;
+        hp.ffn_gate_source = std::move(source);
+    };
+    if (requested != FfnActivation::Auto) return set(requested, "set by the user");
     if (auto s = f.get_string("ember.ffn_activation")) {
-        if (*s == "relu") return FfnActivation::Relu;
-        if (*s == "silu") return FfnActivation::Silu;
+        if (*s == "relu") return set(FfnActivation::Relu, "the file's ember.ffn_activation key");
+        if (*s == "silu") return set(FfnActivation::Silu, "the file's ember.ffn_activation key");
         fail(f.path() + ": metadata key 'ember.ffn_activation' = '" + *s + "' is not 'relu' or 'silu'");
     }
-    return fallback;
+    // PowerInfer publishes activation statistics only for ReLU models.
+    const std::filesystem::path stats = std::filesystem::path(f.path()).parent_path() / "activation" / "activation_0.pt";
+    std::error_code ec;
+    if (std::filesystem::is_regular_file(stats, ec))
+        return set(FfnActivation::Relu, "PowerInfer activation statistics next to the file (activation/)");
+    std::string names = std::filesystem::path(f.path()).filename().string() + " " +
+                        f.get_string("general.name").value_or("") + " " + f.get_string("general.basename").value_or("");
+    std::transform(names.begin(), names.end(), names.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    if (names.find("relu") != std::string::npos || names.find("prosparse") != std::string::npos)
+        return set(FfnActivation::Relu, "the model's name");
+    set(FfnActivation::Silu, "assumed: the file has no activation key (use --ffn-act relu for a ReLU model)");
 }
 
 float resolve_sparse_threshold(const gguf::File& f, std::optional<float> requested) {
@@ -95,11 +111,12 @@ float resolve_sparse_threshold(const gguf::File& f, std::optional<float> request
     return v ? float(*v) : 0.0f;
 }
 
-const char* ffn_activation_name(FfnActivation act) {
-    switch (act) {
-        case FfnActivation::Relu: return "relu";
-        case FfnActivation::Silu: return "silu";
-        case FfnActivation::Auto: return "auto";
+const char* ffn_gate_name(FfnGate gate) {
+    switch (gate) {
+        case FfnGate::SiluPar: return "silu";
+        case FfnGate::ReluPar: return "relu";
+        case FfnGate::ReluSym: return "relu-sym";
+        case FfnGate::Relu: return "relu";
     }
     return "?";
 }

@@ -1,6 +1,7 @@
 #pragma once
 // Hyper-parameters of a decoder-only transformer, read from `{arch}.*` GGUF keys.
 
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -10,29 +11,55 @@
 
 namespace ember::model {
 
+// The FFN's activation, per neuron i with g_i = gate_i·x and v_i = up_i·x
+// (powerinfer-format.md §2.7).
+enum class FfnGate {
+    SiluPar,  // SiLU(g)·v       SwiGLU: standard LLaMA
+    ReluPar,  // ReLU(g)·v       ReGLU: ReluLLaMA, ProSparse
+    ReluSym,  // ReLU(g)·ReLU(v) Bamboo
+    Relu,     // ReLU(v)         no gate: ReluFalcon
+};
+
+inline float ffn_activation_value(FfnGate gate, float g, float v) {
+    const auto relu = [](float x) { return x > 0.0f ? x : 0.0f; };
+    switch (gate) {
+        case FfnGate::SiluPar: return g / (1.0f + std::exp(-g)) * v;
+        case FfnGate::ReluPar: return relu(g) * v;
+        case FfnGate::ReluSym: return relu(g) * relu(v);
+        case FfnGate::Relu: return relu(v);
+    }
+    return 0.0f;
+}
+
 struct HParams : ModelShape {
     std::string arch;
     int32_t n_rot = 0;
     float norm_eps = 1e-5f;
     float rope_freq_base = 10000.0f;
     float rope_freq_scale = 1.0f;
-    FfnActivation ffn_act = FfnActivation::Silu;
+    FfnGate ffn_gate = FfnGate::SiluPar;
+    std::string ffn_gate_source;  // why this activation: the file, the user, the architecture, a hint
     // Sparse (PowerInfer) files: the largest predictor rank, and the score threshold at or
     // above which a neuron counts as active. max_predictor_rank == 0: a dense model.
     int32_t max_predictor_rank = 0;
+    bool fused_qkv = false;  // one QKV matrix (Falcon): the scratch needs room for its output
     float sparse_threshold = 0.0f;
 
     int32_t head_dim() const { return n_embd / n_head; }
     int32_t n_embd_gqa() const { return head_dim() * n_head_kv; }
 };
 
-// Reads the keys every LLaMA-family architecture shares; n_vocab from the token list.
-// Throws EngineError naming the file and the key for a missing or invalid value.
-HParams read_llama_family_hparams(const gguf::File& file, const std::string& arch);
+// Reads the `{arch}.*` keys every supported architecture shares, with the norm epsilon under
+// `{arch}.<eps_key>`; n_vocab from the token list. Throws EngineError naming the file and the
+// key for a missing or invalid value.
+HParams read_hparams(const gguf::File& file, const std::string& arch, const std::string& eps_key);
 
-// The activation the file asks for (`ember.ffn_activation`), the user's override, else `fallback`.
-FfnActivation resolve_ffn_activation(const gguf::File& file, FfnActivation requested, FfnActivation fallback);
-const char* ffn_activation_name(FfnActivation act);
+// The gated activation of a dense LLaMA-layout file, which carries no activation key of its own
+// (powerinfer-format.md §5.6): the user's choice, else Ember's `ember.ffn_activation` key, else
+// signs of a ReLU model (PowerInfer's activation/ statistics next to the file, "relu" or
+// "prosparse" in its name), else SiLU. Sets hp.ffn_gate and hp.ffn_gate_source.
+void resolve_gated_activation(const gguf::File& file, FfnActivation requested, HParams& hp);
+const char* ffn_gate_name(FfnGate gate);
 
 // powerinfer.sparse_threshold (default 0), overridden by PowerInfer's environment variable
 // LLAMA_SPARSE_PRED_THRESHOLD, overridden by the user's setting.

@@ -14,7 +14,8 @@ ModelInfo describe(const gguf::File& file, const model::Architecture& arch) {
     info.architecture = hp.arch;
     info.name = file.get_string("general.name").value_or("");
     info.weight_type = arch.weight_type();
-    info.ffn_activation = model::ffn_activation_name(hp.ffn_act);
+    info.ffn_activation = model::ffn_gate_name(hp.ffn_gate);
+    info.ffn_activation_source = hp.ffn_gate_source;
     info.powerinfer_file = file.magic() == "PWRI";
     info.sparse = hp.max_predictor_rank > 0;
     info.sparse_threshold = hp.sparse_threshold;

@@ -52,12 +52,11 @@ SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int
     prepared_x.reserve(1, std::max(n_embd, n_ff));
 }
 
-float activation_value(SparseGate gate, float g, float v) {
-    if (gate == SparseGate::None) return relu(v);
-    return relu(g) * (gate == SparseGate::Sym ? relu(v) : v);
+bool is_powerinfer_layout(const gguf::File& file) {
+    return file.magic() == "PWRI" || file.find_tensor("blk.0.ffn_down_t.weight") != nullptr;
 }
 
-void sparse_ffn(int32_t il, const SparseFfnWeights& w, SparseGate gate, float threshold, const float* u,
+void sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float threshold, const float* u,
                 const float* x, int32_t n_tokens, float* out, Scratch& s, SparseScratch& ss) {
     SparseLayerStats& stats = ss.stats[size_t(il)];
     const uint8_t* hot = ss.device ? ss.hot[size_t(il)].data() : nullptr;
@@ -66,7 +65,7 @@ void sparse_ffn(int32_t il, const SparseFfnWeights& w, SparseGate gate, float th
     const uint64_t predictor_bytes = uint64_t(w.fc1.row_bytes) * uint64_t(w.fc1.n_rows) +
                                      uint64_t(w.fc2.row_bytes) * uint64_t(w.fc2.n_rows);
     const uint64_t neuron_bytes =
-        uint64_t(w.up.row_bytes + w.down_t.row_bytes) + (gate == SparseGate::None ? 0 : uint64_t(w.gate.row_bytes));
+        uint64_t(w.up.row_bytes + w.down_t.row_bytes) + (gate == FfnGate::Relu ? 0 : uint64_t(w.gate.row_bytes));
     for (int32_t t = 0; t < n_tokens; ++t) {
         const auto start = Clock::now();
         // Predictor: s = fc2 · ReLU(fc1 · u); neuron i is active when s_i >= threshold.
@@ -98,19 +97,19 @@ void sparse_ffn(int32_t il, const SparseFfnWeights& w, SparseGate gate, float th
                 if (j + 1 < end) {
                     const int32_t next = ss.active[size_t(j + 1)];
                     prefetch_bytes(w.up.row(next), w.up.row_bytes);
-                    if (gate != SparseGate::None) prefetch_bytes(w.gate.row(next), w.gate.row_bytes);
+                    if (gate != FfnGate::Relu) prefetch_bytes(w.gate.row(next), w.gate.row_bytes);
                 }
                 const float v = tensor::dot_row(w.up.type, n_embd, w.up.row(i), ss.prepared_x.row(0));
-                const float g = gate == SparseGate::None
+                const float g = gate == FfnGate::Relu
                                     ? 0.0f
                                     : tensor::dot_row(w.gate.type, n_embd, w.gate.row(i), ss.prepared_x.row(0));
-                ss.a[size_t(i)] = activation_value(gate, g, v);
+                ss.a[size_t(i)] = ffn_activation_value(gate, g, v);
             }
         });
         if (!ss.hot_active.empty()) {
             ss.device->compute_dots(il, ss.prepared_x.row(0), ss.hot_active, ss.g.data(), ss.v.data());
             for (size_t j = 0; j < ss.hot_active.size(); ++j)
-                ss.a[size_t(ss.hot_active[j])] = activation_value(gate, ss.g[j], ss.v[j]);
+                ss.a[size_t(ss.hot_active[j])] = ffn_activation_value(gate, ss.g[j], ss.v[j]);
         }
 
         // Down projection: out = Σ coef_i · down_t[i]. Threads split the output elements, each

@@ -8,31 +8,29 @@
 #include <cstdint>
 #include <vector>
 
+#include "gguf/gguf_reader.h"
 #include "model/blocks.h"
 #include "model/sparse_scratch.h"
 #include "tensor/matmul.h"
 
 namespace ember::model {
 
-enum class SparseGate {
-    Par,   // a = ReLU(gate·x) · (up·x)        ReluLLaMA, ProSparse
-    Sym,   // a = ReLU(gate·x) · ReLU(up·x)    Bamboo
-    None,  // a = ReLU(up·x)                   ReluFalcon
-};
-
 struct SparseFfnWeights {
-    tensor::WeightView gate;    // [n_embd] -> [n_ff], row i = neuron i (absent for SparseGate::None)
+    tensor::WeightView gate;    // [n_embd] -> [n_ff], row i = neuron i (absent for FfnGate::Relu)
     tensor::WeightView up;      // [n_embd] -> [n_ff]
     tensor::WeightView down_t;  // n_ff rows of [n_embd]: row i = neuron i's output vector
     tensor::WeightView fc1;     // predictor [n_embd] -> [r]
     tensor::WeightView fc2;     // predictor [r] -> [n_ff]
 };
 
+// PWRI marks a PowerInfer file; a GGUF-magic file in its layout (ffn_down_t) runs the same way.
+bool is_powerinfer_layout(const gguf::File& file);
+
 // out[t] = sparse FFN of token t: predictor input u[t] ([n_embd], the architecture's choice),
 // FFN input x[t] ([n_embd], normalized).
 // With ss.device set, active neurons resident there (ss.hot[il]) are computed on the device and
 // the rest on the CPU; the two output shares are summed.
-void sparse_ffn(int32_t il, const SparseFfnWeights& w, SparseGate gate, float threshold, const float* u,
+void sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float threshold, const float* u,
                 const float* x, int32_t n_tokens, float* out, Scratch& s, SparseScratch& ss);
 
 }  // namespace ember::model

@@ -59,6 +59,8 @@ const char* kUsage =
     "  --seed N                 RNG seed, -1 = random (default -1)\n"
     "  --ignore-eos             keep generating past the end-of-text token\n"
     "  --ffn-act relu|silu      FFN activation for dense llama files, which do not record it\n"
+    "                           (default: ReLU when activation/ statistics lie beside the file\n"
+    "                           or the name says ReLU/ProSparse, else SiLU)\n"
     "  --sparse-threshold T     PowerInfer files: predictor score at or above which a neuron is computed\n"
     "                           (default: LLAMA_SPARSE_PRED_THRESHOLD, else the file's, else 0)\n"
     "  --stats                  PowerInfer files: per-layer share of active neurons on stderr at the end\n"
@@ -166,9 +168,9 @@ int main(int argc, char** argv) {
         return 1;
     }
     const ember::ModelInfo& info = (*model)->info();
-    std::fprintf(stderr, "ember-cli: %s: %s, %d layers, %d embd, %s weights, FFN %s", info.path.c_str(),
+    std::fprintf(stderr, "ember-cli: %s: %s, %d layers, %d embd, %s weights, FFN %s (%s)", info.path.c_str(),
                  info.architecture.c_str(), info.n_layer, info.n_embd, info.weight_type.c_str(),
-                 info.ffn_activation.c_str());
+                 info.ffn_activation.c_str(), info.ffn_activation_source.c_str());
     if (info.sparse) std::fprintf(stderr, ", sparse (predictor threshold %g)", info.sparse_threshold);
     std::fputc('\n', stderr);
 

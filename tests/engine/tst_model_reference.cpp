@@ -118,6 +118,37 @@ private slots:
         QVERIFY(diff > 0.1f);
     }
 
+    void dense_relu_model_is_not_silently_run_as_silu() {
+        // A dense llama GGUF carries no activation key (powerinfer-format.md §5.6). Beside its
+        // activation/ folder, or named as a ReLU model, it runs ReLU; alone and unnamed it runs
+        // SiLU and says that this was an assumption.
+        const QString original = kData + "/tiny-relu-llama/model.dense.gguf";
+        auto beside_stats = load(original);
+        QCOMPARE(beside_stats->info().ffn_activation, std::string("relu"));
+        QVERIFY(beside_stats->info().ffn_activation_source.find("activation/") != std::string::npos);
+
+        QTemporaryDir dir;
+        QVERIFY(QFile::copy(original, dir.path() + "/model.gguf"));
+        QVERIFY(QFile::copy(original, dir.path() + "/ReluLLaMA-tiny.gguf"));
+        auto alone = load(dir.path() + "/model.gguf");
+        QCOMPARE(alone->info().ffn_activation, std::string("silu"));
+        QVERIFY(alone->info().ffn_activation_source.find("assumed") != std::string::npos);
+        QVERIFY(alone->info().ffn_activation_source.find("--ffn-act relu") != std::string::npos);
+        auto named = load(dir.path() + "/ReluLLaMA-tiny.gguf");
+        QCOMPARE(named->info().ffn_activation, std::string("relu"));
+        QVERIFY(named->info().ffn_activation_source.find("name") != std::string::npos);
+        auto forced = load(dir.path() + "/model.gguf", ember::FfnActivation::Relu);
+        QCOMPARE(forced->info().ffn_activation, std::string("relu"));
+
+        // The two activations really differ on this model.
+        const std::vector<int32_t> tokens{1, 907, 261, 2020};
+        auto a = test_helpers::open_session(alone, 64, 1), b = test_helpers::open_session(forced, 64, 1);
+        QVERIFY(a->evaluate(tokens).ok() && b->evaluate(tokens).ok());
+        float diff = 0;
+        for (size_t i = 0; i < a->logits().size(); ++i) diff = std::max(diff, std::fabs(a->logits()[i] - b->logits()[i]));
+        QVERIFY(diff > 0.1f);
+    }
+
     void bpe_vocabulary_model() {
         // The F16 fixture's transformer with the GPT-2 BPE test vocabulary: the embedding and
         // output rows are cut to the BPE vocabulary's size, so for token ids inside it the
@@ -174,7 +205,9 @@ private slots:
         const QJsonObject ref = read_json(kData + "/tiny-relu-llama/reference.json");
         const QJsonObject v = ref["variants"].toObject()[variant].toObject();
         QCOMPARE(v["args"].toArray().at(1).toString(), QString("relu"));
-        auto model = load(kData + "/tiny-relu-llama/" + v["file"].toString(), ember::FfnActivation::Relu);
+        // No flag: the activation/ statistics next to the dense file mark it as a ReLU model.
+        auto model = load(kData + "/tiny-relu-llama/" + v["file"].toString());
+        QCOMPARE(model->info().ffn_activation, std::string("relu"));
         const QJsonArray prompts = ref["prompts"].toArray();
         const QJsonArray ids = ref["prompt_ids"].toArray();
         const QJsonArray outputs = v["outputs"].toArray();
@@ -201,7 +234,7 @@ private slots:
         cli.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-cli",
                   {"-m", kData + "/tiny-relu-llama/" + v["file"].toString(), "-p", ref["prompts"][0].toString(), "-n",
                    "24", "-c", "256", "-t", "2", "--seed", "1", "--temp", "0", "--repeat-penalty", "1.0",
-                   "--ignore-eos", "--ffn-act", "relu"});
+                   "--ignore-eos"});
         QVERIFY(cli.waitForFinished(60000));
         QCOMPARE(cli.exitCode(), 0);
         QCOMPARE(" " + QString::fromUtf8(cli.readAllStandardOutput()), v["outputs"][0].toString());

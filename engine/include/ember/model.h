@@ -15,7 +15,7 @@
 namespace ember {
 
 enum class FfnActivation {
-    Auto,  // what the file says (Ember's `ember.ffn_activation` key), else the architecture's default
+    Auto,  // what the file or the architecture says; for dense llama files, hints of a ReLU model, else SiLU
     Silu,  // SwiGLU: SiLU(gate) * up
     Relu,  // ReGLU: ReLU(gate) * up (ReluLLaMA, ProSparse)
 };
@@ -48,7 +48,8 @@ struct ModelInfo : ModelShape {
     std::string architecture;  // general.architecture
     std::string name;          // general.name, may be empty
     std::string weight_type;   // type of most 2-D weights, e.g. "Q4_0"
-    std::string ffn_activation;  // "silu" or "relu", as run
+    std::string ffn_activation;  // as run: "silu", "relu", or "relu-sym" (ReLU on gate and up, Bamboo)
+    std::string ffn_activation_source;  // why: the user, the file, the architecture, or a hint such as activation/
     bool powerinfer_file = false;  // magic PWRI
     bool sparse = false;           // runs the predictor-guided sparse FFN
     float sparse_threshold = 0.0f;

@@ -1,0 +1,179 @@
+// `falcon`: Falcon and ReluFalcon-40B (powerinfer-format.md §2.4.2, §5.1). LayerNorm with bias,
+// one fused QKV matrix (rows already ordered [all Q][all K][all V]), RoPE on NeoX pairs, and a
+// parallel residual: attention and FFN both read the layer input, x' = x + attn + ffn. The FFN
+// is ReLU(up·x) without a gate. Falcon-40B normalizes separately for attention (attn_norm_2)
+// and the FFN (attn_norm); Falcon-7B shares one norm. The sparse predictor reads the raw layer
+// input x, not a normalized one.
+#include <algorithm>
+#include <vector>
+
+#include "common/error.h"
+#include "model/architecture.h"
+#include "model/sparse_ffn.h"
+#include "model/tensor_binding.h"
+
+namespace ember::model {
+namespace {
+
+uint64_t matrix_bytes(const tensor::WeightView& w) { return uint64_t(w.row_bytes) * uint64_t(w.n_rows); }
+
+struct Norm {
+    const float* w = nullptr;
+    const float* b = nullptr;
+};
+
+struct FalconLayer {
+    Norm ffn_norm;             // attn_norm: feeds the FFN, and attention too when there is no attn_norm_2
+    Norm attn_norm;            // attn_norm_2 when present, else the same as ffn_norm
+    tensor::WeightView wqkv;   // [n_embd] -> [n_embd + 2 n_embd_gqa]
+    tensor::WeightView wo;     // [n_embd] -> [n_embd]
+    tensor::WeightView up;     // [n_embd] -> [n_ff]
+    tensor::WeightView down;   // [n_ff] -> [n_embd] (dense files)
+    SparseFfnWeights sparse;   // up, down_t, fc1, fc2 (PowerInfer files)
+};
+
+class Falcon final : public Architecture {
+public:
+    Falcon(const gguf::File& file, const ModelParams& params) {
+        hp_ = read_hparams(file, "falcon", "attention.layer_norm_epsilon");
+        if (params.ffn_activation == FfnActivation::Silu)
+            fail(file.path() + ": Falcon's FFN is ReLU(up) without a gate; --ffn-act silu does not apply");
+        hp_.ffn_gate = FfnGate::Relu;
+        hp_.ffn_gate_source = "the falcon architecture";
+        hp_.fused_qkv = true;
+        const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, n_gqa = hp_.n_embd_gqa(), n_vocab = hp_.n_vocab;
+
+        TensorBinder bind(file);
+        const auto norm = [&](const std::string& name) {
+            return Norm{bind.vector(name + ".weight", n_embd), bind.vector(name + ".bias", n_embd)};
+        };
+        token_embd_ = bind.matrix("token_embd.weight", n_embd, n_vocab);
+        output_norm_ = norm("output_norm");
+        output_ = bind.has("output.weight") ? bind.matrix("output.weight", n_embd, n_vocab) : token_embd_;
+        const bool sparse = is_powerinfer_layout(file);
+        if (sparse) hp_.sparse_threshold = resolve_sparse_threshold(file, params.sparse_threshold);
+        layers_.reserve(size_t(hp_.n_layer));
+        for (int32_t il = 0; il < hp_.n_layer; ++il) {
+            const std::string p = "blk." + std::to_string(il) + ".";
+            FalconLayer L;
+            L.ffn_norm = norm(p + "attn_norm");
+            L.attn_norm = bind.has(p + "attn_norm_2.weight") ? norm(p + "attn_norm_2") : L.ffn_norm;
+            L.wqkv = bind.matrix(p + "attn_qkv.weight", n_embd, n_embd + 2 * n_gqa);
+            L.wo = bind.matrix(p + "attn_output.weight", n_embd, n_embd);
+            L.up = bind.matrix(p + "ffn_up.weight", n_embd, n_ff);
+            if (sparse) {
+                const tensor::WeightView fc1 = bind.matrix_any_rows(p + "fc1.weight", n_embd, n_ff);
+                L.sparse = SparseFfnWeights{{}, L.up, bind.matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
+                                            bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff)};
+                hp_.max_predictor_rank = std::max(hp_.max_predictor_rank, int32_t(fc1.n_rows));
+                predictor_bytes_ += matrix_bytes(fc1) + matrix_bytes(L.sparse.fc2);
+            } else {
+                L.down = bind.matrix(p + "ffn_down.weight", n_ff, n_embd);
+            }
+            ffn_bytes_ += matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
+            layers_.push_back(L);
+        }
+        weight_bytes_ = bind.bytes_bound();
+        n_params_ = bind.params_bound();
+        bytes_per_token_ = weight_bytes_ - (output_.data == token_embd_.data
+                                                ? 0
+                                                : uint64_t(token_embd_.row_bytes) * uint64_t(n_vocab - 1));
+        weight_type_ = tensor::dtype_name(layers_.front().up.type);
+    }
+
+    const HParams& hparams() const override { return hp_; }
+    uint64_t weight_bytes() const override { return weight_bytes_; }
+    uint64_t bytes_per_token() const override { return bytes_per_token_; }
+    uint64_t ffn_bytes() const override { return ffn_bytes_; }
+    uint64_t predictor_bytes() const override { return predictor_bytes_; }
+    uint64_t n_params() const override { return n_params_; }
+    const char* weight_type() const override { return weight_type_; }
+
+    backend::FfnRows ffn_rows(int32_t il) const override {
+        const FalconLayer& L = layers_[size_t(il)];
+        return {{}, L.sparse.up, L.sparse.down_t};
+    }
+
+    sparse::PlacementCosts placement_costs(int32_t n_ctx) const override {
+        sparse::PlacementCosts c;
+        const uint64_t norm = 2 * uint64_t(hp_.n_embd) * sizeof(float);  // weight and bias
+        for (const FalconLayer& L : layers_) {
+            const bool own_attn_norm = L.attn_norm.w != L.ffn_norm.w;
+            c.attn_bytes.push_back((own_attn_norm ? norm : 0) + matrix_bytes(L.wqkv) + matrix_bytes(L.wo));
+            c.predictor_bytes.push_back(matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2));
+            c.ffn_norm_bytes.push_back(norm);
+            c.neuron_bytes.push_back(L.sparse.up.row_bytes + L.sparse.down_t.row_bytes);
+            c.n_ff.push_back(hp_.n_ff);
+        }
+        c.output_bytes = matrix_bytes(output_) + norm;
+        c.kv_k_bytes = c.kv_v_bytes = uint64_t(hp_.n_layer) * uint64_t(n_ctx) * uint64_t(hp_.n_embd_gqa()) * 2;
+        return c;
+    }
+
+    void forward(const int32_t* tokens, int32_t n, KvCache& kv, Scratch& s, float* logits,
+                 bool logits_all) const override {
+        const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, n_gqa = hp_.n_embd_gqa();
+        const int64_t n_qkv = n_embd + 2 * n_gqa;
+        embed_tokens(token_embd_, tokens, n, s.x.data());
+        for (int32_t il = 0; il < hp_.n_layer; ++il) {
+            const FalconLayer& L = layers_[size_t(il)];
+            // Both branches read the layer input: the FFN's norm into xn, attention's into attn
+            // (free until attention writes its result there).
+            layer_norm(s.x.data(), L.ffn_norm.w, L.ffn_norm.b, s.xn.data(), n_embd, n, hp_.norm_eps);
+            const float* attn_in = s.xn.data();
+            if (L.attn_norm.w != L.ffn_norm.w) {
+                layer_norm(s.x.data(), L.attn_norm.w, L.attn_norm.b, s.attn.data(), n_embd, n, hp_.norm_eps);
+                attn_in = s.attn.data();
+            }
+            tensor::matmul(s.pool, L.wqkv, attn_in, n, s.qkv.data(), s.prepared);
+            for (int32_t t = 0; t < n; ++t) {
+                const float* row = s.qkv.data() + size_t(t) * n_qkv;
+                float* q = s.q.data() + size_t(t) * n_embd;
+                float* k = s.k.data() + size_t(t) * n_gqa;
+                std::copy(row, row + n_embd, q);
+                std::copy(row + n_embd, row + n_embd + n_gqa, k);
+                std::copy(row + n_embd + n_gqa, row + n_qkv, s.v.data() + size_t(t) * n_gqa);
+                const int32_t pos = kv.n_past() + t;
+                rope(q, hp_.n_head, hp_.head_dim(), pos, hp_, RopePairs::NeoX, s);
+                rope(k, hp_.n_head_kv, hp_.head_dim(), pos, hp_, RopePairs::NeoX, s);
+            }
+            attention(hp_, il, n, kv, s);
+            tensor::matmul(s.pool, L.wo, s.attn.data(), n, s.out.data(), s.prepared);
+            // The FFN's output goes to q, which attention no longer needs.
+            float* ffn_out = s.q.data();
+            if (s.sparse) {
+                sparse_ffn(il, L.sparse, hp_.ffn_gate, hp_.sparse_threshold, s.x.data(), s.xn.data(), n, ffn_out, s,
+                           *s.sparse);
+            } else {
+                tensor::matmul(s.pool, L.up, s.xn.data(), n, s.up.data(), s.prepared);
+                ffn_activation(hp_.ffn_gate, nullptr, s.up.data(), n * n_ff);
+                tensor::matmul(s.pool, L.down, s.up.data(), n, ffn_out, s.prepared);
+            }
+            // Summed in the reference's order: (ffn + attn) + x.
+            for (int64_t i = 0; i < n * n_embd; ++i) s.x[size_t(i)] = (ffn_out[i] + s.out[size_t(i)]) + s.x[size_t(i)];
+        }
+        kv.commit(n);
+        const int32_t first = logits_all ? 0 : n - 1;
+        const int32_t count = n - first;
+        layer_norm(s.x.data() + size_t(first) * n_embd, output_norm_.w, output_norm_.b, s.xn.data(), n_embd, count,
+                   hp_.norm_eps);
+        tensor::matmul(s.pool, output_, s.xn.data(), count, logits, s.prepared);
+    }
+
+private:
+    HParams hp_;
+    tensor::WeightView token_embd_;
+    Norm output_norm_;
+    tensor::WeightView output_;
+    std::vector<FalconLayer> layers_;
+    uint64_t weight_bytes_ = 0, bytes_per_token_ = 0, n_params_ = 0, ffn_bytes_ = 0, predictor_bytes_ = 0;
+    const char* weight_type_ = "";
+};
+
+}  // namespace
+
+std::unique_ptr<Architecture> load_falcon(const gguf::File& file, const ModelParams& params) {
+    return std::make_unique<Falcon>(file, params);
+}
+
+}  // namespace ember::model

@@ -1,0 +1,162 @@
+#include "model/llama_family.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "common/error.h"
+#include "model/sparse_ffn.h"
+#include "model/tensor_binding.h"
+
+namespace ember::model {
+namespace {
+
+uint64_t matrix_bytes(const tensor::WeightView& w) { return uint64_t(w.row_bytes) * uint64_t(w.n_rows); }
+
+struct LlamaLayer {
+    const float* attn_norm;     // [n_embd]
+    tensor::WeightView wq;      // [n_embd] -> [n_embd], rows permuted for adjacent-pair RoPE
+    tensor::WeightView wk;      // [n_embd] -> [n_embd_gqa], likewise
+    tensor::WeightView wv;      // [n_embd] -> [n_embd_gqa]
+    tensor::WeightView wo;      // [n_embd] -> [n_embd]
+    const float* ffn_norm;      // [n_embd]
+    tensor::WeightView gate;    // [n_embd] -> [n_ff]
+    tensor::WeightView up;      // [n_embd] -> [n_ff]
+    tensor::WeightView down;    // [n_ff] -> [n_embd] (dense files)
+    SparseFfnWeights sparse;    // gate, up, down_t, fc1, fc2 (PowerInfer files)
+};
+
+class LlamaFamily final : public Architecture {
+public:
+    LlamaFamily(const gguf::File& file, const ModelParams& params, HParams hp) : hp_(std::move(hp)) {
+        const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, n_gqa = hp_.n_embd_gqa(), n_vocab = hp_.n_vocab;
+
+        TensorBinder bind(file);
+        token_embd_ = bind.matrix("token_embd.weight", n_embd, n_vocab);
+        output_norm_ = bind.vector("output_norm.weight", n_embd);
+        // Files with a tied LM head have no output.weight.
+        output_ = file.find_tensor("output.weight") ? bind.matrix("output.weight", n_embd, n_vocab) : token_embd_;
+        const bool sparse = is_powerinfer_layout(file);
+        if (sparse) hp_.sparse_threshold = resolve_sparse_threshold(file, params.sparse_threshold);
+        layers_.reserve(size_t(hp_.n_layer));
+        for (int32_t il = 0; il < hp_.n_layer; ++il) {
+            const std::string p = "blk." + std::to_string(il) + ".";
+            LlamaLayer L{
+                bind.vector(p + "attn_norm.weight", n_embd),
+                bind.matrix(p + "attn_q.weight", n_embd, n_embd),
+                bind.matrix(p + "attn_k.weight", n_embd, n_gqa),
+                bind.matrix(p + "attn_v.weight", n_embd, n_gqa),
+                bind.matrix(p + "attn_output.weight", n_embd, n_embd),
+                bind.vector(p + "ffn_norm.weight", n_embd),
+                bind.matrix(p + "ffn_gate.weight", n_embd, n_ff),
+                bind.matrix(p + "ffn_up.weight", n_embd, n_ff),
+                {},
+                {},
+            };
+            if (sparse) {
+                const tensor::WeightView fc1 = bind.matrix_any_rows(p + "fc1.weight", n_embd, n_ff);
+                L.sparse = SparseFfnWeights{L.gate, L.up, bind.matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
+                                            bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff)};
+                hp_.max_predictor_rank = std::max(hp_.max_predictor_rank, int32_t(fc1.n_rows));
+            } else {
+                L.down = bind.matrix(p + "ffn_down.weight", n_ff, n_embd);
+            }
+            ffn_bytes_ += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
+            if (sparse) predictor_bytes_ += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
+            layers_.push_back(L);
+        }
+        weight_bytes_ = bind.bytes_bound();
+        n_params_ = bind.params_bound();
+        // Generating a token reads every weight once except the embedding table (one row).
+        bytes_per_token_ = weight_bytes_ - (output_.data == token_embd_.data
+                                                ? 0
+                                                : uint64_t(token_embd_.row_bytes) * uint64_t(n_vocab - 1));
+        weight_type_ = tensor::dtype_name(layers_.front().gate.type);
+    }
+
+    const HParams& hparams() const override { return hp_; }
+    uint64_t weight_bytes() const override { return weight_bytes_; }
+    uint64_t bytes_per_token() const override { return bytes_per_token_; }
+    uint64_t ffn_bytes() const override { return ffn_bytes_; }
+    uint64_t predictor_bytes() const override { return predictor_bytes_; }
+    uint64_t n_params() const override { return n_params_; }
+    const char* weight_type() const override { return weight_type_; }
+
+    backend::FfnRows ffn_rows(int32_t il) const override {
+        const LlamaLayer& L = layers_[size_t(il)];
+        return {L.sparse.gate, L.sparse.up, L.sparse.down_t};
+    }
+
+    sparse::PlacementCosts placement_costs(int32_t n_ctx) const override {
+        sparse::PlacementCosts c;
+        const uint64_t norm = uint64_t(hp_.n_embd) * sizeof(float);
+        for (const LlamaLayer& L : layers_) {
+            c.attn_bytes.push_back(norm + matrix_bytes(L.wq) + matrix_bytes(L.wk) + matrix_bytes(L.wv) + matrix_bytes(L.wo));
+            c.predictor_bytes.push_back(matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2));
+            c.ffn_norm_bytes.push_back(norm);
+            c.neuron_bytes.push_back(L.sparse.gate.row_bytes + L.sparse.up.row_bytes + L.sparse.down_t.row_bytes);
+            c.n_ff.push_back(hp_.n_ff);
+        }
+        c.output_bytes = matrix_bytes(output_) + norm;
+        c.kv_k_bytes = c.kv_v_bytes = uint64_t(hp_.n_layer) * uint64_t(n_ctx) * uint64_t(hp_.n_embd_gqa()) * 2;
+        return c;
+    }
+
+    void forward(const int32_t* tokens, int32_t n, KvCache& kv, Scratch& s, float* logits,
+                 bool logits_all) const override {
+        const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
+        embed_tokens(token_embd_, tokens, n, s.x.data());
+        for (int32_t il = 0; il < hp_.n_layer; ++il) {
+            const LlamaLayer& L = layers_[size_t(il)];
+            // Attention.
+            rms_norm(s.x.data(), L.attn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
+            tensor::matmul(s.pool, L.wq, s.xn.data(), n, s.q.data(), s.prepared);
+            tensor::matmul(s.pool, L.wk, s.xn.data(), n, s.k.data(), s.prepared);
+            tensor::matmul(s.pool, L.wv, s.xn.data(), n, s.v.data(), s.prepared);
+            for (int32_t t = 0; t < n; ++t) {
+                const int32_t pos = kv.n_past() + t;
+                rope(s.q.data() + size_t(t) * n_embd, hp_.n_head, hp_.head_dim(), pos, hp_, RopePairs::Adjacent, s);
+                rope(s.k.data() + size_t(t) * hp_.n_embd_gqa(), hp_.n_head_kv, hp_.head_dim(), pos, hp_,
+                     RopePairs::Adjacent, s);
+            }
+            attention(hp_, il, n, kv, s);
+            tensor::matmul(s.pool, L.wo, s.attn.data(), n, s.out.data(), s.prepared);
+            add_in_place(s.x.data(), s.out.data(), n * n_embd);
+            // Feed-forward.
+            rms_norm(s.x.data(), L.ffn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
+            if (s.sparse) {
+                // The predictor reads the residual before ffn_norm (powerinfer-format.md §2.6).
+                sparse_ffn(il, L.sparse, hp_.ffn_gate, hp_.sparse_threshold, s.x.data(), s.xn.data(), n, s.out.data(),
+                           s, *s.sparse);
+            } else {
+                tensor::matmul(s.pool, L.gate, s.xn.data(), n, s.gate.data(), s.prepared);
+                tensor::matmul(s.pool, L.up, s.xn.data(), n, s.up.data(), s.prepared);
+                ffn_activation(hp_.ffn_gate, s.gate.data(), s.up.data(), n * n_ff);
+                tensor::matmul(s.pool, L.down, s.up.data(), n, s.out.data(), s.prepared);
+            }
+            add_in_place(s.x.data(), s.out.data(), n * n_embd);
+        }
+        kv.commit(n);
+        // Output head, for the last token or all of them.
+        const int32_t first = logits_all ? 0 : n - 1;
+        const int32_t count = n - first;
+        rms_norm(s.x.data() + size_t(first) * n_embd, output_norm_, s.xn.data(), n_embd, count, hp_.norm_eps);
+        tensor::matmul(s.pool, output_, s.xn.data(), count, logits, s.prepared);
+    }
+
+private:
+    HParams hp_;
+    tensor::WeightView token_embd_;  // [n_embd] x n_vocab rows
+    const float* output_norm_ = nullptr;
+    tensor::WeightView output_;      // [n_embd] -> [n_vocab]
+    std::vector<LlamaLayer> layers_;
+    uint64_t weight_bytes_ = 0, bytes_per_token_ = 0, n_params_ = 0, ffn_bytes_ = 0, predictor_bytes_ = 0;
+    const char* weight_type_ = "";
+};
+
+}  // namespace
+
+std::unique_ptr<Architecture> load_llama_family(const gguf::File& file, const ModelParams& params, HParams hp) {
+    return std::make_unique<LlamaFamily>(file, params, std::move(hp));
+}
+
+}  // namespace ember::model

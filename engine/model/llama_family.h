@@ -1,0 +1,17 @@
+#pragma once
+// The LLaMA graph as llama.cpp and PowerInfer write it: RMSNorm, RoPE on adjacent pairs (Q/K
+// rows permuted at conversion), grouped-query attention, gated FFN. `llama` and `bamboo` run it
+// and differ only in the FFN activation, which the caller resolves into hp.
+// A dense file has ffn_down; a PowerInfer file (magic PWRI, or ffn_down_t in a GGUF-magic file)
+// has ffn_down_t and per-layer predictors fc1/fc2 (powerinfer-format.md §2.4.1) and runs the
+// sparse FFN, whose predictor reads the residual stream before ffn_norm.
+
+#include <memory>
+
+#include "model/architecture.h"
+
+namespace ember::model {
+
+std::unique_ptr<Architecture> load_llama_family(const gguf::File& file, const ModelParams& params, HParams hp);
+
+}  // namespace ember::model
