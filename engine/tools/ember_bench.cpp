@@ -106,6 +106,8 @@ int main(int argc, char** argv) {
         double gb_per_token;     // weights actually read per generated token
         double active_share;     // sparse models: share of FFN neurons computed
         double predictor_share;  // sparse models: share of the time spent in predictors
+        double ffn_share;        // sparse models: share of the time spent in the FFN rows (gate, up, down)
+        double ffn_gbps;         // and the rate at which those rows were read
     };
     std::vector<TgResult> tg_results;
     const bool sparse = info.sparse;
@@ -145,7 +147,7 @@ int main(int argc, char** argv) {
         }
         if (opt.n_gen > 0) {
             std::vector<double> rates;
-            double seconds = 0, active = 0, neurons = 0, predictor_ms = 0, sparse_bytes = 0;
+            double seconds = 0, active = 0, neurons = 0, predictor_ms = 0, ffn_ms = 0, sparse_bytes = 0;
             for (int r = -1; r < opt.reps; ++r) {
                 s.clear();
                 const auto start = std::chrono::steady_clock::now();
@@ -161,6 +163,7 @@ int main(int argc, char** argv) {
                     active += double(l.active);
                     neurons += double(l.tokens) * l.n_ff;
                     predictor_ms += l.predictor_ms;
+                    ffn_ms += l.ffn_ms;
                     sparse_bytes += double(l.bytes_read);
                 }
             }
@@ -170,8 +173,11 @@ int main(int argc, char** argv) {
             const double tokens = double(opt.n_gen) * opt.reps;
             const double dense_part = double(info.bytes_per_token - (sparse ? info.ffn_bytes + info.predictor_bytes : 0));
             const double per_token = (dense_part + (sparse ? sparse_bytes / tokens : 0.0)) / 1e9;
+            const double ffn_rows_bytes = sparse_bytes - double(info.predictor_bytes) * tokens;
             tg_results.push_back({n_threads, st, per_token, neurons > 0 ? active / neurons : 1.0,
-                                  sparse ? predictor_ms / (seconds * 1000.0) : 0.0});
+                                  sparse ? predictor_ms / (seconds * 1000.0) : 0.0,
+                                  sparse ? ffn_ms / (seconds * 1000.0) : 0.0,
+                                  ffn_ms > 0 ? ffn_rows_bytes / (ffn_ms * 1e6) : 0.0});
         }
     }
     if (tg_results.empty()) return 0;
@@ -180,8 +186,9 @@ int main(int argc, char** argv) {
         std::printf("tg%d, %d threads: %.3f GB of weights read per token, %.2f GB/s", opt.n_gen, r.n_threads,
                     r.gb_per_token, r.rate.mean * r.gb_per_token);
         if (sparse)
-            std::printf("; %.1f %% of FFN neurons active; predictors take %.1f %% of the time", 100.0 * r.active_share,
-                        100.0 * r.predictor_share);
+            std::printf("; %.1f %% of FFN neurons active; predictors take %.1f %% of the time, FFN rows %.1f %% "
+                        "(%.2f GB/s)",
+                        100.0 * r.active_share, 100.0 * r.predictor_share, 100.0 * r.ffn_share, r.ffn_gbps);
         std::printf("\n");
     }
     if (opt.membw) {

@@ -81,12 +81,16 @@ def _enc_value(vtype, value, sub=None):
     return struct.pack(_SCALAR_FMT[vtype], value)
 
 
-def write_gguf(path, kvs, tensors, alignment=DEFAULT_ALIGNMENT):
+def write_gguf(path, kvs, tensors, alignment=DEFAULT_ALIGNMENT, magic=b"GGUF"):
     """kvs: list of (key, KV); tensors: list of (name, ne list, ggml_type, raw bytes).
+    magic: b"GGUF" (dense) or b"PWRI" (PowerInfer sparse file: an ordinary GGUF v3 file
+    whose first 4 bytes are "PWRI", format doc section 2.1).
 
     Returns (data_start, list of (name, offset)).
     """
-    head = [b"GGUF", struct.pack("<IQQ", 3, len(tensors), len(kvs))]
+    if magic not in (b"GGUF", b"PWRI"):
+        raise ValueError("bad magic %r" % (magic,))
+    head = [magic, struct.pack("<IQQ", 3, len(tensors), len(kvs))]
     for key, kv in kvs:
         head.append(_enc_str(key))
         head.append(struct.pack("<I", kv.vtype))
