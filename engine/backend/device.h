@@ -44,19 +44,26 @@ public:
     // there. Throws EngineError, changing nothing, when the result would exceed the budget.
     virtual void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) = 0;
 
-    // For resident neurons ids[j]: g[j] = gate row · x (when the layer has a gate), v[j] = up row · x.
-    // x is the FFN input prepared in the rows' dot-product type.
-    virtual void compute_dots(int32_t il, const uint8_t* x_prepared, std::span<const int32_t> ids, float* g,
-                              float* v) = 0;
-    // y (n_embd) += Σ coef[j] · down_t row of resident neuron ids[j], in the order given.
-    virtual void accumulate_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) = 0;
+    // The two halves of a layer's FFN run concurrently: the device's work is queued by begin_*
+    // and the CPU computes the cold neurons meanwhile; wait() is the join. Every pointer and
+    // span passed to begin_* must stay valid and unchanged until wait() returns.
+    //
+    // Queues, for resident neurons ids[j]: g[j] = gate row · x (when the layer has a gate),
+    // v[j] = up row · x. x is the FFN input prepared in the rows' dot-product type.
+    virtual void begin_dots(int32_t il, const uint8_t* x_prepared, std::span<const int32_t> ids, float* g,
+                            float* v) = 0;
+    // Queues y (n_embd) = Σ coef[j] · down_t row of resident neuron ids[j], summed in the order given.
+    virtual void begin_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) = 0;
+    // Blocks until the queued work is done; throws EngineError if it failed.
+    virtual void wait() = 0;
 
     virtual DeviceTraffic traffic() const = 0;
 };
 
 // A host-memory stand-in with a byte budget: keeps its own copies of the hot rows, refuses
-// allocations past the budget, counts traffic, and computes with the CPU kernels. It makes
-// placement, re-planning and the split view testable without a GPU.
+// allocations past the budget, counts traffic, and computes with the CPU kernels on its own
+// thread, concurrently with the CPU's half as a GPU would. It makes placement, re-planning,
+// the join and the split view testable without a GPU.
 std::unique_ptr<Device> make_sim_device(uint64_t budget_bytes);
 
 }  // namespace ember::backend

@@ -41,6 +41,22 @@ void down_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int3
     }
 }
 
+// Waits for the device's queued work before the buffers it uses can change, also when the
+// CPU's half throws.
+struct DeviceJoin {
+    explicit DeviceJoin(backend::Device* d) : device(d) {}
+    ~DeviceJoin() {
+        if (!device) return;
+        try {
+            device->wait();
+        } catch (...) {
+            // Only reached while the CPU's own error unwinds; that error is the one to report.
+        }
+    }
+    void wait() { device->wait(); }
+    backend::Device* device;
+};
+
 }  // namespace
 
 SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int32_t n_layer)
@@ -86,9 +102,12 @@ void sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float thres
         stats.bytes_read += predictor_bytes + neuron_bytes * uint64_t(ss.active.size() + ss.hot_active.size());
         stats.predictor_ms += std::chrono::duration<double, std::milli>(predicted - start).count();
 
-        // Gate and up rows of the active neurons only.
+        // Gate and up rows of the active neurons only: the device's hot ones while the CPU
+        // computes the cold ones.
         std::fill(ss.a.begin(), ss.a.end(), 0.0f);
         ss.prepared_x.prepare(w.up.type, x + size_t(t) * n_embd, 1, n_embd);
+        DeviceJoin join(ss.hot_active.empty() ? nullptr : ss.device);
+        if (join.device) join.device->begin_dots(il, ss.prepared_x.row(0), ss.hot_active, ss.g.data(), ss.v.data());
         const int64_t n_active = int64_t(ss.active.size());
         s.pool.run((n_active + kNeuronsPerTask - 1) / kNeuronsPerTask, [&](int64_t task, int) {
             const int64_t end = std::min(n_active, (task + 1) * kNeuronsPerTask);
@@ -106,16 +125,20 @@ void sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float thres
                 ss.a[size_t(i)] = ffn_activation_value(gate, g, v);
             }
         });
-        if (!ss.hot_active.empty()) {
-            ss.device->compute_dots(il, ss.prepared_x.row(0), ss.hot_active, ss.g.data(), ss.v.data());
+        if (join.device) {
+            join.wait();
             for (size_t j = 0; j < ss.hot_active.size(); ++j)
                 ss.a[size_t(ss.hot_active[j])] = ffn_activation_value(gate, ss.g[j], ss.v[j]);
         }
 
         // Down projection: out = Σ coef_i · down_t[i]. Threads split the output elements, each
         // summing every active neuron in ascending order, so the result is the same for any
-        // thread count.
+        // thread count. The device sums its hot rows meanwhile; its share is added at the end.
         down_coefficients(w.down_t, ss, int32_t(n_ff));
+        if (join.device) {
+            for (size_t j = 0; j < ss.hot_active.size(); ++j) ss.hot_coef[j] = ss.coef[size_t(ss.hot_active[j])];
+            join.device->begin_down(il, ss.hot_active, ss.hot_coef.data(), ss.y_device.data());
+        }
         float* y = out + size_t(t) * n_embd;
         std::fill(y, y + n_embd, 0.0f);
         const int64_t cols_per_task = std::max<int64_t>(tensor::kQK, (n_embd / (s.pool.size() * 2)) / tensor::kQK * tensor::kQK);
@@ -132,11 +155,8 @@ void sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float thres
                 if (c != 0.0f) tensor::axpy_row(w.down_t.type, n, c, w.down_t.row(i) + slice_offset, y + col0);
             }
         });
-        if (!ss.hot_active.empty()) {
-            // The device's share, summed separately and added once: the join of the two halves.
-            for (size_t j = 0; j < ss.hot_active.size(); ++j) ss.hot_coef[j] = ss.coef[size_t(ss.hot_active[j])];
-            std::fill(ss.y_device.begin(), ss.y_device.end(), 0.0f);
-            ss.device->accumulate_down(il, ss.hot_active, ss.hot_coef.data(), ss.y_device.data());
+        if (join.device) {
+            join.wait();
             for (int64_t j = 0; j < n_embd; ++j) y[j] += ss.y_device[size_t(j)];
         }
         stats.ffn_ms += std::chrono::duration<double, std::milli>(Clock::now() - predicted).count();

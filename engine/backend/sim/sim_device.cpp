@@ -1,6 +1,12 @@
 #include <algorithm>
+#include <condition_variable>
+#include <exception>
+#include <functional>
 #include <map>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "backend/device.h"
@@ -25,9 +31,66 @@ void append_rows(std::vector<uint8_t>& dst, const tensor::WeightView& w, std::sp
     for (int32_t id : ids) dst.insert(dst.end(), w.row(id), w.row(id) + w.row_bytes);
 }
 
+// The device's queue: one job at a time on its own thread, like a GPU stream.
+class Queue {
+public:
+    Queue() : thread_([this] { run(); }) {}
+    ~Queue() {
+        {
+            std::lock_guard lock(mutex_);
+            stop_ = true;
+        }
+        cv_.notify_all();
+        thread_.join();
+    }
+
+    void submit(std::function<void()> job) {
+        wait();
+        {
+            std::lock_guard lock(mutex_);
+            job_ = std::move(job);
+        }
+        cv_.notify_all();
+    }
+
+    void wait() {
+        std::unique_lock lock(mutex_);
+        cv_.wait(lock, [&] { return !job_; });
+        if (error_) std::rethrow_exception(std::exchange(error_, nullptr));
+    }
+
+private:
+    void run() {
+        std::unique_lock lock(mutex_);
+        for (;;) {
+            cv_.wait(lock, [&] { return stop_ || job_; });
+            if (stop_) return;
+            lock.unlock();
+            std::exception_ptr error;
+            try {
+                job_();
+            } catch (...) {
+                error = std::current_exception();
+            }
+            lock.lock();
+            job_ = nullptr;
+            error_ = error;
+            cv_.notify_all();
+        }
+    }
+
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::function<void()> job_;
+    std::exception_ptr error_;
+    bool stop_ = false;
+    std::thread thread_;  // last: starts after the members it uses exist
+};
+
 class SimDevice final : public Device {
 public:
     explicit SimDevice(uint64_t budget) : budget_(budget) {}
+    ~SimDevice() override = default;
 
     std::string name() const override { return "sim"; }
     uint64_t budget_bytes() const override { return budget_; }
@@ -93,25 +156,32 @@ public:
         layers_[il] = std::move(next);
     }
 
-    void compute_dots(int32_t il, const uint8_t* x, std::span<const int32_t> ids, float* g, float* v) override {
-        const LayerRows& l = layer(il);
-        for (size_t j = 0; j < ids.size(); ++j) {
-            const size_t r = size_t(local_row(l, ids[j]));
-            v[j] = tensor::dot_row(l.up_type, l.n_cols, l.up.data() + r * l.up_row, x);
-            if (l.gate_row) g[j] = tensor::dot_row(l.gate_type, l.n_cols, l.gate.data() + r * l.gate_row, x);
-        }
-        traffic_.rows_computed += ids.size() * (l.gate_row ? 2 : 1);
+    void begin_dots(int32_t il, const uint8_t* x, std::span<const int32_t> ids, float* g, float* v) override {
+        queue_.submit([this, il, x, ids, g, v] {
+            const LayerRows& l = layer(il);
+            for (size_t j = 0; j < ids.size(); ++j) {
+                const size_t r = size_t(local_row(l, ids[j]));
+                v[j] = tensor::dot_row(l.up_type, l.n_cols, l.up.data() + r * l.up_row, x);
+                if (l.gate_row) g[j] = tensor::dot_row(l.gate_type, l.n_cols, l.gate.data() + r * l.gate_row, x);
+            }
+            traffic_.rows_computed += ids.size() * (l.gate_row ? 2 : 1);
+        });
     }
 
-    void accumulate_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) override {
-        const LayerRows& l = layer(il);
-        for (size_t j = 0; j < ids.size(); ++j) {
-            if (coef[j] == 0.0f) continue;
-            const uint8_t* row = l.down_t.data() + size_t(local_row(l, ids[j])) * l.down_row;
-            tensor::axpy_row(l.down_type, l.n_out, coef[j], row, y);
-            ++traffic_.rows_computed;
-        }
+    void begin_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) override {
+        queue_.submit([this, il, ids, coef, y] {
+            const LayerRows& l = layer(il);
+            std::fill(y, y + l.n_out, 0.0f);
+            for (size_t j = 0; j < ids.size(); ++j) {
+                if (coef[j] == 0.0f) continue;
+                const uint8_t* row = l.down_t.data() + size_t(local_row(l, ids[j])) * l.down_row;
+                tensor::axpy_row(l.down_type, l.n_out, coef[j], row, y);
+                ++traffic_.rows_computed;
+            }
+        });
     }
+
+    void wait() override { queue_.wait(); }
 
     DeviceTraffic traffic() const override { return traffic_; }
 
@@ -130,7 +200,8 @@ private:
     uint64_t budget_;
     uint64_t dense_ = 0;
     std::map<int32_t, LayerRows> layers_;
-    DeviceTraffic traffic_;
+    DeviceTraffic traffic_;  // written by queued jobs; read after wait()
+    Queue queue_;            // last: its thread stops before the rows it reads go away
 };
 
 }  // namespace
