@@ -99,6 +99,19 @@ private slots:
             << QStringList{"bad.gguf", "blk.3.fc2.weight", "[128, 512]", "expected [64, 1024]"} << sparse;
         QTest::newRow("missing down_t") << int(Edit::DropTensor) << "blk.1.ffn_down_t.weight"
                                         << QStringList{"bad.gguf", "missing tensor 'blk.1.ffn_down_t.weight'"} << sparse;
+        // Falcon files.
+        const QString falcon = QStringLiteral(EMBER_TEST_DATA_DIR) + "/models/tiny-falcon-f16.powerinfer.gguf";
+        QTest::newRow("falcon without fused QKV") << int(Edit::DropTensor) << "blk.1.attn_qkv.weight"
+                                                  << QStringList{"bad.gguf", "missing tensor 'blk.1.attn_qkv.weight'"}
+                                                  << falcon;
+        QTest::newRow("falcon norm without bias") << int(Edit::DropTensor) << "blk.0.attn_norm.bias"
+                                                  << QStringList{"bad.gguf", "missing tensor 'blk.0.attn_norm.bias'"}
+                                                  << falcon;
+        QTest::newRow("falcon without LayerNorm epsilon")
+            << int(Edit::DropKey) << "falcon.attention.layer_norm_epsilon"
+            << QStringList{"bad.gguf", "falcon.attention.layer_norm_epsilon"} << falcon;
+        QTest::newRow("falcon predictor of the wrong shape")
+            << int(Edit::ReshapeTensor) << "blk.1.fc2.weight" << QStringList{"bad.gguf", "blk.1.fc2.weight"} << falcon;
     }
 
     void load_errors() {
