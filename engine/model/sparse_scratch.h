@@ -26,6 +26,7 @@ struct SparseScratch {
     std::vector<int32_t> active;   // ids of the active neurons, ascending (capacity n_ff)
     std::vector<float> a;          // [n_ff] activation values (0 for inactive neurons)
     std::vector<float> coef;       // [n_ff] the value each active neuron's row is scaled by
+    std::vector<int32_t> down_rows;  // the CPU's active neurons with a non-zero coefficient (capacity n_ff)
     std::vector<uint8_t> a_q8;     // a quantized to Q8_0, for Q4_0 down rows
     tensor::PreparedActivations prepared_x;  // the FFN input, in the gate/up rows' dot type
     std::vector<SparseLayerStats> stats;     // [n_layer]

@@ -153,6 +153,21 @@ private slots:
                 for (int64_t i = 0; i < n; ++i)
                     QVERIFY(std::fabs(y_r[size_t(i)] - (xf[size_t(i)] - 0.37f * deq[size_t(i)])) <= 1e-5f);
             }
+            {
+                // Four Q4_0 rows at once equal four single-row calls, bit for bit.
+                std::vector<std::vector<uint8_t>> rows;
+                for (int64_t i = 0; i < 4; ++i) {
+                    std::vector<float> wr(wf);
+                    std::rotate(wr.begin(), wr.begin() + i * 7 % n, wr.end());
+                    rows.push_back(quantized(DType::Q4_0, wr));
+                }
+                const float a[4] = {-0.37f, 1.5f, 0.0f, 2.25e-3f};
+                const void* ptrs[4] = {rows[0].data(), rows[1].data(), rows[2].data(), rows[3].data()};
+                std::vector<float> y4(xf), y1(xf);
+                k.axpy4_q4_0(n, a, ptrs, y4.data());
+                for (int i = 0; i < 4; ++i) r.axpy_q4_0(n, a[i], ptrs[i], y1.data());
+                QVERIFY2(y4 == y1, qPrintable(QString("axpy4 Q4_0 differs at n=%1").arg(n)));
+            }
             if (n % 256 == 0) {
                 std::vector<uint8_t> x8k(row_bytes(DType::Q8_K, n));
                 quantize_row_q8_k_ref(xf.data(), x8k.data(), n);

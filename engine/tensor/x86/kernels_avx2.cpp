@@ -172,6 +172,10 @@ void axpy_q4_0(int64_t n, float a, const void* xv, float* y) {
     }
 }
 
+void axpy4_q4_0(int64_t n, const float* a, const void* const* x, float* y) {
+    for (int r = 0; r < 4; ++r) axpy_q4_0(n, a[r], x[r], y);
+}
+
 void axpy_q8_0(int64_t n, float a, const void* xv, float* y) {
     auto* x = static_cast<const BlockQ8_0*>(xv);
     for (int64_t b = 0; b < n / kQK; ++b) {
@@ -207,6 +211,7 @@ const KernelTable& avx2_kernels() {
         axpy_f16,
         axpy_q4_0,
         axpy_q8_0,
+        axpy4_q4_0,
         f16_to_f32,
     };
     return table;

@@ -154,6 +154,28 @@ void axpy_q4_0(int64_t n, float a, const void* xv, float* y) {
     }
 }
 
+void axpy4_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
+    const BlockQ4_0* x[4];
+    for (int r = 0; r < 4; ++r) x[r] = static_cast<const BlockQ4_0*>(xv[r]);
+    const __m128i low = _mm_set1_epi8(0x0F);
+    // Nibble q selects q - 8 as a float: exactly what subtracting and converting gives.
+    const __m512 values = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t b = 0; b < n / kQK; ++b) {
+        float* yb = y + b * kQK;
+        __m512 y0 = _mm512_loadu_ps(yb), y1 = _mm512_loadu_ps(yb + 16);
+        for (int r = 0; r < 4; ++r) {
+            const __m512 d = _mm512_set1_ps(a[r] * half(x[r][b].d));
+            const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[r][b].qs));
+            const __m128i lo = _mm_and_si128(packed, low);
+            const __m128i hi = _mm_and_si128(_mm_srli_epi16(packed, 4), low);
+            y0 = _mm512_fmadd_ps(d, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(lo), values), y0);
+            y1 = _mm512_fmadd_ps(d, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(hi), values), y1);
+        }
+        _mm512_storeu_ps(yb, y0);
+        _mm512_storeu_ps(yb + 16, y1);
+    }
+}
+
 }  // namespace
 
 const KernelTable& avx512_kernels() {
@@ -165,6 +187,7 @@ const KernelTable& avx512_kernels() {
         t.prepare_q8_activation = prepare_q8_activation;
         t.dot_q8_0_q8_0 = dot_q8_0_q8_0;
         t.axpy_q4_0 = axpy_q4_0;
+        t.axpy4_q4_0 = axpy4_q4_0;
         return t;
     }();
     return table;
