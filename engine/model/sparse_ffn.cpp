@@ -41,6 +41,48 @@ void down_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int3
     }
 }
 
+// a[i] for the active neurons ss.active[begin, end): their gate and up rows against the
+// prepared FFN input. Q4_0 rows go four at a time (two gated neurons or four ungated ones),
+// bit-identical to one at a time, with the next group's rows prefetched.
+void gate_up_rows(const SparseFfnWeights& w, FfnGate gate, SparseScratch& ss, int64_t begin, int64_t end) {
+    const int64_t n_embd = w.up.n_cols;
+    const uint8_t* x = ss.prepared_x.row(0);
+    const bool gated = gate != FfnGate::Relu;
+    const auto prefetch_neuron = [&](int32_t i) {
+        prefetch_bytes(w.up.row(i), w.up.row_bytes);
+        if (gated) prefetch_bytes(w.gate.row(i), w.gate.row_bytes);
+    };
+    int64_t j = begin;
+    if (w.up.type == tensor::DType::Q4_0 && (!gated || w.gate.type == tensor::DType::Q4_0)) {
+        const tensor::KernelTable& k = tensor::kernels();
+        const int64_t per_call = gated ? 2 : 4;
+        for (; j + per_call <= end; j += per_call) {
+            for (int64_t p = j + per_call; p < std::min(end, j + 2 * per_call); ++p) prefetch_neuron(ss.active[size_t(p)]);
+            const int32_t* ids = ss.active.data() + j;
+            const void* rows[4];
+            float out[4];
+            if (gated) {
+                rows[0] = w.gate.row(ids[0]), rows[1] = w.up.row(ids[0]);
+                rows[2] = w.gate.row(ids[1]), rows[3] = w.up.row(ids[1]);
+                k.dot4_q4_0_q8_0(n_embd, rows, x, out);
+                ss.a[size_t(ids[0])] = ffn_activation_value(gate, out[0], out[1]);
+                ss.a[size_t(ids[1])] = ffn_activation_value(gate, out[2], out[3]);
+            } else {
+                for (int r = 0; r < 4; ++r) rows[r] = w.up.row(ids[r]);
+                k.dot4_q4_0_q8_0(n_embd, rows, x, out);
+                for (int r = 0; r < 4; ++r) ss.a[size_t(ids[r])] = ffn_activation_value(gate, 0.0f, out[r]);
+            }
+        }
+    }
+    for (; j < end; ++j) {
+        const int32_t i = ss.active[size_t(j)];
+        if (j + 1 < end) prefetch_neuron(ss.active[size_t(j + 1)]);
+        const float v = tensor::dot_row(w.up.type, n_embd, w.up.row(i), x);
+        const float g = gated ? tensor::dot_row(w.gate.type, n_embd, w.gate.row(i), x) : 0.0f;
+        ss.a[size_t(i)] = ffn_activation_value(gate, g, v);
+    }
+}
+
 // y[0, n) += Σ coef[i] · columns [col0, col0 + n) of down_t row i over `ids`, in their order.
 // Q4_0 rows go four at a time (y read and written once per four rows, bit-identical to one at a
 // time); rows are prefetched one group ahead, since active neurons' rows are scattered.
@@ -140,20 +182,8 @@ void sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float thres
         if (join.device) join.device->begin_dots(il, ss.prepared_x.row(0), ss.hot_active, ss.g.data(), ss.v.data());
         const int64_t n_active = int64_t(ss.active.size());
         s.pool.run((n_active + kNeuronsPerTask - 1) / kNeuronsPerTask, [&](int64_t task, int) {
-            const int64_t end = std::min(n_active, (task + 1) * kNeuronsPerTask);
-            for (int64_t j = task * kNeuronsPerTask; j < end; ++j) {
-                const int32_t i = ss.active[size_t(j)];
-                if (j + 1 < end) {
-                    const int32_t next = ss.active[size_t(j + 1)];
-                    prefetch_bytes(w.up.row(next), w.up.row_bytes);
-                    if (gate != FfnGate::Relu) prefetch_bytes(w.gate.row(next), w.gate.row_bytes);
-                }
-                const float v = tensor::dot_row(w.up.type, n_embd, w.up.row(i), ss.prepared_x.row(0));
-                const float g = gate == FfnGate::Relu
-                                    ? 0.0f
-                                    : tensor::dot_row(w.gate.type, n_embd, w.gate.row(i), ss.prepared_x.row(0));
-                ss.a[size_t(i)] = ffn_activation_value(gate, g, v);
-            }
+            const int64_t begin = task * kNeuronsPerTask;
+            gate_up_rows(w, gate, ss, begin, std::min(n_active, begin + kNeuronsPerTask));
         });
         if (join.device) {
             join.wait();

@@ -92,7 +92,15 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tok
         for (int64_t t = 0; t < n_tokens; ++t) {
             const uint8_t* xt = scratch.row(t);
             float* yt = y + t * w.n_rows;
-            for (int64_t r = r0; r < r1; ++r) yt[r] = dot_row(w.type, w.n_cols, w.row(r), xt);
+            int64_t r = r0;
+            if (w.type == DType::Q4_0) {
+                const KernelTable& k = kernels();
+                for (; r + 4 <= r1; r += 4) {
+                    const void* rows[4] = {w.row(r), w.row(r + 1), w.row(r + 2), w.row(r + 3)};
+                    k.dot4_q4_0_q8_0(w.n_cols, rows, xt, yt + r);
+                }
+            }
+            for (; r < r1; ++r) yt[r] = dot_row(w.type, w.n_cols, w.row(r), xt);
         }
     });
 }

@@ -154,7 +154,7 @@ private slots:
                     QVERIFY(std::fabs(y_r[size_t(i)] - (xf[size_t(i)] - 0.37f * deq[size_t(i)])) <= 1e-5f);
             }
             {
-                // Four Q4_0 rows at once equal four single-row calls, bit for bit.
+                // Four Q4_0 rows at once equal four single-row calls, bit for bit (axpy and dot).
                 std::vector<std::vector<uint8_t>> rows;
                 for (int64_t i = 0; i < 4; ++i) {
                     std::vector<float> wr(wf);
@@ -167,6 +167,11 @@ private slots:
                 k.axpy4_q4_0(n, a, ptrs, y4.data());
                 for (int i = 0; i < 4; ++i) r.axpy_q4_0(n, a[i], ptrs[i], y1.data());
                 QVERIFY2(y4 == y1, qPrintable(QString("axpy4 Q4_0 differs at n=%1").arg(n)));
+                float dots[4];
+                k.dot4_q4_0_q8_0(n, ptrs, xq_k.data(), dots);
+                for (int i = 0; i < 4; ++i)
+                    QVERIFY2(dots[i] == k.dot_q4_0_q8_0(n, ptrs[i], xq_k.data()),
+                             qPrintable(QString("dot4 Q4_0 row %1 differs at n=%2").arg(i).arg(n)));
             }
             if (n % 256 == 0) {
                 std::vector<uint8_t> x8k(row_bytes(DType::Q8_K, n));

@@ -172,6 +172,10 @@ void axpy_q4_0(int64_t n, float a, const void* xv, float* y) {
     }
 }
 
+void dot4_q4_0_q8_0(int64_t n, const void* const* w, const void* x, float* out) {
+    for (int r = 0; r < 4; ++r) out[r] = dot_q4_0_q8_0(n, w[r], x);
+}
+
 void axpy4_q4_0(int64_t n, const float* a, const void* const* x, float* y) {
     for (int r = 0; r < 4; ++r) axpy_q4_0(n, a[r], x[r], y);
 }
@@ -204,6 +208,7 @@ const KernelTable& avx2_kernels() {
         dot_bf16,
         dot_q4_0_q8_0,
         dot_q8_0_q8_0,
+        dot4_q4_0_q8_0,
         reference_kernels().dot_q6_k_q8_k,
         reference_kernels().q8_activation_bytes,
         quantize_q8_0_avx2,

@@ -114,6 +114,45 @@ float dot_q4_0_q8_0(int64_t n, const void* wv, const void* xv) {
     return sum;
 }
 
+void dot4_q4_0_q8_0(int64_t n, const void* const* wv, const void* xv, float* out) {
+    const uint8_t* packed = static_cast<const uint8_t*>(xv) + q8_prefix_bytes(n);
+    const int64_t n_groups = n / (kQK * kGroup);
+    static const __m512i qs_idx = qs_gather_index();
+    static const __m512i d_idx = scale_gather_index();
+    const __m512i low = _mm512_set1_epi8(0x0F);
+    const uint8_t* w[4];
+    __m512 acc[4];
+    for (int r = 0; r < 4; ++r) {
+        w[r] = static_cast<const uint8_t*>(wv[r]);
+        acc[r] = _mm512_setzero_ps();
+    }
+    for (int64_t g = 0; g < n_groups; ++g) {
+        const uint8_t* xg = packed + size_t(g) * kGroupBytes;
+        const __m512i x_lo = _mm512_loadu_si512(xg), x_hi = _mm512_loadu_si512(xg + 64);
+        const __m512 x_d = _mm512_loadu_ps(xg + 128);
+        const __m512i x_off = _mm512_loadu_si512(xg + 192);
+        for (int r = 0; r < 4; ++r) {
+            const uint8_t* wg = w[r] + g * 72;
+            const __m512i a = _mm512_loadu_si512(wg);
+            const __m512i b = _mm512_loadu_si512(wg + 8);
+            const __m512i qs = _mm512_permutex2var_epi8(a, qs_idx, b);
+            const __m512i lo = _mm512_and_si512(qs, low);
+            const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(qs, 4), low);
+            __m512i dot = _mm512_dpbusd_epi32(x_off, lo, x_lo);
+            dot = _mm512_dpbusd_epi32(dot, hi, x_hi);
+            const __m512 dw = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(d_idx, a)));
+            acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(dw, x_d), _mm512_cvtepi32_ps(dot), acc[r]);
+        }
+    }
+    const int64_t done = n_groups * kGroup;
+    for (int r = 0; r < 4; ++r) {
+        out[r] = _mm512_reduce_add_ps(acc[r]);
+        if (done * kQK < n)
+            out[r] += reference_kernels().dot_q4_0_q8_0(n - done * kQK, w[r] + done * 18,
+                                                        static_cast<const BlockQ8_0*>(xv) + done);
+    }
+}
+
 // Signed × signed through VNNI: |w| (unsigned) times x with w's sign.
 float dot_q8_0_q8_0(int64_t n, const void* wv, const void* xv) {
     auto* w = static_cast<const BlockQ8_0*>(wv);
@@ -186,6 +225,7 @@ const KernelTable& avx512_kernels() {
         t.q8_activation_bytes = q8_activation_bytes;
         t.prepare_q8_activation = prepare_q8_activation;
         t.dot_q8_0_q8_0 = dot_q8_0_q8_0;
+        t.dot4_q4_0_q8_0 = dot4_q4_0_q8_0;
         t.axpy_q4_0 = axpy_q4_0;
         t.axpy4_q4_0 = axpy4_q4_0;
         return t;
