@@ -1,0 +1,23 @@
+#include "app/app_shell.h"
+
+namespace ember::app {
+
+AppShell::AppShell(const AppOptions& options) : options_(options), chat_(&engine_) {
+    EngineController::set_instance(&engine_);
+    ChatController::set_instance(&chat_);
+}
+
+AppShell::~AppShell() {
+    EngineController::set_instance(nullptr);
+    ChatController::set_instance(nullptr);
+}
+
+bool AppShell::start() {
+    qml_.addImportPath(QStringLiteral("qrc:/qt/qml"));
+    qml_.load(QUrl(QStringLiteral("qrc:/qt/qml/Ember/Main.qml")));
+    if (qml_.rootObjects().isEmpty()) return false;
+    engine_.loadModel(options_.model_path);
+    return true;
+}
+
+}  // namespace ember::app

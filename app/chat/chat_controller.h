@@ -1,0 +1,77 @@
+#pragma once
+// The open conversation: sends the user's text, streams the answer into the message model at
+// ~30 Hz (one dataChanged per flush, however many tokens arrived), stops and regenerates.
+
+#include <QObject>
+#include <QTimer>
+#include <QVariantMap>
+#include <QtQml/qqmlregistration.h>
+
+#include "app/chat/chat_prompt.h"
+#include "app/chat/message_list_model.h"
+
+class QQmlEngine;
+class QJSEngine;
+
+namespace ember::app {
+
+class EngineController;
+
+class ChatController : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+
+    Q_PROPERTY(ember::app::MessageListModel* messages READ messages CONSTANT)
+    Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
+    Q_PROPERTY(QString promptFormat READ prompt_format WRITE set_prompt_format NOTIFY settingsChanged)
+    Q_PROPERTY(QString systemPrompt READ system_prompt WRITE set_system_prompt NOTIFY settingsChanged)
+    Q_PROPERTY(double temperature READ temperature WRITE set_temperature NOTIFY settingsChanged)
+    Q_PROPERTY(int maxTokens READ max_tokens WRITE set_max_tokens NOTIFY settingsChanged)
+
+public:
+    explicit ChatController(EngineController* engine, QObject* parent = nullptr);
+
+    static ChatController* create(QQmlEngine*, QJSEngine*);
+    static void set_instance(ChatController* controller);
+
+    MessageListModel* messages() { return &messages_; }
+    bool generating() const { return generating_; }
+    QString prompt_format() const { return prompt_format_; }
+    void set_prompt_format(const QString& f);
+    QString system_prompt() const { return system_prompt_; }
+    void set_system_prompt(const QString& s);
+    double temperature() const { return temperature_; }
+    void set_temperature(double t);
+    int max_tokens() const { return max_tokens_; }
+    void set_max_tokens(int n);
+
+    Q_INVOKABLE void send(const QString& text);
+    Q_INVOKABLE void stop();
+    Q_INVOKABLE void regenerate();
+    Q_INVOKABLE void clear();
+    Q_INVOKABLE QString renderedPrompt() const;
+
+signals:
+    void generatingChanged();
+    void settingsChanged();
+    void answerFinished(const QVariantMap& stats);
+
+private:
+    void start_answer();
+    void flush();
+    void on_finished(const QVariantMap& stats);
+    void on_failed(const QString& error);
+
+    EngineController* engine_;
+    MessageListModel messages_;
+    QTimer flush_timer_;
+    QString pending_;  // tokens received since the last flush
+    bool generating_ = false;
+    QString prompt_format_ = QStringLiteral("completion");
+    QString system_prompt_;
+    double temperature_ = 0.7;
+    int max_tokens_ = 200;
+};
+
+}  // namespace ember::app

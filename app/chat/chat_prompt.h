@@ -1,0 +1,20 @@
+#pragma once
+// Renders a conversation into the text the model continues. Plain completion suits base models
+// such as the demo model; Llama-2 chat (ReluLLaMA/ProSparse chat fine-tunes) and ChatML cover the
+// common instruction formats.
+
+#include <QString>
+#include <QVector>
+
+#include "app/chat/message_list_model.h"
+
+namespace ember::app {
+
+enum class PromptFormat { Completion, Llama2Chat, ChatML };
+
+PromptFormat prompt_format_from_name(const QString& name);  // unknown names: Completion
+
+// The messages up to and including an empty assistant message to be continued, if any.
+QString render_prompt(PromptFormat format, const QString& system_prompt, const QVector<ChatMessage>& messages);
+
+}  // namespace ember::app

@@ -1,0 +1,47 @@
+#pragma once
+// The messages of the open chat, oldest first. Streaming appends to the last row and reports
+// only that row's content as changed, so a long answer costs per new piece of text, not per
+// message length.
+
+#include <QAbstractListModel>
+#include <QVector>
+#include <QtQml/qqmlregistration.h>
+
+namespace ember::app {
+
+struct ChatMessage {
+    qint64 id = 0;  // the store's row id, 0 before it is stored
+    QString role;   // "user" or "assistant"
+    QString content;
+    bool generating = false;
+    QString stats;  // "12 tokens · 30.1 tok/s · first token 80 ms · stopped"
+};
+
+class MessageListModel : public QAbstractListModel {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("owned by ChatController")
+
+public:
+    enum Role { RoleRole = Qt::UserRole + 1, ContentRole, GeneratingRole, StatsRole };
+    Q_ENUM(Role)
+
+    using QAbstractListModel::QAbstractListModel;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QHash<int, QByteArray> roleNames() const override;
+
+    const QVector<ChatMessage>& messages() const { return messages_; }
+    void set_messages(QVector<ChatMessage> messages);
+    void append(const ChatMessage& message);
+    void append_to_last(const QString& text);
+    void finish_last(const QString& stats);
+    void remove_last();
+    void set_last_id(qint64 id);
+
+private:
+    QVector<ChatMessage> messages_;
+};
+
+}  // namespace ember::app

@@ -1,0 +1,108 @@
+#include "app/engine/engine_controller.h"
+
+#include <QFileInfo>
+#include <QJSEngine>
+#include <QQmlEngine>
+
+namespace ember::app {
+namespace {
+
+EngineController* g_instance = nullptr;
+
+}  // namespace
+
+EngineController::EngineController(QObject* parent) : QObject(parent), worker_(new EngineWorker) {
+    qRegisterMetaType<GenerationRequest>();
+    qRegisterMetaType<GenerationStats>();
+    qRegisterMetaType<LoadedModel>();
+    qRegisterMetaType<DeviceState>();
+    qRegisterMetaType<SplitSnapshot>();
+    worker_->moveToThread(&thread_);
+    connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+    connect(worker_, &EngineWorker::loaded, this, [this](const LoadedModel& m) {
+        model_ = m;
+        // Without a GPU the slider previews cards up to twice the model's size.
+        max_budget_ = 2 * QFileInfo(m.path).size();
+        emit modelChanged();
+        set_status(QStringLiteral("ready"));
+    }, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::load_failed, this, [this](const QString& e) { set_status(QStringLiteral("error"), e); },
+            Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::token, this, &EngineController::token, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::split, this, [this](const SplitSnapshot& s) {
+        layers_.update(s);
+        int active = 0, on_device = 0;
+        for (const LayerSplit& l : s.layers) {
+            active += l.active;
+            on_device += l.active_on_device;
+        }
+        tokens_per_second_ = s.tokens_per_second;
+        device_share_ = active > 0 ? double(on_device) / active : 0.0;
+        emit splitChanged();
+    }, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::device_changed, this, [this](const DeviceState& d) {
+        device_ = d;
+        emit deviceChanged();
+    }, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::finished, this, [this](const GenerationStats& st) {
+        set_status(QStringLiteral("ready"));
+        emit generationFinished({{"promptTokens", st.prompt_tokens},
+                                 {"promptTokensPerSecond", st.prompt_tokens_per_second},
+                                 {"generatedTokens", st.generated_tokens},
+                                 {"tokensPerSecond", st.tokens_per_second},
+                                 {"firstTokenMs", st.first_token_ms},
+                                 {"stopReason", st.stop_reason}});
+    }, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::failed, this, [this](const QString& e) {
+        set_status(model_.path.isEmpty() ? QStringLiteral("error") : QStringLiteral("ready"), e);
+        emit generationFailed(e);
+    }, Qt::QueuedConnection);
+    thread_.setObjectName(QStringLiteral("EngineWorker"));
+    thread_.start();
+}
+
+EngineController::~EngineController() {
+    worker_->request_stop();
+    thread_.quit();
+    thread_.wait();
+    if (g_instance == this) g_instance = nullptr;
+}
+
+EngineController* EngineController::create(QQmlEngine*, QJSEngine*) {
+    Q_ASSERT(g_instance);
+    QJSEngine::setObjectOwnership(g_instance, QJSEngine::CppOwnership);
+    return g_instance;
+}
+
+void EngineController::set_instance(EngineController* controller) { g_instance = controller; }
+
+void EngineController::set_status(const QString& status, const QString& error) {
+    status_ = status;
+    error_ = error;
+    emit statusChanged();
+}
+
+void EngineController::loadModel(const QString& path, double budgetBytes) {
+    set_status(QStringLiteral("loading"));
+    QMetaObject::invokeMethod(worker_, [w = worker_, path, budgetBytes] { w->load(path, qint64(budgetBytes), 2048); },
+                              Qt::QueuedConnection);
+}
+
+void EngineController::generate(const QString& prompt, int maxTokens, double temperature) {
+    GenerationRequest r;
+    r.prompt = prompt;
+    r.max_tokens = maxTokens;
+    r.sampling.temperature = float(temperature);
+    set_status(QStringLiteral("generating"));
+    QMetaObject::invokeMethod(worker_, [w = worker_, r] { w->generate(r); }, Qt::QueuedConnection);
+}
+
+void EngineController::stop() { worker_->request_stop(); }
+
+void EngineController::setBudget(double bytes) {
+    worker_->request_budget(qint64(bytes));
+    // Idle: apply now; generating: the worker applies it between tokens.
+    QMetaObject::invokeMethod(worker_, [w = worker_] { w->apply_pending_budget(); }, Qt::QueuedConnection);
+}
+
+}  // namespace ember::app

@@ -1,0 +1,94 @@
+#pragma once
+// The QML face of the engine: owns the EngineWorker thread, mirrors its state in properties,
+// forwards requests as queued calls. Lives on the GUI thread; never waits on the worker.
+
+#include <QObject>
+#include <QThread>
+#include <QVariantMap>
+#include <QtQml/qqmlregistration.h>
+
+#include "app/engine/engine_worker.h"
+#include "app/engine/layer_split_model.h"
+
+class QQmlEngine;
+class QJSEngine;
+
+namespace ember::app {
+
+class EngineController : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+
+    Q_PROPERTY(QString status READ status NOTIFY statusChanged)
+    Q_PROPERTY(QString error READ error NOTIFY statusChanged)
+    Q_PROPERTY(QString modelPath READ model_path NOTIFY modelChanged)
+    Q_PROPERTY(QString modelName READ model_name NOTIFY modelChanged)
+    Q_PROPERTY(QString modelDescription READ model_description NOTIFY modelChanged)
+    Q_PROPERTY(bool sparse READ sparse NOTIFY modelChanged)
+    Q_PROPERTY(QString deviceName READ device_name NOTIFY deviceChanged)
+    Q_PROPERTY(QString deviceNote READ device_note NOTIFY deviceChanged)
+    Q_PROPERTY(double budgetBytes READ budget_bytes NOTIFY deviceChanged)
+    Q_PROPERTY(double usedBytes READ used_bytes NOTIFY deviceChanged)
+    Q_PROPERTY(double maxBudgetBytes READ max_budget_bytes NOTIFY modelChanged)
+    Q_PROPERTY(double hotNeurons READ hot_neurons NOTIFY deviceChanged)
+    Q_PROPERTY(double totalNeurons READ total_neurons NOTIFY deviceChanged)
+    Q_PROPERTY(double tokensPerSecond READ tokens_per_second NOTIFY splitChanged)
+    Q_PROPERTY(double deviceShare READ device_share NOTIFY splitChanged)
+    Q_PROPERTY(ember::app::LayerSplitModel* layers READ layers CONSTANT)
+
+public:
+    explicit EngineController(QObject* parent = nullptr);
+    ~EngineController() override;
+
+    // The one instance main() (or a test) created, handed to QML.
+    static EngineController* create(QQmlEngine*, QJSEngine*);
+    static void set_instance(EngineController* controller);
+
+    QString status() const { return status_; }
+    QString error() const { return error_; }
+    QString model_path() const { return model_.path; }
+    QString model_name() const { return model_.name; }
+    QString model_description() const { return model_.description; }
+    bool sparse() const { return model_.sparse; }
+    QString device_name() const { return device_.device; }
+    QString device_note() const { return device_.note; }
+    double budget_bytes() const { return double(device_.budget_bytes); }
+    double used_bytes() const { return double(device_.used_bytes); }
+    double max_budget_bytes() const { return double(max_budget_); }
+    double hot_neurons() const { return double(device_.hot_neurons); }
+    double total_neurons() const { return double(device_.total_neurons); }
+    double tokens_per_second() const { return tokens_per_second_; }
+    double device_share() const { return device_share_; }
+    LayerSplitModel* layers() { return &layers_; }
+
+    Q_INVOKABLE void loadModel(const QString& path, double budgetBytes = 0);
+    Q_INVOKABLE void generate(const QString& prompt, int maxTokens, double temperature);
+    Q_INVOKABLE void stop();
+    Q_INVOKABLE void setBudget(double bytes);
+
+signals:
+    void statusChanged();
+    void modelChanged();
+    void deviceChanged();
+    void splitChanged();
+    void token(const QString& text);
+    void generationFinished(const QVariantMap& stats);
+    void generationFailed(const QString& error);
+
+private:
+    void set_status(const QString& status, const QString& error = {});
+
+    QThread thread_;
+    EngineWorker* worker_;  // lives on thread_, deleted when it finishes
+    LayerSplitModel layers_;
+    QString status_ = QStringLiteral("empty");
+    QString error_;
+    LoadedModel model_;
+    DeviceState device_;
+    qint64 max_budget_ = 0;
+    double tokens_per_second_ = 0.0;
+    double device_share_ = 0.0;
+};
+
+}  // namespace ember::app

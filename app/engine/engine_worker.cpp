@@ -1,0 +1,162 @@
+#include "app/engine/engine_worker.h"
+
+#include <QFileInfo>
+
+#include <algorithm>
+#include <chrono>
+
+namespace ember::app {
+namespace {
+
+QString describe(const ember::ModelInfo& info) {
+    return QStringLiteral("%1 · %2 layers · %3 · %4 MiB · %5")
+        .arg(QString::fromStdString(info.architecture))
+        .arg(info.n_layer)
+        .arg(QString::fromStdString(info.weight_type))
+        .arg(info.weight_bytes >> 20)
+        .arg(info.sparse ? QStringLiteral("sparse (PowerInfer)") : QStringLiteral("dense"));
+}
+
+}  // namespace
+
+EngineWorker::EngineWorker() = default;
+EngineWorker::~EngineWorker() = default;
+
+void EngineWorker::request_stop() {
+    stop_.store(true);
+    // Session::cancel is thread-safe; it also stops a prompt evaluation in progress.
+    std::lock_guard lock(session_mutex_);
+    if (session_) session_->cancel();
+}
+
+void EngineWorker::request_budget(qint64 bytes) { pending_budget_.store(std::max<qint64>(bytes, 0)); }
+
+void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx) {
+    {
+        std::lock_guard lock(session_mutex_);
+        session_.reset();
+    }
+    model_.reset();
+    context_.clear();
+    previous_.clear();
+    auto model = ember::Model::load(path.toStdString());
+    if (!model) return emit load_failed(QString::fromStdString(model.error().message));
+    ember::SessionParams sp;
+    sp.n_ctx = n_ctx;
+    // Sparse models get the sim device, so the split view and the budget slider work on any
+    // machine; the GPU backends plug in here.
+    if ((*model)->info().sparse) {
+        sp.device = "sim";
+        sp.device_budget_bytes = uint64_t(std::max<qint64>(budget_bytes, 0));
+    }
+    auto session = ember::Session::create(*model, sp);
+    if (!session) return emit load_failed(QString::fromStdString(session.error().message));
+    model_ = *model;
+    {
+        std::lock_guard lock(session_mutex_);
+        session_ = std::move(*session);
+    }
+    pending_budget_.store(-1);
+    refresh_hot();
+    const ember::ModelInfo& info = model_->info();
+    emit loaded(LoadedModel{path, info.name.empty() ? QFileInfo(path).completeBaseName() : QString::fromStdString(info.name),
+                            describe(info), info.sparse, info.n_layer});
+    emit device_changed(device_state());
+    emit split(snapshot(0.0));
+}
+
+void EngineWorker::apply_pending_budget() {
+    const qint64 budget = pending_budget_.exchange(-1);
+    if (budget < 0 || !session_ || !model_->info().sparse) return;
+    if (auto st = session_->set_device_budget(uint64_t(budget)); !st)
+        emit failed(QString::fromStdString(st.error().message));
+    refresh_hot();
+    emit device_changed(device_state());
+}
+
+void EngineWorker::generate(const GenerationRequest& request) {
+    if (!session_) return emit failed(QStringLiteral("no model is loaded"));
+    stop_.store(false);
+    apply_pending_budget();
+    std::vector<int32_t> prompt = model_->tokenize(request.prompt.toStdString(), model_->add_bos());
+    // Keep the cached prefix the new prompt shares with the context (the earlier turns), and
+    // evaluate at least one token so there are logits to sample from.
+    size_t keep = 0;
+    while (keep < context_.size() && keep < prompt.size() && context_[keep] == prompt[keep]) ++keep;
+    keep = std::min(keep, prompt.size() == 0 ? 0 : prompt.size() - 1);
+    session_->truncate(int32_t(keep));
+    context_.assign(prompt.begin(), prompt.begin() + long(keep));
+    const std::vector<int32_t> fresh(prompt.begin() + long(keep), prompt.end());
+
+    ember::GenerateParams gp;
+    gp.n_predict = request.max_tokens;
+    gp.sampling = request.sampling;
+    const auto start = std::chrono::steady_clock::now();
+    int generated = 0;
+    auto result = session_->generate(fresh, gp, [&](const ember::TokenEvent& ev) {
+        ++generated;
+        if (!ev.text.empty()) emit token(QString::fromUtf8(ev.text.data(), qsizetype(ev.text.size())));
+        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        emit split(snapshot(seconds > 0 ? generated / seconds : 0.0));
+        if (pending_budget_.load() >= 0) apply_pending_budget();
+        return !stop_.load();
+    });
+    context_.insert(context_.end(), fresh.begin(), fresh.end());
+    if (!result) {
+        context_.clear();
+        session_->clear();
+        return emit failed(QString::fromStdString(result.error().message));
+    }
+    context_.insert(context_.end(), result->tokens.begin(), result->tokens.end());
+    context_.resize(size_t(session_->n_past()));
+    const ember::Timings& t = session_->timings();
+    GenerationStats stats;
+    stats.prompt_tokens = t.n_prompt;
+    stats.prompt_tokens_per_second = t.prompt_ms > 0 ? 1000.0 * t.n_prompt / t.prompt_ms : 0.0;
+    stats.generated_tokens = int(result->tokens.size());
+    stats.tokens_per_second = t.generate_ms > 0 ? 1000.0 * t.n_generated / t.generate_ms : 0.0;
+    stats.first_token_ms = t.first_token_ms;
+    stats.stop_reason = stop_.load() ? QStringLiteral("stopped")
+                                     : QString::fromLatin1(ember::stop_reason_name(result->stop_reason));
+    emit finished(stats);
+}
+
+SplitSnapshot EngineWorker::snapshot(double tokens_per_second) {
+    SplitSnapshot snap;
+    snap.tokens_per_second = tokens_per_second;
+    const std::vector<ember::LayerSparsity> now = session_->layer_sparsity();
+    if (hot_per_layer_.size() != now.size()) refresh_hot();
+    // The session counts since it began; the difference to the last reading is this token.
+    for (size_t il = 0; il < now.size(); ++il) {
+        const bool have_previous = il < previous_.size() && previous_[il].tokens < now[il].tokens;
+        LayerSplit l;
+        l.n_ff = now[il].n_ff;
+        l.hot = hot_per_layer_[il];
+        l.active = int(have_previous ? now[il].active - previous_[il].active : 0);
+        l.active_on_device = int(have_previous ? now[il].active_on_device - previous_[il].active_on_device : 0);
+        snap.layers.push_back(l);
+    }
+    previous_ = now;
+    return snap;
+}
+
+void EngineWorker::refresh_hot() {
+    const auto hot = session_->hot_neurons();
+    hot_per_layer_.assign(size_t(model_->info().n_layer), 0);
+    for (size_t il = 0; il < hot.size() && il < hot_per_layer_.size(); ++il) hot_per_layer_[il] = int(hot[il].size());
+}
+
+DeviceState EngineWorker::device_state() const {
+    DeviceState d;
+    const ember::DeviceReport r = session_->device_report();
+    d.device = QString::fromStdString(r.device);
+    d.budget_bytes = qint64(r.budget_bytes);
+    d.used_bytes = qint64(r.used_bytes);
+    d.hot_neurons = r.hot_neurons;
+    d.total_neurons = qint64(model_->info().n_layer) * model_->info().n_ff;
+    d.note = QString::fromStdString(r.note);
+    if (!model_->info().sparse) d.note = QStringLiteral("dense model: every neuron runs on the CPU");
+    return d;
+}
+
+}  // namespace ember::app

@@ -1,0 +1,99 @@
+#pragma once
+// The engine on its own thread (architecture.md): loads a model, opens a session, generates with
+// streaming. Lives in a QThread owned by EngineController; requests arrive as queued calls,
+// results leave as signals carrying values. Stop and budget changes are atomics the generation
+// loop reads between tokens, so they take effect while a generation runs.
+
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "app/engine/split_snapshot.h"
+#include "ember/model.h"
+#include "ember/session.h"
+
+namespace ember::app {
+
+struct GenerationRequest {
+    QString prompt;            // the whole rendered conversation
+    int max_tokens = 256;
+    ember::SamplingParams sampling;
+};
+
+struct GenerationStats {
+    int prompt_tokens = 0;
+    double prompt_tokens_per_second = 0.0;
+    int generated_tokens = 0;
+    double tokens_per_second = 0.0;
+    double first_token_ms = 0.0;
+    QString stop_reason;
+};
+
+struct LoadedModel {
+    QString path;
+    QString name;
+    QString description;  // architecture, size, weight type, sparse or dense
+    bool sparse = false;
+    int n_layer = 0;
+};
+
+struct DeviceState {
+    QString device;  // "cpu" or "sim"
+    qint64 budget_bytes = 0;
+    qint64 used_bytes = 0;
+    qint64 hot_neurons = 0;
+    qint64 total_neurons = 0;
+    QString note;  // why less than asked is on the device, or why there is no device
+};
+
+class EngineWorker : public QObject {
+    Q_OBJECT
+
+public:
+    EngineWorker();
+    ~EngineWorker() override;
+
+    // Thread-safe: make a running generation stop after the current token.
+    void request_stop();
+    // Thread-safe: a new device budget, applied between tokens (or at once when idle).
+    void request_budget(qint64 bytes);
+
+public slots:
+    void load(const QString& path, qint64 budget_bytes, int n_ctx);
+    void generate(const ember::app::GenerationRequest& request);
+    void apply_pending_budget();
+
+signals:
+    void loaded(const ember::app::LoadedModel& model);
+    void load_failed(const QString& error);
+    void token(const QString& text);
+    void split(const ember::app::SplitSnapshot& snapshot);
+    void finished(const ember::app::GenerationStats& stats);
+    void failed(const QString& error);
+    void device_changed(const ember::app::DeviceState& state);
+
+private:
+    SplitSnapshot snapshot(double tokens_per_second);
+    DeviceState device_state() const;
+    void refresh_hot();  // hot neurons per layer, after a load or a re-plan
+
+    std::shared_ptr<ember::Model> model_;
+    std::unique_ptr<ember::Session> session_;  // replaced under session_mutex_ (request_stop reads it)
+    std::mutex session_mutex_;
+    std::vector<int32_t> context_;  // tokens in the session's KV cache
+    std::vector<ember::LayerSparsity> previous_;
+    std::vector<int> hot_per_layer_;
+    std::atomic<bool> stop_{false};
+    std::atomic<qint64> pending_budget_{-1};
+};
+
+}  // namespace ember::app
+
+Q_DECLARE_METATYPE(ember::app::GenerationRequest)
+Q_DECLARE_METATYPE(ember::app::GenerationStats)
+Q_DECLARE_METATYPE(ember::app::LoadedModel)
+Q_DECLARE_METATYPE(ember::app::DeviceState)

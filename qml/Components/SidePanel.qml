@@ -1,0 +1,72 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember.App
+
+Pane {
+    id: panel
+
+    function mib(bytes) {
+        return (bytes / 1048576).toFixed(1) + " MiB";
+    }
+
+    ColumnLayout {
+        anchors.fill: parent
+        spacing: 10
+
+        Label {
+            text: qsTr("Device")
+            font.bold: true
+        }
+        Label {
+            Layout.fillWidth: true
+            wrapMode: Text.Wrap
+            text: EngineController.deviceName === "sim"
+                  ? qsTr("Preview of a GPU with %1 (no GPU in use: simulated on the CPU)").arg(panel.mib(EngineController.budgetBytes))
+                  : qsTr("CPU")
+        }
+        Label {
+            Layout.fillWidth: true
+            visible: EngineController.deviceNote.length > 0
+            wrapMode: Text.Wrap
+            text: EngineController.deviceNote
+            opacity: 0.7
+        }
+
+        Label {
+            text: qsTr("VRAM budget: %1").arg(panel.mib(budget.value))
+            enabled: EngineController.sparse
+        }
+        Slider {
+            id: budget
+
+            objectName: "budgetSlider"
+            Layout.fillWidth: true
+            enabled: EngineController.sparse
+            from: 0
+            to: Math.max(1, EngineController.maxBudgetBytes)
+            value: EngineController.budgetBytes
+            // Re-plan when the user lets go, not for every pixel of the drag.
+            onPressedChanged: if (!pressed) EngineController.setBudget(value)
+            Accessible.name: qsTr("VRAM budget")
+        }
+        Label {
+            text: qsTr("Used %1 · %2 of %3 neurons hot").arg(panel.mib(EngineController.usedBytes))
+                  .arg(EngineController.hotNeurons).arg(EngineController.totalNeurons)
+            opacity: 0.7
+        }
+
+        Label {
+            text: qsTr("Neuron split")
+            font.bold: true
+        }
+        Label {
+            text: qsTr("Last token: %1 % of active neurons on the device").arg((EngineController.deviceShare * 100).toFixed(0))
+            opacity: 0.7
+        }
+        LayerBars {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+        }
+    }
+}

@@ -1,0 +1,36 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember.App
+
+ToolBar {
+    id: bar
+
+    RowLayout {
+        anchors.fill: parent
+        anchors.leftMargin: 12
+        anchors.rightMargin: 12
+        spacing: 12
+
+        Label {
+            text: EngineController.modelName.length > 0 ? EngineController.modelName : qsTr("No model")
+            font.bold: true
+            Accessible.name: qsTr("Model")
+        }
+        Label {
+            Layout.fillWidth: true
+            text: EngineController.status === "error" ? EngineController.error : EngineController.modelDescription
+            color: EngineController.status === "error" ? "#c0392b" : palette.windowText
+            elide: Text.ElideRight
+        }
+        BusyIndicator {
+            running: EngineController.status === "loading" || EngineController.status === "generating"
+            implicitHeight: 24
+            implicitWidth: 24
+        }
+        Label {
+            text: EngineController.status === "generating"
+                  ? qsTr("%1 tok/s").arg(EngineController.tokensPerSecond.toFixed(1)) : EngineController.status
+        }
+    }
+}

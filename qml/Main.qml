@@ -1,0 +1,35 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember.App
+
+ApplicationWindow {
+    id: window
+
+    width: 1180
+    height: 760
+    visible: true
+    title: EngineController.modelName.length > 0 ? qsTr("Ember — %1").arg(EngineController.modelName) : qsTr("Ember")
+
+    header: StatusBar {}
+
+    Shortcut {
+        sequence: "Esc"
+        onActivated: ChatController.stop()
+    }
+
+    RowLayout {
+        anchors.fill: parent
+        spacing: 0
+
+        ChatView {
+            Layout.fillWidth: true
+            Layout.fillHeight: true
+        }
+
+        SidePanel {
+            Layout.preferredWidth: 340
+            Layout.fillHeight: true
+        }
+    }
+}

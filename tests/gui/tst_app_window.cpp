@@ -1,0 +1,114 @@
+// The real app, window and all, on the offscreen platform: the demo model loads, a prompt
+// streams into the chat, Stop stops it, Regenerate answers again, the split view fills in, and
+// the VRAM slider re-plans. Any QML warning fails the test.
+#include <QAbstractItemModelTester>
+#include <QDir>
+#include <QFile>
+#include <QQuickItem>
+#include <QQuickWindow>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtQml/qqmlextensionplugin.h>
+#include <QtTest>
+
+#include "app/app_shell.h"
+
+Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
+Q_IMPORT_QML_PLUGIN(EmberPlugin)
+
+namespace {
+
+QStringList g_warnings;
+QtMessageHandler g_previous = nullptr;
+
+void record_warnings(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+    if (type == QtWarningMsg || type == QtCriticalMsg || type == QtFatalMsg) g_warnings << message;
+    if (g_previous) g_previous(type, context, message);
+}
+
+// The demo model and its activation statistics copied into a scratch folder: the session
+// writes its .gpuidx cache beside the model.
+QString copy_demo_model(const QString& dir) {
+    const QString src = QStringLiteral(EMBER_DEMO_MODEL);
+    const QString dst = dir + "/model/" + QFileInfo(src).fileName();
+    QDir().mkpath(dir + "/model/activation");
+    QFile::copy(src, dst);
+    const QString stats = QFileInfo(src).absolutePath() + "/activation";
+    for (const QString& f : QDir(stats).entryList(QDir::Files)) QFile::copy(stats + "/" + f, dir + "/model/activation/" + f);
+    return dst;
+}
+
+}  // namespace
+
+class TestAppWindow : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { g_previous = qInstallMessageHandler(record_warnings); }
+
+    void chat_streams_stops_and_regenerates() {
+        QTemporaryDir dir;
+        ember::app::AppShell shell({dir.path() + "/data", copy_demo_model(dir.path())});
+        QVERIFY(shell.start());
+        auto& engine = shell.engine();
+        auto& chat = shell.chat();
+        QAbstractItemModelTester messages_tester(chat.messages());
+        QAbstractItemModelTester layers_tester(engine.layers());
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
+        QVERIFY(engine.sparse());
+        QCOMPARE(engine.device_name(), QStringLiteral("sim"));
+        QCOMPARE(engine.layers()->rowCount(), 6);
+
+        auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+        QVERIFY(window);
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        auto* list = window->findChild<QQuickItem*>(QStringLiteral("messageList"));
+        QVERIFY(list);
+
+        // Send: the answer streams into the last row while generating.
+        chat.set_max_tokens(400);
+        chat.set_temperature(0.0);
+        QSignalSpy content_changes(chat.messages(), &QAbstractItemModel::dataChanged);
+        chat.send(QStringLiteral("In the beginning"));
+        QVERIFY(chat.generating());
+        QCOMPARE(chat.messages()->rowCount(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.messages()->messages().back().content.isEmpty(), 30000);
+        QVERIFY(chat.generating());
+        QCOMPARE(list->property("count").toInt(), 2);
+
+        // Stop (Esc in the window) ends it early.
+        QTest::keyClick(window, Qt::Key_Escape);
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        QVERIFY(chat.messages()->messages().back().stats.contains(QStringLiteral("stopped")));
+        QVERIFY(content_changes.count() >= 1);
+
+        // The split view saw tokens: some layer had active neurons.
+        int active = 0;
+        for (int r = 0; r < engine.layers()->rowCount(); ++r)
+            active += engine.layers()->index(r).data(ember::app::LayerSplitModel::ActiveRole).toInt();
+        QVERIFY(active > 0);
+
+        // Regenerate replaces the answer; a greedy answer is the same text again.
+        const QString first = chat.messages()->messages().back().content;
+        chat.set_max_tokens(8);
+        chat.regenerate();
+        QCOMPARE(chat.messages()->rowCount(), 2);
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        const QString second = chat.messages()->messages().back().content;
+        QVERIFY(!second.isEmpty());
+        QVERIFY2(first.startsWith(second.left(first.size())) || second.startsWith(first),
+                 qPrintable(first + " | " + second));
+
+        // The slider's re-plan: a budget that holds everything puts every neuron on the device.
+        QSignalSpy device(&engine, &ember::app::EngineController::deviceChanged);
+        engine.setBudget(64.0 * 1024 * 1024);
+        QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
+        QCOMPARE(engine.hot_neurons(), engine.total_neurons());
+        QVERIFY(engine.used_bytes() <= 64.0 * 1024 * 1024);
+
+        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join('\n')));
+    }
+};
+
+QTEST_MAIN(TestAppWindow)
+#include "tst_app_window.moc"
