@@ -1,5 +1,7 @@
 #include "app/app_shell.h"
 
+#include <QFileInfo>
+
 namespace ember::app {
 
 AppShell::AppShell(const AppOptions& options) : options_(options), chat_(&engine_) {
@@ -16,7 +18,8 @@ bool AppShell::start() {
     qml_.addImportPath(QStringLiteral("qrc:/qt/qml"));
     qml_.load(QUrl(QStringLiteral("qrc:/qt/qml/Ember/Main.qml")));
     if (qml_.rootObjects().isEmpty()) return false;
-    engine_.loadModel(options_.model_path);
+    // Without a GPU the sim device previews a card; half the model's size shows a real split.
+    engine_.loadModel(options_.model_path, double(QFileInfo(options_.model_path).size() / 2));
     return true;
 }
 
