@@ -1,0 +1,39 @@
+#pragma once
+// The Hub's JSON API: search, repo info, recursive file tree. Calls block; run them off the
+// GUI thread. One Client serves one thread at a time (it keeps one connection warm).
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/hub/repo.h"
+#include "ember/hub/result.h"
+#include "ember/hub/settings.h"
+
+namespace ember::hub {
+
+class Client {
+public:
+    explicit Client(Settings settings);
+    ~Client();
+    Client(const Client&) = delete;
+    Client& operator=(const Client&) = delete;
+
+    const Settings& settings() const { return settings_; }
+
+    Result<std::vector<ModelSummary>> search(const SearchQuery& query);
+    // revision: branch, tag or commit; empty means the default branch.
+    Result<RepoInfo> info(const std::string& repo, const std::string& revision = {});
+    // Every file (not directories) under the revision, following the Hub's pagination.
+    Result<std::vector<FileEntry>> tree(const std::string& repo, const std::string& revision);
+
+private:
+    struct Connection;
+    Settings settings_;
+    std::unique_ptr<Connection> connection_;
+};
+
+// "owner/name" with the Hub's characters only; the error names the bad id.
+Status check_repo_id(const std::string& repo);
+
+}  // namespace ember::hub

@@ -1,0 +1,27 @@
+#pragma once
+// Where the Hub is and how to reach it, read the way Hugging Face's own tools read it.
+
+#include <chrono>
+#include <string>
+
+#include "ember/hub/result.h"
+
+namespace ember::hub {
+
+struct Settings {
+    std::string endpoint = "https://huggingface.co";  // HF_ENDPOINT; no trailing slash
+    std::string token;                                // HF_TOKEN or the token file; empty: anonymous
+    // Empty: libcurl's own reading of https_proxy/HTTPS_PROXY, http_proxy, ALL_PROXY and NO_PROXY.
+    std::string proxy;
+    std::chrono::seconds connect_timeout{15};
+    std::chrono::seconds stall_timeout{30};  // no byte for this long ends a transfer (then retried)
+
+    // HF_ENDPOINT, HF_TOKEN (or HUGGING_FACE_HUB_TOKEN, or the file at HF_TOKEN_PATH,
+    // $HF_HOME/token, ~/.cache/huggingface/token). Fails on an endpoint check_endpoint refuses.
+    static Result<Settings> from_environment();
+};
+
+// Only https, except plain http to a loopback host (the test server).
+Status check_endpoint(const std::string& endpoint);
+
+}  // namespace ember::hub

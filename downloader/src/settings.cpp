@@ -1,0 +1,64 @@
+#include "ember/hub/settings.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "url.h"
+
+namespace ember::hub {
+namespace {
+
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? std::string(v) : std::string();
+}
+
+std::string trimmed(std::string s) {
+    size_t b = s.find_first_not_of(" \t\r\n");
+    size_t e = s.find_last_not_of(" \t\r\n");
+    return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+// huggingface_hub's order: HF_TOKEN, the legacy variable, then the token file `hf auth login` wrote.
+std::string token_from_environment() {
+    if (auto t = trimmed(env("HF_TOKEN")); !t.empty()) return t;
+    if (auto t = trimmed(env("HUGGING_FACE_HUB_TOKEN")); !t.empty()) return t;
+    std::string path = env("HF_TOKEN_PATH");
+    if (path.empty()) {
+        std::string home = env("HF_HOME");
+        if (home.empty()) {
+            std::string xdg = env("XDG_CACHE_HOME");
+            if (xdg.empty() && !env("HOME").empty()) xdg = env("HOME") + "/.cache";
+            if (!xdg.empty()) home = xdg + "/huggingface";
+        }
+        if (!home.empty()) path = home + "/token";
+    }
+    if (path.empty()) return {};
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    return trimmed(line);
+}
+
+}  // namespace
+
+Status check_endpoint(const std::string& endpoint) {
+    if (!url::origin(endpoint)) return Error{"HF_ENDPOINT '" + endpoint + "' is not a URL"};
+    if (endpoint.rfind("https://", 0) == 0) return Ok{};
+    if (endpoint.rfind("http://", 0) == 0 && url::is_loopback(endpoint)) return Ok{};
+    return Error{"HF_ENDPOINT '" + endpoint + "' must use https (plain http only for a loopback host)"};
+}
+
+Result<Settings> Settings::from_environment() {
+    Settings s;
+    if (auto e = trimmed(env("HF_ENDPOINT")); !e.empty()) {
+        while (!e.empty() && e.back() == '/') e.pop_back();
+        s.endpoint = e;
+    }
+    if (auto ok = check_endpoint(s.endpoint); !ok) return ok.error();
+    s.token = token_from_environment();
+    return s;
+}
+
+}  // namespace ember::hub

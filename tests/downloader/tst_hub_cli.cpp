@@ -1,0 +1,158 @@
+// ember-hub as a user runs it: killed with SIGKILL at random points and run again until the
+// file is whole; a full disk; one-line errors and exit codes.
+#include <QProcess>
+#include <QRandomGenerator>
+#include <QtTest>
+
+#include <sys/resource.h>
+
+#include <csignal>
+
+#include "hub_fixture.h"
+
+using namespace hub_test;
+
+namespace {
+
+const char* big = "tiny.powerinfer.gguf";
+
+QByteArray read(const QString& path) {
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+}  // namespace
+
+class TestHubCli : public QObject {
+    Q_OBJECT
+
+private:
+    HubFixture hub_;
+
+    void setup(QProcess& p, const QStringList& args) {
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert("HF_ENDPOINT", hub_.endpoint());
+        env.remove("HF_TOKEN");
+        env.insert("HF_TOKEN_PATH", hub_.dir() + "/no-token");
+        p.setProcessEnvironment(env);
+        p.setProgram(QStringLiteral(EMBER_TOOLS_DIR "/ember-hub"));
+        p.setArguments(args);
+    }
+
+    struct Run {
+        int code;
+        QString out;
+        QString err;
+    };
+
+    Run run(const QStringList& args) {
+        QProcess p;
+        setup(p, args);
+        p.start();
+        p.waitForFinished(30000);
+        return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, p.readAllStandardOutput(),
+                p.readAllStandardError()};
+    }
+
+private slots:
+    void initTestCase() {
+        hub_.add_tiny_repo();
+        QString why;
+        QVERIFY2(hub_.start(&why), qPrintable(why));
+    }
+
+    void init() { hub_.set_faults({}); }
+
+    void killed_at_random_points_then_resumed() {
+        // ~3 s for the whole file. The first kill may land anywhere, even before the first byte;
+        // the others wait for new bytes on disk and then kill at a random moment after.
+        hub_.set_faults({QJsonObject{{"kind", "throttle"}, {"path", big}, {"count", -1}, {"bytes_per_second", 1 << 20}}});
+        const QString dest = hub_.dir() + "/killed";
+        const QStringList args{"download", tiny_repo, "--include", big, "--include", "activation/*", "--dest", dest};
+        const QString part = dest + "/" + tiny_repo + "/" + big + ".part";
+        qint64 last_part = 0;
+        for (int i = 0; i < 4; ++i) {
+            const int delay_ms = int(QRandomGenerator::global()->bounded(i == 0 ? 400 : 300));
+            QProcess p;
+            setup(p, args);
+            p.start();
+            QVERIFY(p.waitForStarted());
+            if (i > 0) QTRY_VERIFY(QFileInfo(part).size() > last_part);
+            QTest::qWait(delay_ms);
+            ::kill(pid_t(p.processId()), SIGKILL);
+            QVERIFY(p.waitForFinished(5000));
+            QVERIFY(!QFile::exists(dest + "/" + tiny_repo + "/" + big));
+            const qint64 now = QFileInfo(part).size();
+            qInfo("kill %d, %d ms after %s: .part had %lld bytes", i, delay_ms, i ? "new bytes" : "start", now);
+            QVERIFY2(now >= last_part, "a resumed .part never shrinks");
+            last_part = now;
+        }
+        QVERIFY(last_part > 0);
+        Run done = run(args);
+        QVERIFY2(done.code == 0, qPrintable(done.err));
+        QCOMPARE(read(dest + "/" + tiny_repo + "/" + big), hub_.file(tiny_repo, big));
+        QCOMPARE(read(dest + "/" + tiny_repo + "/activation/activation_2.pt"), hub_.file(tiny_repo, "activation/activation_2.pt"));
+        QVERIFY(!QFile::exists(part));
+        QVERIFY(hub_.stats()["range_requests"].toInt() > 0);
+    }
+
+    void interrupt_cancels_and_keeps_the_part() {
+        hub_.set_faults({QJsonObject{{"kind", "throttle"}, {"path", big}, {"count", -1}, {"bytes_per_second", 1 << 20}}});
+        const QString dest = hub_.dir() + "/interrupted";
+        const QString final_file = dest + "/" + tiny_repo + "/" + big;
+        QProcess p;
+        setup(p, {"download", tiny_repo, "--include", big, "--dest", dest});
+        p.start();
+        QTRY_VERIFY(QFileInfo(final_file + ".part").size() > 0);
+        ::kill(pid_t(p.processId()), SIGINT);
+        QVERIFY(p.waitForFinished(5000));
+        QCOMPARE(p.exitCode(), 130);
+        QVERIFY(p.readAllStandardError().contains("interrupted"));
+        QVERIFY(!QFile::exists(final_file));
+        QVERIFY(QFile::exists(final_file + ".part"));
+    }
+
+    void full_disk_names_the_file() {
+        const QString dest = hub_.dir() + "/full";
+        QProcess p;
+        setup(p, {"download", tiny_repo, "--include", big, "--dest", dest});
+        p.setChildProcessModifier([] {
+            // Files past 1 MiB fail with EFBIG, as writes to a full disk fail with ENOSPC.
+            struct rlimit limit {1 << 20, 1 << 20};
+            ::setrlimit(RLIMIT_FSIZE, &limit);
+            ::signal(SIGXFSZ, SIG_IGN);
+        });
+        p.start();
+        QVERIFY(p.waitForFinished(30000));
+        QCOMPARE(p.exitCode(), 1);
+        const QString err = p.readAllStandardError();
+        QVERIFY2(err.startsWith("ember-hub: disk full writing " + dest + "/" + tiny_repo + "/" + big + ".part"), qPrintable(err));
+        QCOMPARE(err.count('\n'), 1);
+        QVERIFY(!QFile::exists(dest + "/" + tiny_repo + "/" + big));
+    }
+
+    void errors_are_one_line() {
+        Run missing = run({"download", "PowerInfer/Nope", "--dest", hub_.dir() + "/none"});
+        QCOMPARE(missing.code, 1);
+        QVERIFY2(missing.err.startsWith("ember-hub: repo PowerInfer/Nope not found"), qPrintable(missing.err));
+        QCOMPARE(missing.err.count('\n'), 1);
+        Run nothing = run({"download", tiny_repo, "--include", "*.safetensors", "--dest", hub_.dir() + "/none"});
+        QCOMPARE(nothing.code, 1);
+        QVERIFY2(nothing.err.contains("matches"), qPrintable(nothing.err));
+        QCOMPARE(run({"frobnicate", "x"}).code, 2);
+    }
+
+    void search_and_files_print_plain_lines() {
+        Run s = run({"search", "tiny"});
+        QCOMPARE(s.code, 0);
+        QVERIFY2(s.out.contains(tiny_repo), qPrintable(s.out));
+        Run f = run({"files", tiny_repo});
+        QCOMPARE(f.code, 0);
+        QVERIFY2(f.out.contains(QRegularExpression("sparse +Q4 +1\\.0 MiB +tiny\\.q4\\.powerinfer\\.gguf")), qPrintable(f.out));
+        QVERIFY2(f.out.contains("activation/activation_3.pt"), qPrintable(f.out));
+        QVERIFY2(f.out.contains("model tiny.powerinfer.gguf: 7 files"), qPrintable(f.out));
+    }
+};
+
+QTEST_MAIN(TestHubCli)
+#include "tst_hub_cli.moc"
