@@ -38,7 +38,9 @@ class EngineController : public QObject {
     Q_PROPERTY(ember::app::LayerSplitModel* layers READ layers CONSTANT)
 
 public:
-    explicit EngineController(QObject* parent = nullptr);
+    // Not default-constructible on purpose: QML (Qt 6.4) would build its own instance instead
+    // of calling create().
+    explicit EngineController(QObject* parent);
     ~EngineController() override;
 
     // The one instance main() (or a test) created, handed to QML.

@@ -64,6 +64,11 @@ private slots:
         QVERIFY(QTest::qWaitForWindowExposed(window));
         auto* list = window->findChild<QQuickItem*>(QStringLiteral("messageList"));
         QVERIFY(list);
+        // The window shows the controllers main() made, not copies of its own.
+        QTRY_VERIFY(window->title().contains(engine.model_name()));
+        auto* bars = window->findChild<QQuickItem*>(QStringLiteral("layerBars"));
+        QVERIFY(bars);
+        QCOMPARE(bars->property("count").toInt(), 6);
 
         // Send: the answer streams into the last row while generating.
         chat.set_max_tokens(400);
