@@ -172,6 +172,7 @@ void sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float thres
         stats.active += int64_t(ss.active.size() + ss.hot_active.size());
         stats.active_on_device += int64_t(ss.hot_active.size());
         stats.bytes_read += predictor_bytes + neuron_bytes * uint64_t(ss.active.size() + ss.hot_active.size());
+        stats.bytes_read_on_device += neuron_bytes * uint64_t(ss.hot_active.size());
         stats.predictor_ms += std::chrono::duration<double, std::milli>(predicted - start).count();
 
         // Gate and up rows of the active neurons only: the device's hot ones while the CPU

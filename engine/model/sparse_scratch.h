@@ -15,6 +15,7 @@ struct SparseLayerStats {
     int64_t active = 0;          // neurons predicted active, summed over tokens
     int64_t active_on_device = 0;  // of which computed on the device
     uint64_t bytes_read = 0;     // predictor plus the FFN rows of active neurons
+    uint64_t bytes_read_on_device = 0;  // of which FFN rows the device read
     double predictor_ms = 0.0;   // time in the predictor
     double ffn_ms = 0.0;         // time in the gate/up rows and the down projection
 };

@@ -244,7 +244,7 @@ std::vector<LayerSparsity> Session::layer_sparsity() const {
     if (!impl_->scratch.sparse) return out;
     for (const auto& l : impl_->scratch.sparse->stats)
         out.push_back(LayerSparsity{l.tokens, l.active, l.active_on_device, impl_->arch.hparams().n_ff, l.bytes_read,
-                                    l.predictor_ms, l.ffn_ms});
+                                    l.bytes_read_on_device, l.predictor_ms, l.ffn_ms});
     return out;
 }
 const Model& Session::model() const { return *impl_->model; }

@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
     if (opt.stats) {
         const auto layers = (*session)->layer_sparsity();
         if (layers.empty()) std::fprintf(stderr, "stats: dense model, every FFN neuron is computed\n");
-        double active = 0, total = 0;
+        double active = 0, total = 0, read = 0, read_on_device = 0;
         for (size_t il = 0; il < layers.size(); ++il) {
             const auto& l = layers[il];
             const double share = l.tokens ? double(l.active) / double(l.tokens * l.n_ff) : 0.0;
@@ -223,8 +223,12 @@ int main(int argc, char** argv) {
                          100.0 * share, l.n_ff, 100.0 * device_share);
             active += double(l.active);
             total += double(l.tokens) * l.n_ff;
+            read += double(l.bytes_read);
+            read_on_device += double(l.bytes_read_on_device);
         }
-        if (total > 0) std::fprintf(stderr, "mean: %.1f %% active\n", 100.0 * active / total);
+        if (total > 0)
+            std::fprintf(stderr, "mean: %.1f %% active; predictor and FFN rows read: %.1f MiB, %.1f MiB of them on the device\n",
+                         100.0 * active / total, read / (1 << 20), read_on_device / (1 << 20));
         const ember::DeviceReport d = (*session)->device_report();
         if (d.device != "cpu")
             std::fprintf(stderr, "device %s: %lld hot neurons, %.1f of %.1f MiB used, %.1f MiB uploaded%s%s\n",

@@ -110,8 +110,17 @@ private slots:
             for (size_t i = 0; i < std::size(kPrompts); ++i)
                 QCOMPARE(greedy_text(*s, *model, kPrompts[i]), expected[i]);
             int64_t on_device = 0;
-            for (const auto& l : s->layer_sparsity()) on_device += l.active_on_device;
+            uint64_t device_bytes = 0;
+            for (const auto& l : s->layer_sparsity()) {
+                on_device += l.active_on_device;
+                device_bytes += l.bytes_read_on_device;
+                QVERIFY(l.bytes_read_on_device <= l.bytes_read);
+            }
             QCOMPARE(on_device > 0, r.hot_neurons > 0);
+            // Each neuron computed on the device read its gate, up and down_t rows there.
+            const auto& info = model->info();
+            const uint64_t neuron_bytes = 3 * uint64_t(info.n_embd) / 32 * 18;  // Q4_0 rows
+            QCOMPARE(device_bytes, uint64_t(on_device) * neuron_bytes);
             qInfo("budget %.0f %%: %lld hot neurons, %llu of %llu bytes used%s%s", 100 * share,
                   (long long)r.hot_neurons, (unsigned long long)r.used_bytes, (unsigned long long)budget,
                   r.note.empty() ? "" : "; ", r.note.c_str());

@@ -65,6 +65,7 @@ struct LayerSparsity {
     int64_t active_on_device = 0;  // of which computed on the device
     int32_t n_ff = 0;           // neurons in the layer
     uint64_t bytes_read = 0;    // predictor and active FFN rows, summed over those tokens
+    uint64_t bytes_read_on_device = 0;  // of which FFN rows read by the device (the rest: the CPU)
     double predictor_ms = 0.0;  // time in the predictor
     double ffn_ms = 0.0;        // time computing the active neurons
 };
