@@ -1,23 +1,49 @@
 #include "app/app_shell.h"
 
+#include <QDir>
 #include <QFileInfo>
 
 namespace ember::app {
 
-AppShell::AppShell(const AppOptions& options) : options_(options), engine_(nullptr), chat_(&engine_) {
+namespace {
+
+std::unique_ptr<store::ChatStore> open_store(const QString& path, QString& error) {
+    QDir().mkpath(QFileInfo(path).absolutePath());
+    auto store = store::ChatStore::open(path);
+    if (!store) {
+        error = store.error();
+        return nullptr;
+    }
+    return std::move(store.value());
+}
+
+}  // namespace
+
+QString AppShell::database_path(const QString& data_dir) { return data_dir + QStringLiteral("/chats.db"); }
+
+AppShell::AppShell(const AppOptions& options)
+    : options_(options),
+      store_(open_store(database_path(options.data_dir), store_error_)),
+      engine_(nullptr),
+      chat_(&engine_, store_.get()),
+      hub_(options.data_dir + QStringLiteral("/models"), options.hub_endpoint, &engine_) {
     EngineController::set_instance(&engine_);
     ChatController::set_instance(&chat_);
+    HubController::set_instance(&hub_);
 }
 
 AppShell::~AppShell() {
     EngineController::set_instance(nullptr);
     ChatController::set_instance(nullptr);
+    HubController::set_instance(nullptr);
 }
 
 bool AppShell::start() {
     qml_.addImportPath(QStringLiteral("qrc:/qt/qml"));
     qml_.load(QUrl(QStringLiteral("qrc:/qt/qml/Ember/Main.qml")));
     if (qml_.rootObjects().isEmpty()) return false;
+    if (!store_error_.isEmpty()) qWarning("chat history is not saved: %s", qPrintable(store_error_));
+    chat_.open_latest_chat();
     // Without a GPU the sim device previews a card; nine tenths of the model shows a real split.
     engine_.loadModel(options_.model_path, double(QFileInfo(options_.model_path).size() * 9 / 10));
     return true;

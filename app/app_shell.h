@@ -5,14 +5,19 @@
 #include <QQmlApplicationEngine>
 #include <QString>
 
+#include <memory>
+
 #include "app/chat/chat_controller.h"
 #include "app/engine/engine_controller.h"
+#include "app/hub/hub_controller.h"
+#include "app/store/chat_store.h"
 
 namespace ember::app {
 
 struct AppOptions {
     QString data_dir;
     QString model_path;  // loaded at start
+    QString hub_endpoint;  // empty: HF_ENDPOINT, else huggingface.co
 };
 
 class AppShell {
@@ -25,12 +30,17 @@ public:
 
     EngineController& engine() { return engine_; }
     ChatController& chat() { return chat_; }
+    HubController& hub() { return hub_; }
+    static QString database_path(const QString& data_dir);
     QQmlApplicationEngine& qml() { return qml_; }
 
 private:
     AppOptions options_;
+    std::unique_ptr<store::ChatStore> store_;  // <data dir>/chats.db; null when it cannot be opened
+    QString store_error_;
     EngineController engine_;
     ChatController chat_;
+    HubController hub_;  // models in <data_dir>/models
     QQmlApplicationEngine qml_;  // last: destroyed first, while the controllers it shows exist
 };
 

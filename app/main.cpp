@@ -24,14 +24,18 @@ int main(int argc, char** argv) {
                                       QStringLiteral("DIR"));
     const QCommandLineOption model({QStringLiteral("model")}, QStringLiteral("Model file to load at start."),
                                    QStringLiteral("PATH"));
-    cli.addOptions({data_dir, model});
+    const QCommandLineOption hub_endpoint({QStringLiteral("hub-endpoint")},
+                                          QStringLiteral("Hugging Face Hub or mirror to use (default: HF_ENDPOINT)."),
+                                          QStringLiteral("URL"));
+    cli.addOptions({data_dir, model, hub_endpoint});
     cli.process(app);
 
     const QString data = cli.isSet(data_dir) ? cli.value(data_dir)
                                              : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
     if (!QDir().mkpath(data)) qFatal("cannot create the data folder %s", qPrintable(data));
 
-    ember::app::AppShell shell({data, cli.isSet(model) ? cli.value(model) : QStringLiteral(EMBER_DEMO_MODEL)});
+    ember::app::AppShell shell({data, cli.isSet(model) ? cli.value(model) : QStringLiteral(EMBER_DEMO_MODEL),
+                                cli.value(hub_endpoint)});
     if (!shell.start()) return 1;
     return QApplication::exec();
 }

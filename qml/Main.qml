@@ -18,18 +18,46 @@ ApplicationWindow {
         onActivated: ChatController.stop()
     }
 
-    RowLayout {
+    ColumnLayout {
         anchors.fill: parent
         spacing: 0
 
-        ChatView {
+        TabBar {
+            id: tabs
+
+            objectName: "mainTabs"
             Layout.fillWidth: true
-            Layout.fillHeight: true
+
+            TabButton {
+                text: qsTr("Chat")
+                Accessible.name: qsTr("Chat")
+            }
+            TabButton {
+                text: qsTr("Models")
+                Accessible.name: qsTr("Models")
+            }
         }
 
-        SidePanel {
-            Layout.preferredWidth: 340
+        StackLayout {
+            Layout.fillWidth: true
             Layout.fillHeight: true
+            currentIndex: tabs.currentIndex
+
+            RowLayout {
+                spacing: 0
+
+                ChatView {
+                    Layout.fillWidth: true
+                    Layout.fillHeight: true
+                }
+
+                SidePanel {
+                    Layout.preferredWidth: 340
+                    Layout.fillHeight: true
+                }
+            }
+
+            ModelsPage {}
         }
     }
 }

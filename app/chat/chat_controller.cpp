@@ -3,6 +3,7 @@
 #include <QJSEngine>
 
 #include "app/engine/engine_controller.h"
+#include "app/store/chat_store.h"
 
 namespace ember::app {
 namespace {
@@ -12,18 +13,34 @@ ChatController* g_instance = nullptr;
 // A screen repaints at ~60 Hz; flushing tokens at half that keeps streaming smooth and bounds
 // the model updates per second whatever the generation speed.
 constexpr int kFlushIntervalMs = 33;
+// A killed app loses at most this much of the answer it was writing.
+constexpr int kSaveIntervalMs = 300;
 
-QString stats_line(const QVariantMap& s) {
-    return QStringLiteral("%1 tokens · %2 tok/s · first token %3 ms · %4")
-        .arg(s.value("generatedTokens").toInt())
-        .arg(s.value("tokensPerSecond").toDouble(), 0, 'f', 1)
-        .arg(s.value("firstTokenMs").toDouble(), 0, 'f', 0)
-        .arg(s.value("stopReason").toString());
+store::GenerationStats store_stats(const QVariantMap& s) {
+    store::GenerationStats st;
+    if (s.contains("firstTokenMs")) st.ttftMs = qint64(s.value("firstTokenMs").toDouble());
+    if (s.contains("promptTokens")) st.promptTokens = s.value("promptTokens").toLongLong();
+    if (s.contains("promptTokensPerSecond")) st.promptTps = s.value("promptTokensPerSecond").toDouble();
+    if (s.contains("generatedTokens")) st.genTokens = s.value("generatedTokens").toLongLong();
+    if (s.contains("tokensPerSecond")) st.genTps = s.value("tokensPerSecond").toDouble();
+    st.stopReason = s.value("stopReason").toString();
+    return st;
 }
+
+QString stats_line(const store::GenerationStats& s) {
+    if (!s.genTokens) return s.stopReason;
+    return QStringLiteral("%1 tokens · %2 tok/s · first token %3 ms · %4")
+        .arg(*s.genTokens)
+        .arg(s.genTps.value_or(0.0), 0, 'f', 1)
+        .arg(s.ttftMs.value_or(0))
+        .arg(s.stopReason);
+}
+
 
 }  // namespace
 
-ChatController::ChatController(EngineController* engine, QObject* parent) : QObject(parent), engine_(engine) {
+ChatController::ChatController(EngineController* engine, store::ChatStore* store, QObject* parent)
+    : QObject(parent), engine_(engine), store_(store) {
     flush_timer_.setInterval(kFlushIntervalMs);
     connect(&flush_timer_, &QTimer::timeout, this, &ChatController::flush);
     connect(engine_, &EngineController::token, this, [this](const QString& t) {
@@ -65,9 +82,49 @@ void ChatController::set_max_tokens(int n) {
     emit settingsChanged();
 }
 
+template <typename R>
+bool ChatController::saved(const R& result) {
+    if (result.ok()) return true;
+    history_error_ = result.error();
+    emit historyErrorChanged();
+    return false;
+}
+
+void ChatController::open_latest_chat() {
+    if (!store_) return;
+    auto chats = store_->listChats();
+    if (!saved(chats) || chats.value().isEmpty()) return;
+    const store::Chat& latest = chats.value().front();
+    auto path = store_->activePath(latest.id);
+    if (!saved(path)) return;
+    QVector<ChatMessage> rows;
+    for (const store::Message& m : path.value()) {
+        if (m.role == store::Role::System) continue;
+        QString stats = m.status == store::MessageStatus::Interrupted ? tr("interrupted") : stats_line(m.stats);
+        rows.push_back(ChatMessage{m.id, store::roleName(m.role), m.content, false, stats});
+    }
+    chat_id_ = latest.id;
+    system_prompt_ = latest.options.systemPrompt;
+    emit settingsChanged();
+    messages_.set_messages(std::move(rows));
+}
+
 void ChatController::send(const QString& text) {
     if (generating_ || text.isEmpty() || engine_->status() != QLatin1String("ready")) return;
+    const qint64 parent = messages_.messages().isEmpty() ? 0 : messages_.messages().back().id;
     messages_.append(ChatMessage{0, QStringLiteral("user"), text, false, {}});
+    if (store_) {
+        if (chat_id_ == 0) {
+            auto chat = store_->createChat(text.simplified().left(60),
+                                           store::ChatOptions{system_prompt_, {}, engine_->model_path()});
+            if (saved(chat)) chat_id_ = chat.value();
+        }
+        if (chat_id_ != 0) {
+            auto id = store_->addMessage(chat_id_, parent ? std::optional<qint64>(parent) : std::nullopt,
+                                         store::Role::User, text);
+            if (saved(id)) messages_.set_last_id(id.value());
+        }
+    }
     start_answer();
 }
 
@@ -82,8 +139,9 @@ void ChatController::stop() {
     if (generating_) engine_->stop();
 }
 
-void ChatController::clear() {
+void ChatController::newChat() {
     if (generating_) return;
+    chat_id_ = 0;
     messages_.set_messages({});
 }
 
@@ -92,7 +150,14 @@ QString ChatController::renderedPrompt() const {
 }
 
 void ChatController::start_answer() {
+    // A regenerated answer is a sibling of the one it replaces: same parent, the user's message.
+    const qint64 parent = messages_.messages().back().id;
     messages_.append(ChatMessage{0, QStringLiteral("assistant"), {}, true, {}});
+    if (store_ && chat_id_ != 0 && parent != 0) {
+        auto id = store_->beginAssistant(chat_id_, parent);
+        if (saved(id)) messages_.set_last_id(id.value());
+    }
+    since_saved_.start();
     const QString prompt = renderedPrompt();
     generating_ = true;
     emit generatingChanged();
@@ -105,23 +170,30 @@ void ChatController::flush() {
     if (pending_.isEmpty()) return;
     messages_.append_to_last(pending_);
     pending_.clear();
+    const ChatMessage& answer = messages_.messages().back();
+    if (store_ && answer.id != 0 && since_saved_.elapsed() >= kSaveIntervalMs) {
+        saved(store_->updateGenerating(answer.id, answer.content));
+        since_saved_.start();
+    }
 }
 
 void ChatController::on_finished(const QVariantMap& stats) {
     if (!generating_) return;
-    flush_timer_.stop();
-    flush();
-    messages_.finish_last(stats_line(stats));
-    generating_ = false;
-    emit generatingChanged();
+    finish_answer(stats_line(store_stats(stats)), stats);
     emit answerFinished(stats);
 }
 
 void ChatController::on_failed(const QString& error) {
     if (!generating_) return;
+    finish_answer(tr("error: %1").arg(error), {{"stopReason", QStringLiteral("error: ") + error}});
+}
+
+void ChatController::finish_answer(const QString& line, const QVariantMap& stats) {
     flush_timer_.stop();
     flush();
-    messages_.finish_last(QStringLiteral("error: ") + error);
+    const ChatMessage& answer = messages_.messages().back();
+    if (store_ && answer.id != 0) saved(store_->finishAssistant(answer.id, answer.content, store_stats(stats)));
+    messages_.finish_last(line);
     generating_ = false;
     emit generatingChanged();
 }

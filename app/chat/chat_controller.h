@@ -2,6 +2,7 @@
 // The open conversation: sends the user's text, streams the answer into the message model at
 // ~30 Hz (one dataChanged per flush, however many tokens arrived), stops and regenerates.
 
+#include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
 #include <QVariantMap>
@@ -12,6 +13,10 @@
 
 class QQmlEngine;
 class QJSEngine;
+
+namespace ember::store {
+class ChatStore;
+}
 
 namespace ember::app {
 
@@ -28,9 +33,11 @@ class ChatController : public QObject {
     Q_PROPERTY(QString systemPrompt READ system_prompt WRITE set_system_prompt NOTIFY settingsChanged)
     Q_PROPERTY(double temperature READ temperature WRITE set_temperature NOTIFY settingsChanged)
     Q_PROPERTY(int maxTokens READ max_tokens WRITE set_max_tokens NOTIFY settingsChanged)
+    Q_PROPERTY(QString historyError READ history_error NOTIFY historyErrorChanged)
 
 public:
-    explicit ChatController(EngineController* engine, QObject* parent = nullptr);
+    // store may be null (history could not be opened): the chat works, nothing is saved.
+    ChatController(EngineController* engine, store::ChatStore* store, QObject* parent = nullptr);
 
     static ChatController* create(QQmlEngine*, QJSEngine*);
     static void set_instance(ChatController* controller);
@@ -45,25 +52,39 @@ public:
     void set_temperature(double t);
     int max_tokens() const { return max_tokens_; }
     void set_max_tokens(int n);
+    QString history_error() const { return history_error_; }
+    qint64 chat_id() const { return chat_id_; }
+
+    // Shows the most recently updated chat, if any.
+    void open_latest_chat();
 
     Q_INVOKABLE void send(const QString& text);
     Q_INVOKABLE void stop();
     Q_INVOKABLE void regenerate();
-    Q_INVOKABLE void clear();
+    Q_INVOKABLE void newChat();
     Q_INVOKABLE QString renderedPrompt() const;
 
 signals:
     void generatingChanged();
     void settingsChanged();
     void answerFinished(const QVariantMap& stats);
+    void historyErrorChanged();
 
 private:
     void start_answer();
     void flush();
     void on_finished(const QVariantMap& stats);
     void on_failed(const QString& error);
+    void finish_answer(const QString& stats_line, const QVariantMap& stats);
+    // Runs a store call; a failure is shown (historyError) and the chat goes on unsaved.
+    template <typename R>
+    bool saved(const R& result);
 
     EngineController* engine_;
+    store::ChatStore* store_;
+    qint64 chat_id_ = 0;    // 0: a new chat, created in the store with its first message
+    QElapsedTimer since_saved_;  // the streaming answer is saved every kSaveIntervalMs
+    QString history_error_;
     MessageListModel messages_;
     QTimer flush_timer_;
     QString pending_;  // tokens received since the last flush

@@ -51,7 +51,10 @@ int main(int argc, char** argv) {
     QTemporaryDir scratch;
     const QString model = copy_model(argc > 2 ? QString::fromLocal8Bit(argv[2]) : QStringLiteral(EMBER_DEMO_MODEL),
                                      scratch.path() + "/model");
-    ember::app::AppShell shell({scratch.path() + "/data", model});
+    ember::app::AppOptions options;
+    options.data_dir = scratch.path() + "/data";
+    options.model_path = model;
+    ember::app::AppShell shell(options);
     if (!shell.start()) return 1;
     auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
     auto& engine = shell.engine();

@@ -19,8 +19,10 @@ ToolBar {
         }
         Label {
             Layout.fillWidth: true
-            text: EngineController.status === "error" ? EngineController.error : EngineController.modelDescription
-            color: EngineController.status === "error" ? "#c0392b" : palette.windowText
+            text: EngineController.status === "error" ? EngineController.error
+                  : ChatController.historyError.length > 0 ? qsTr("History not saved: %1").arg(ChatController.historyError)
+                  : EngineController.modelDescription
+            color: EngineController.status === "error" || ChatController.historyError.length > 0 ? "#c0392b" : palette.windowText
             elide: Text.ElideRight
         }
         BusyIndicator {

@@ -38,6 +38,13 @@ QString copy_demo_model(const QString& dir) {
     return dst;
 }
 
+ember::app::AppOptions options(const QString& data_dir, const QString& model) {
+    ember::app::AppOptions o;
+    o.data_dir = data_dir;
+    o.model_path = model;
+    return o;
+}
+
 }  // namespace
 
 class TestAppWindow : public QObject {
@@ -48,7 +55,7 @@ private slots:
 
     void chat_streams_stops_and_regenerates() {
         QTemporaryDir dir;
-        ember::app::AppShell shell({dir.path() + "/data", copy_demo_model(dir.path())});
+        ember::app::AppShell shell(options(dir.path() + "/data", copy_demo_model(dir.path())));
         QVERIFY(shell.start());
         auto& engine = shell.engine();
         auto& chat = shell.chat();
@@ -85,6 +92,7 @@ private slots:
         QTest::keyClick(window, Qt::Key_Escape);
         QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
         QVERIFY(chat.messages()->messages().back().stats.contains(QStringLiteral("stopped")));
+        QVERIFY2(chat.history_error().isEmpty(), qPrintable(chat.history_error()));
         QVERIFY(content_changes.count() >= 1);
 
         // The split view saw tokens: some layer had active neurons.
@@ -111,6 +119,48 @@ private slots:
         QCOMPARE(engine.hot_neurons(), engine.total_neurons());
         QVERIFY(engine.used_bytes() <= 64.0 * 1024 * 1024);
 
+        // Everything is in the database: the user's message and both answers as siblings, the
+        // stopped one and the regenerated one, with their text and stats.
+        auto db = ember::store::ChatStore::open(ember::app::AppShell::database_path(dir.path() + "/data"),
+                                                ember::store::ChatStore::OpenMode::Worker);
+        QVERIFY2(db.ok(), qPrintable(db.error()));
+        auto path = db.value()->activePath(chat.chat_id());
+        QVERIFY(path.ok());
+        QCOMPARE(path.value().size(), 2);
+        QCOMPARE(path.value()[0].content, QStringLiteral("In the beginning"));
+        QCOMPARE(path.value()[1].content, second);
+        QCOMPARE(path.value()[1].status, ember::store::MessageStatus::Complete);
+        QCOMPARE(path.value()[1].stats.genTokens.value_or(0), qint64(8));
+        auto siblings = db.value()->siblings(path.value()[1].id);
+        QVERIFY(siblings.ok());
+        QCOMPARE(siblings.value().ids.size(), 2);
+        auto stopped = db.value()->message(siblings.value().ids[0]);
+        QVERIFY(stopped.ok());
+        QCOMPARE(stopped.value().content, first);
+        QCOMPARE(stopped.value().stats.stopReason, QStringLiteral("stopped"));
+
+        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join('\n')));
+    }
+
+    void reopening_shows_the_last_chat() {
+        QTemporaryDir dir;
+        const QString model = copy_demo_model(dir.path());
+        QString answer;
+        {
+            ember::app::AppShell shell(options(dir.path() + "/data", model));
+            QVERIFY(shell.start());
+            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), QStringLiteral("ready"), 30000);
+            shell.chat().set_max_tokens(6);
+            shell.chat().send(QStringLiteral("The LORD is my shepherd"));
+            QTRY_VERIFY_WITH_TIMEOUT(!shell.chat().generating(), 30000);
+            answer = shell.chat().messages()->messages().back().content;
+        }
+        ember::app::AppShell again(options(dir.path() + "/data", model));
+        QVERIFY(again.start());
+        const auto& rows = again.chat().messages()->messages();
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows[0].content, QStringLiteral("The LORD is my shepherd"));
+        QCOMPARE(rows[1].content, answer);
         QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join('\n')));
     }
 };

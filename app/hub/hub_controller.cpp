@@ -1,0 +1,226 @@
+#include "app/hub/hub_controller.h"
+
+#include <QDir>
+#include <QJSEngine>
+#include <QLocale>
+
+#include "app/engine/engine_controller.h"
+#include "app/hub/hub_worker.h"
+#include "app/hub/repo_input.h"
+
+namespace ember::app {
+namespace {
+
+HubController* g_instance = nullptr;
+
+constexpr int progress_flush_ms = 100;  // ≤ 10 Hz per job, however often the downloader reports
+
+// The environment's Hub settings (HF_ENDPOINT, HF_TOKEN, proxies), with the command line's
+// endpoint over HF_ENDPOINT. *error says why they are unusable.
+hub::Settings hub_settings(const QString& endpoint, QString* error) {
+    auto env = hub::Settings::from_environment();
+    hub::Settings settings = env ? *env : hub::Settings{};
+    if (!env && endpoint.isEmpty()) *error = QString::fromStdString(env.error().message);
+    if (!endpoint.isEmpty()) {
+        settings.endpoint = endpoint.toStdString();
+        while (settings.endpoint.size() > 1 && settings.endpoint.back() == '/') settings.endpoint.pop_back();
+        if (auto ok = hub::check_endpoint(settings.endpoint); !ok) *error = QString::fromStdString(ok.error().message);
+    }
+    return settings;
+}
+
+hub::DownloadOptions download_options() {
+    hub::DownloadOptions options;
+    options.progress_interval = std::chrono::milliseconds(progress_flush_ms);
+    return options;
+}
+
+QString sort_key(const QString& sort) {
+    if (sort == QLatin1String("likes")) return QStringLiteral("likes");
+    if (sort == QLatin1String("updated")) return QStringLiteral("lastModified");
+    return QStringLiteral("downloads");
+}
+
+}  // namespace
+
+HubController::HubController(const QString& models_dir, const QString& endpoint, EngineController* engine,
+                             QObject* parent)
+    : QObject(parent), models_dir_(models_dir), engine_(engine) {
+    qRegisterMetaType<std::vector<SearchHit>>();
+    qRegisterMetaType<RepoListing>();
+    qRegisterMetaType<std::vector<LibraryEntry>>();
+    QDir().mkpath(models_dir_);
+    const hub::Settings settings = hub_settings(endpoint, &settings_error_);
+
+    worker_ = new HubWorker(settings, models_dir_);
+    worker_->moveToThread(&thread_);
+    connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
+    connect(worker_, &HubWorker::searched, this, [this](quint64 request, const std::vector<SearchHit>& hits) {
+        if (request != search_request_) return;  // a newer search is on its way
+        search_results_.set_hits(hits);
+        searching_ = false;
+        emit searchChanged();
+    }, Qt::QueuedConnection);
+    connect(worker_, &HubWorker::search_failed, this, [this](quint64 request, const QString& error) {
+        if (request != search_request_) return;
+        searching_ = false;
+        search_error_ = error;
+        emit searchChanged();
+    }, Qt::QueuedConnection);
+    connect(worker_, &HubWorker::opened, this, [this](quint64 request, const RepoListing& listing) {
+        if (request != open_request_) return;
+        listing_ = listing;
+        repo_files_.set_layout(listing_.layout);
+        opening_ = false;
+        emit repoChanged();
+    }, Qt::QueuedConnection);
+    connect(worker_, &HubWorker::open_failed, this, [this](quint64 request, const QString& error) {
+        if (request != open_request_) return;
+        opening_ = false;
+        repo_error_ = error;
+        emit repoChanged();
+    }, Qt::QueuedConnection);
+    connect(worker_, &HubWorker::library_scanned, this,
+            [this](const std::vector<LibraryEntry>& entries) { library_.merge(entries); }, Qt::QueuedConnection);
+    connect(worker_, &HubWorker::remove_failed, this, &HubController::set_library_error, Qt::QueuedConnection);
+    thread_.setObjectName(QStringLiteral("HubWorker"));
+    thread_.start();
+
+    downloader_ = std::make_unique<hub::Downloader>(settings, download_options());
+    flush_timer_.setSingleShot(true);
+    flush_timer_.setInterval(progress_flush_ms);
+    connect(&flush_timer_, &QTimer::timeout, this, &HubController::flush_progress);
+    refreshLibrary();
+}
+
+HubController::~HubController() {
+    // First the downloader: its destructor cancels and joins, and the progress it reports on
+    // the way out is posted to this object, whose destructor then discards it.
+    downloader_.reset();
+    thread_.quit();
+    thread_.wait();
+    if (g_instance == this) g_instance = nullptr;
+}
+
+HubController* HubController::create(QQmlEngine*, QJSEngine*) {
+    Q_ASSERT(g_instance);
+    QJSEngine::setObjectOwnership(g_instance, QJSEngine::CppOwnership);
+    return g_instance;
+}
+
+void HubController::set_instance(HubController* controller) { g_instance = controller; }
+
+void HubController::search(const QString& text, const QString& sort) {
+    const quint64 request = ++search_request_;
+    search_error_ = settings_error_;
+    searching_ = settings_error_.isEmpty();
+    emit searchChanged();
+    if (!searching_) return;
+    QMetaObject::invokeMethod(worker_, [w = worker_, request, text, key = sort_key(sort)] { w->search(request, text, key); },
+                              Qt::QueuedConnection);
+}
+
+bool HubController::openRepo(const QString& input) {
+    const QString repo = repo_from_input(input);
+    const quint64 request = ++open_request_;
+    listing_ = {};
+    repo_files_.set_layout({});
+    repo_error_ = !settings_error_.isEmpty() ? settings_error_
+                  : repo.isEmpty()           ? tr("\"%1\" names no Hub repo: write owner/name or paste its URL").arg(input)
+                                             : QString();
+    opening_ = repo_error_.isEmpty();
+    emit repoChanged();
+    if (!opening_) return false;
+    QMetaObject::invokeMethod(worker_, [w = worker_, request, repo] { w->open_repo(request, repo); },
+                              Qt::QueuedConnection);
+    return true;
+}
+
+bool HubController::download(const QString& model_path) {
+    auto plan = hub::plan_model_download(listing_.layout, model_path.toStdString());
+    if (listing_.id.isEmpty() || !plan) return false;
+    const std::string repo = listing_.id.toStdString();
+    int row = downloads_.find(repo, model_path);
+    if (row >= 0 && downloads_.state(row) == hub::JobState::Running) return true;  // already on its way
+    hub::Job job{repo, listing_.sha, plan->files, models_dir_.toStdString()};
+    if (row < 0) row = downloads_.add(model_path, std::move(job));
+    start_job(row);
+    return true;
+}
+
+void HubController::start_job(int row) {
+    auto id = downloader_->start(downloads_.job(row), [this](const hub::JobProgress& p) {
+        // On the download thread: hand a copy to the GUI thread and return at once.
+        QMetaObject::invokeMethod(this, [this, p] { queue_progress(p); }, Qt::QueuedConnection);
+    });
+    if (id) downloads_.restart(row, *id);
+    else downloads_.fail(row, QString::fromStdString(id.error().message));
+}
+
+void HubController::cancel(int row) {
+    if (row < 0 || row >= downloads_.rowCount() || downloads_.state(row) != hub::JobState::Running) return;
+    downloader_->cancel(downloads_.job_id(row));
+}
+
+void HubController::retry(int row) {
+    if (row < 0 || row >= downloads_.rowCount() || downloads_.state(row) == hub::JobState::Running) return;
+    start_job(row);
+}
+
+void HubController::queue_progress(const hub::JobProgress& progress) {
+    pending_[progress.id] = progress;
+    // An ended job shows at once; running ones wait for the next tick.
+    if (progress.state != hub::JobState::Running) flush_progress();
+    else if (!flush_timer_.isActive()) flush_timer_.start();
+}
+
+void HubController::flush_progress() {
+    bool finished = false;
+    for (const auto& [id, progress] : pending_) {
+        const int row = downloads_.row_of(id);
+        if (row < 0) continue;  // a job since restarted under a new id
+        downloads_.update(row, progress);
+        finished = finished || progress.state == hub::JobState::Done;
+    }
+    pending_.clear();
+    if (finished) refreshLibrary();
+}
+
+void HubController::refreshLibrary() {
+    QMetaObject::invokeMethod(worker_, [w = worker_] { w->scan_library(); }, Qt::QueuedConnection);
+}
+
+void HubController::loadModel(int row) {
+    if (!engine_ || row < 0 || row >= library_.rowCount()) return;
+    const LibraryEntry& e = library_.entry(row);
+    // As at start-up: without a GPU the sim device previews a card holding nine tenths of a
+    // sparse model, so the split view shows a real split.
+    engine_->loadModel(e.path, e.sparse ? double(e.bytes * 9 / 10) : 0.0);
+}
+
+void HubController::deleteModel(int row) {
+    if (row < 0 || row >= library_.rowCount()) return;
+    set_library_error({});
+    QMetaObject::invokeMethod(worker_, [w = worker_, path = library_.entry(row).path] { w->remove_model(path); },
+                              Qt::QueuedConnection);
+}
+
+void HubController::set_library_error(const QString& error) {
+    if (error == library_error_) return;
+    library_error_ = error;
+    emit libraryErrorChanged();
+}
+
+QString HubController::formatBytes(double bytes) const {
+    return QLocale().formattedDataSize(qint64(bytes), 1);
+}
+
+QString HubController::formatDuration(double seconds) const {
+    if (seconds < 0) return tr("unknown");
+    const qint64 s = qint64(seconds + 0.5);
+    if (s < 60) return tr("%1 s").arg(s);
+    if (s < 3600) return tr("%1 min %2 s").arg(s / 60).arg(s % 60);
+    return tr("%1 h %2 min").arg(s / 3600).arg(s % 3600 / 60);
+}
+
+}  // namespace ember::app

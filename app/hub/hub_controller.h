@@ -1,0 +1,122 @@
+#pragma once
+// The QML face of the model hub and library: searches the Hub and opens repos on its worker
+// thread, downloads on the downloader's own thread, and keeps four list models current on the
+// GUI thread. Results and progress arrive by queued calls; nothing here waits on the network.
+
+#include <QObject>
+#include <QThread>
+#include <QTimer>
+#include <QtQml/qqmlregistration.h>
+
+#include <map>
+#include <memory>
+
+#include "app/hub/download_list_model.h"
+#include "app/hub/hub_search_model.h"
+#include "app/hub/hub_types.h"
+#include "app/hub/library_model.h"
+#include "app/hub/repo_files_model.h"
+#include "ember/hub/downloader.h"
+
+class QQmlEngine;
+class QJSEngine;
+
+namespace ember::app {
+
+class EngineController;
+class HubWorker;
+
+class HubController : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+
+    Q_PROPERTY(ember::app::HubSearchModel* searchResults READ search_results CONSTANT)
+    Q_PROPERTY(ember::app::RepoFilesModel* repoFiles READ repo_files CONSTANT)
+    Q_PROPERTY(ember::app::DownloadListModel* downloads READ downloads CONSTANT)
+    Q_PROPERTY(ember::app::LibraryModel* library READ library CONSTANT)
+    Q_PROPERTY(bool searching READ searching NOTIFY searchChanged)
+    Q_PROPERTY(QString searchError READ search_error NOTIFY searchChanged)
+    Q_PROPERTY(bool opening READ opening NOTIFY repoChanged)
+    Q_PROPERTY(QString repoId READ repo_id NOTIFY repoChanged)
+    Q_PROPERTY(bool repoGated READ repo_gated NOTIFY repoChanged)
+    Q_PROPERTY(QString repoError READ repo_error NOTIFY repoChanged)
+    Q_PROPERTY(QString libraryError READ library_error NOTIFY libraryErrorChanged)
+
+public:
+    // endpoint: the Hub to use; empty means HF_ENDPOINT, else huggingface.co. engine may be null
+    // (tests of the hub alone); Load then does nothing. Not default-constructible, so QML (Qt
+    // 6.4) calls create() instead of building its own.
+    HubController(const QString& models_dir, const QString& endpoint, EngineController* engine,
+                  QObject* parent = nullptr);
+    ~HubController() override;
+
+    static HubController* create(QQmlEngine*, QJSEngine*);
+    static void set_instance(HubController* controller);
+
+    HubSearchModel* search_results() { return &search_results_; }
+    RepoFilesModel* repo_files() { return &repo_files_; }
+    DownloadListModel* downloads() { return &downloads_; }
+    LibraryModel* library() { return &library_; }
+    bool searching() const { return searching_; }
+    QString search_error() const { return search_error_; }
+    bool opening() const { return opening_; }
+    QString repo_id() const { return listing_.id; }
+    bool repo_gated() const { return listing_.gated; }
+    QString repo_error() const { return repo_error_; }
+    QString library_error() const { return library_error_; }
+
+    // sort: "downloads", "likes" or "updated".
+    Q_INVOKABLE void search(const QString& text, const QString& sort = QStringLiteral("downloads"));
+    // "owner/name" or a Hub URL; false (and repoError says why) when it names no repo.
+    Q_INVOKABLE bool openRepo(const QString& input);
+    // Downloads the open repo's model file and what it needs; false when it is not a model.
+    Q_INVOKABLE bool download(const QString& model_path);
+    Q_INVOKABLE void cancel(int row);
+    // Starts a failed or cancelled download again; finished files stay, .part files resume.
+    Q_INVOKABLE void retry(int row);
+    Q_INVOKABLE void refreshLibrary();
+    Q_INVOKABLE void loadModel(int row);
+    Q_INVOKABLE void deleteModel(int row);
+
+    Q_INVOKABLE QString formatBytes(double bytes) const;
+    Q_INVOKABLE QString formatDuration(double seconds) const;
+
+signals:
+    void searchChanged();
+    void repoChanged();
+    void libraryErrorChanged();
+
+private:
+    void start_job(int row);
+    void queue_progress(const hub::JobProgress& progress);
+    void flush_progress();
+    void set_library_error(const QString& error);
+
+    QString models_dir_;
+    EngineController* engine_;
+    QString settings_error_;  // a bad endpoint: every request fails with this
+    HubSearchModel search_results_;
+    RepoFilesModel repo_files_;
+    DownloadListModel downloads_;
+    LibraryModel library_;
+
+    quint64 search_request_ = 0;
+    quint64 open_request_ = 0;
+    bool searching_ = false;
+    QString search_error_;
+    bool opening_ = false;
+    RepoListing listing_;
+    QString repo_error_;
+    QString library_error_;
+
+    // Latest progress per job since the last flush; the timer caps updates at 10 Hz per job.
+    std::map<hub::JobId, hub::JobProgress> pending_;
+    QTimer flush_timer_;
+
+    QThread thread_;
+    HubWorker* worker_;  // lives on thread_, deleted when it finishes
+    std::unique_ptr<hub::Downloader> downloader_;  // declared last: destroyed first, see ~HubController
+};
+
+}  // namespace ember::app

@@ -1,0 +1,60 @@
+#include "app/hub/hub_worker.h"
+
+#include <algorithm>
+
+#include "app/hub/library_scan.h"
+
+namespace ember::app {
+namespace {
+
+// PowerInfer's org makes the sparse models Ember is built for: its hits come first.
+const char* pinned_org = "PowerInfer";
+constexpr int pinned_limit = 20;
+constexpr int search_limit = 50;
+
+}  // namespace
+
+HubWorker::HubWorker(hub::Settings settings, QString models_dir)
+    : client_(std::move(settings)), models_dir_(std::move(models_dir)) {}
+
+void HubWorker::search(quint64 request, const QString& text, const QString& sort) {
+    hub::SearchQuery query;
+    query.search = text.trimmed().toStdString();
+    query.sort = sort.toStdString();
+    query.author = pinned_org;
+    query.limit = pinned_limit;
+    auto pinned = client_.search(query);
+    if (!pinned) return emit search_failed(request, QString::fromStdString(pinned.error().message));
+    query.author.clear();
+    query.limit = search_limit;
+    auto rest = client_.search(query);
+    if (!rest) return emit search_failed(request, QString::fromStdString(rest.error().message));
+
+    std::vector<SearchHit> hits;
+    for (auto& m : *pinned) hits.push_back({std::move(m), true});
+    const auto seen = [&](const hub::ModelSummary& m) {
+        return std::any_of(hits.begin(), hits.end(), [&](const SearchHit& h) { return h.summary.id == m.id; });
+    };
+    for (auto& m : *rest)
+        if (!seen(m)) hits.push_back({std::move(m), false});
+    emit searched(request, hits);
+}
+
+void HubWorker::open_repo(quint64 request, const QString& repo) {
+    auto info = client_.info(repo.toStdString());
+    if (!info) return emit open_failed(request, QString::fromStdString(info.error().message));
+    auto tree = client_.tree(info->id, info->sha);
+    if (!tree) return emit open_failed(request, QString::fromStdString(tree.error().message));
+    emit opened(request, RepoListing{QString::fromStdString(info->id), info->sha, info->gated != hub::Gated::No,
+                                     hub::classify(*tree)});
+}
+
+void HubWorker::scan_library() { emit library_scanned(ember::app::scan_library(models_dir_)); }
+
+void HubWorker::remove_model(const QString& path) {
+    const QString error = ember::app::remove_model(models_dir_, path);
+    if (!error.isEmpty()) emit remove_failed(error);
+    scan_library();
+}
+
+}  // namespace ember::app

@@ -1,0 +1,39 @@
+#pragma once
+// The Hub's blocking calls and the library's disk work, on a QThread owned by HubController.
+// Requests arrive as queued calls tagged with a request number; results leave as signals
+// carrying values, so the controller can drop answers to requests it has since replaced.
+
+#include <QObject>
+#include <QString>
+
+#include "app/hub/hub_types.h"
+#include "ember/hub/client.h"
+
+namespace ember::app {
+
+class HubWorker : public QObject {
+    Q_OBJECT
+
+public:
+    HubWorker(hub::Settings settings, QString models_dir);
+
+    // sort: the Hub's key (downloads, likes, lastModified).
+    void search(quint64 request, const QString& text, const QString& sort);
+    void open_repo(quint64 request, const QString& repo);
+    void scan_library();
+    void remove_model(const QString& path);
+
+signals:
+    void searched(quint64 request, const std::vector<ember::app::SearchHit>& hits);
+    void search_failed(quint64 request, const QString& error);
+    void opened(quint64 request, const ember::app::RepoListing& listing);
+    void open_failed(quint64 request, const QString& error);
+    void library_scanned(const std::vector<ember::app::LibraryEntry>& entries);
+    void remove_failed(const QString& error);
+
+private:
+    hub::Client client_;  // used on the worker thread only
+    QString models_dir_;
+};
+
+}  // namespace ember::app

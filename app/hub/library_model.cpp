@@ -1,0 +1,60 @@
+#include "app/hub/library_model.h"
+
+namespace ember::app {
+namespace {
+
+bool before(const LibraryEntry& a, const LibraryEntry& b) {
+    return a.repo != b.repo ? a.repo < b.repo : a.file < b.file;
+}
+bool same_data(const LibraryEntry& a, const LibraryEntry& b) {
+    return a.bytes == b.bytes && a.sparse == b.sparse && a.quantization == b.quantization;
+}
+
+}  // namespace
+
+int LibraryModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(entries_.size()); }
+
+QVariant LibraryModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+    const LibraryEntry& e = entries_[size_t(index.row())];
+    switch (role) {
+        case RepoRole: return e.repo;
+        case Qt::DisplayRole:
+        case FileRole: return e.file;
+        case PathRole: return e.path;
+        case SizeRole: return double(e.bytes);
+        case SparseRole: return e.sparse;
+        case QuantizationRole: return e.quantization;
+        default: return {};
+    }
+}
+
+QHash<int, QByteArray> LibraryModel::roleNames() const {
+    return {{RepoRole, "repo"},     {FileRole, "file"},     {PathRole, "path"},
+            {SizeRole, "size"},     {SparseRole, "sparse"}, {QuantizationRole, "quantization"}};
+}
+
+void LibraryModel::merge(std::vector<LibraryEntry> entries) {
+    // Both lists are sorted: walk them together like a merge.
+    size_t row = 0, next = 0;
+    while (row < entries_.size() || next < entries.size()) {
+        if (next == entries.size() || (row < entries_.size() && before(entries_[row], entries[next]))) {
+            beginRemoveRows({}, int(row), int(row));
+            entries_.erase(entries_.begin() + std::ptrdiff_t(row));
+            endRemoveRows();
+        } else if (row == entries_.size() || before(entries[next], entries_[row])) {
+            beginInsertRows({}, int(row), int(row));
+            entries_.insert(entries_.begin() + std::ptrdiff_t(row), std::move(entries[next]));
+            endInsertRows();
+            ++row, ++next;
+        } else {
+            if (!same_data(entries_[row], entries[next])) {
+                entries_[row] = std::move(entries[next]);
+                emit dataChanged(index(int(row)), index(int(row)));
+            }
+            ++row, ++next;
+        }
+    }
+}
+
+}  // namespace ember::app

@@ -1,0 +1,59 @@
+#include "app/hub/repo_files_model.h"
+
+namespace ember::app {
+
+int RepoFilesModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
+
+QVariant RepoFilesModel::data(const QModelIndex& index, int role) const {
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) return {};
+    const Row& r = rows_[size_t(index.row())];
+    switch (role) {
+        case Qt::DisplayRole:
+        case PathRole: return QString::fromStdString(r.entry.path);
+        case SizeRole: return double(r.entry.size);
+        case KindRole: return QString::fromLatin1(hub::to_string(r.kind));
+        case QuantizationRole: return r.quantization;
+        case IsModelRole: return r.kind == hub::FileKind::SparseModel || r.kind == hub::FileKind::DenseModel;
+        case DownloadFilesRole: return r.download_files;
+        case DownloadBytesRole: return double(r.download_bytes);
+        default: return {};
+    }
+}
+
+QHash<int, QByteArray> RepoFilesModel::roleNames() const {
+    return {{PathRole, "path"},
+            {SizeRole, "size"},
+            {KindRole, "kind"},
+            {QuantizationRole, "quantization"},
+            {IsModelRole, "isModel"},
+            {DownloadFilesRole, "downloadFiles"},
+            {DownloadBytesRole, "downloadBytes"}};
+}
+
+void RepoFilesModel::set_layout(const hub::RepoLayout& layout) {
+    std::vector<Row> rows;
+    for (auto [models, kind] : {std::pair{&layout.sparse_models, hub::FileKind::SparseModel},
+                                std::pair{&layout.dense_models, hub::FileKind::DenseModel}}) {
+        for (const hub::ModelFile& m : *models) {
+            auto plan = hub::plan_model_download(layout, m.entry.path);
+            rows.push_back({m.entry, kind, QString::fromStdString(m.quantization),
+                            plan ? int(plan->files.size()) : 0, plan ? plan->total_bytes : 0});
+        }
+    }
+    for (auto [files, kind] : {std::pair{&layout.config, hub::FileKind::Config},
+                               std::pair{&layout.activation, hub::FileKind::Activation},
+                               std::pair{&layout.other, hub::FileKind::Other}}) {
+        for (const hub::FileEntry& f : *files) rows.push_back({f, kind, {}, 0, 0});
+    }
+    if (!rows_.empty()) {
+        beginRemoveRows({}, 0, int(rows_.size()) - 1);
+        rows_.clear();
+        endRemoveRows();
+    }
+    if (rows.empty()) return;
+    beginInsertRows({}, 0, int(rows.size()) - 1);
+    rows_ = std::move(rows);
+    endInsertRows();
+}
+
+}  // namespace ember::app

@@ -1,0 +1,51 @@
+#pragma once
+// The open repo's files, models first: size, kind (sparse, dense, activation, config, other),
+// quantization, and for each model file what "Download" would fetch (file count and bytes).
+
+#include <QAbstractListModel>
+#include <QtQml/qqmlregistration.h>
+
+#include <vector>
+
+#include "app/hub/hub_types.h"
+
+namespace ember::app {
+
+class RepoFilesModel : public QAbstractListModel {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_UNCREATABLE("owned by HubController")
+
+public:
+    enum Role {
+        PathRole = Qt::UserRole + 1,
+        SizeRole,
+        KindRole,
+        QuantizationRole,
+        IsModelRole,
+        DownloadFilesRole,
+        DownloadBytesRole,
+    };
+    Q_ENUM(Role)
+
+    using QAbstractListModel::QAbstractListModel;
+
+    int rowCount(const QModelIndex& parent = {}) const override;
+    QVariant data(const QModelIndex& index, int role) const override;
+    QHash<int, QByteArray> roleNames() const override;
+
+    // Replaces the rows (remove, then insert); an empty layout just clears them.
+    void set_layout(const hub::RepoLayout& layout);
+
+private:
+    struct Row {
+        hub::FileEntry entry;
+        hub::FileKind kind;
+        QString quantization;
+        int download_files = 0;  // models only
+        uint64_t download_bytes = 0;
+    };
+    std::vector<Row> rows_;
+};
+
+}  // namespace ember::app

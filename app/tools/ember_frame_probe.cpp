@@ -1,0 +1,74 @@
+// Measures how long the GUI thread goes without running its event loop while the app streams
+// an answer: `ember-frame-probe [MODEL] [TOKENS]`. A 2 ms timer on the GUI thread records the
+// gap between its ticks; a gap over 16 ms is a dropped frame at 60 Hz. Prints the median, the
+// 99th percentile and the largest gap, and the frames the window rendered.
+#include <QApplication>
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFileInfo>
+#include <QQuickWindow>
+#include <QTemporaryDir>
+#include <QTimer>
+#include <QtQml/qqmlextensionplugin.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "app/app_shell.h"
+
+Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
+Q_IMPORT_QML_PLUGIN(EmberPlugin)
+
+int main(int argc, char** argv) {
+    QApplication app(argc, argv);
+    QTemporaryDir scratch;
+    const QString src = argc > 1 ? QString::fromLocal8Bit(argv[1]) : QStringLiteral(EMBER_DEMO_MODEL);
+    const int tokens = argc > 2 ? std::atoi(argv[2]) : 300;
+    QDir().mkpath(scratch.path() + "/model/activation");
+    const QString model = scratch.path() + "/model/" + QFileInfo(src).fileName();
+    QFile::copy(src, model);
+    const QString stats = QFileInfo(src).absolutePath() + "/activation";
+    for (const QString& f : QDir(stats).entryList(QDir::Files))
+        QFile::copy(stats + "/" + f, scratch.path() + "/model/activation/" + f);
+
+    ember::app::AppOptions options;
+    options.data_dir = scratch.path() + "/data";
+    options.model_path = model;
+    ember::app::AppShell shell(options);
+    if (!shell.start()) return 1;
+    auto& engine = shell.engine();
+    auto& chat = shell.chat();
+    auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+    int frames = 0;
+    QObject::connect(window, &QQuickWindow::frameSwapped, [&] { ++frames; });
+
+    std::vector<double> gaps;
+    QElapsedTimer clock;
+    QTimer tick;
+    tick.setInterval(2);
+    QObject::connect(&tick, &QTimer::timeout, [&] {
+        gaps.push_back(double(clock.nsecsElapsed()) / 1e6);
+        clock.restart();
+    });
+    QObject::connect(&engine, &ember::app::EngineController::statusChanged, [&] {
+        if (engine.status() == QLatin1String("ready") && chat.messages()->rowCount() == 0) {
+            chat.set_max_tokens(tokens);
+            chat.set_temperature(0.7);
+            chat.send(QStringLiteral("And God said, Let there be light"));
+            clock.start();
+            tick.start();
+        }
+    });
+    QObject::connect(&chat, &ember::app::ChatController::answerFinished, [&](const QVariantMap& s) {
+        tick.stop();
+        std::sort(gaps.begin(), gaps.end());
+        const auto at = [&](double q) { return gaps.empty() ? 0.0 : gaps[size_t(q * double(gaps.size() - 1))]; };
+        const long over = long(std::count_if(gaps.begin(), gaps.end(), [](double g) { return g > 16.0; }));
+        std::printf("%d tokens at %.1f tok/s; GUI thread gaps over %zu ticks: median %.2f ms, p99 %.2f ms, max %.2f ms, "
+                    "%ld over 16 ms; %d frames rendered\n",
+                    s.value("generatedTokens").toInt(), s.value("tokensPerSecond").toDouble(), gaps.size(), at(0.5),
+                    at(0.99), gaps.empty() ? 0.0 : gaps.back(), over, frames);
+        QCoreApplication::quit();
+    });
+    return QApplication::exec();
+}

@@ -1,0 +1,38 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember.App
+
+// Every download of this session, running or ended, with its progress and actions.
+ColumnLayout {
+    id: pane
+
+    spacing: 6
+
+    Label {
+        text: qsTr("Downloads")
+        font.bold: true
+    }
+    ListView {
+        id: list
+
+        objectName: "downloadList"
+        Layout.fillWidth: true
+        Layout.fillHeight: true
+        clip: true
+        spacing: 6
+        model: HubController.downloads
+        delegate: DownloadDelegate {
+            width: ListView.view.width
+        }
+        Accessible.role: Accessible.List
+        Accessible.name: qsTr("Downloads")
+
+        Label {
+            anchors.centerIn: parent
+            visible: list.count === 0
+            text: qsTr("No downloads yet")
+            opacity: 0.6
+        }
+    }
+}

@@ -1,0 +1,13 @@
+import QtQuick
+
+// A model's type: sparse (PowerInfer, hot neurons on the GPU) or dense, and the other file kinds.
+Badge {
+    id: kindBadge
+
+    required property string kind
+
+    text: kindBadge.kind === "sparse" ? qsTr("sparse") : kindBadge.kind === "dense" ? qsTr("dense")
+        : kindBadge.kind === "activation" ? qsTr("activation") : kindBadge.kind === "config" ? qsTr("config")
+        : qsTr("other")
+    tint: kindBadge.kind === "sparse" ? "#e08a2f" : kindBadge.kind === "dense" ? "#2f6fe0" : "#7f8c8d"
+}

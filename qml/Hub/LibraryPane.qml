@@ -1,0 +1,77 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember.App
+
+// Installed models, with Load and Delete; Delete asks first.
+ColumnLayout {
+    id: pane
+
+    spacing: 6
+
+    RowLayout {
+        Layout.fillWidth: true
+
+        Label {
+            Layout.fillWidth: true
+            text: qsTr("Library")
+            font.bold: true
+        }
+        Button {
+            text: qsTr("Refresh")
+            Accessible.name: qsTr("Refresh the library")
+            onClicked: HubController.refreshLibrary()
+        }
+    }
+    Label {
+        Layout.fillWidth: true
+        visible: HubController.libraryError.length > 0
+        text: HubController.libraryError
+        wrapMode: Text.Wrap
+        color: "#c0392b"
+    }
+    ListView {
+        id: list
+
+        objectName: "libraryList"
+        Layout.fillWidth: true
+        Layout.fillHeight: true
+        clip: true
+        model: HubController.library
+        delegate: LibraryDelegate {
+            width: ListView.view.width
+            onDeleteRequested: (row, name) => {
+                confirm.row = row;
+                confirm.name = name;
+                confirm.open();
+            }
+        }
+        Accessible.role: Accessible.List
+        Accessible.name: qsTr("Installed models")
+
+        Label {
+            anchors.centerIn: parent
+            visible: list.count === 0
+            text: qsTr("No models installed")
+            opacity: 0.6
+        }
+    }
+
+    Dialog {
+        id: confirm
+
+        property int row: -1
+        property string name
+
+        anchors.centerIn: Overlay.overlay
+        modal: true
+        title: qsTr("Delete model")
+        standardButtons: Dialog.Yes | Dialog.No
+        onAccepted: HubController.deleteModel(confirm.row)
+
+        Label {
+            text: qsTr("Delete %1 and the files it needs from this computer?").arg(confirm.name)
+            wrapMode: Text.Wrap
+        }
+    }
+}

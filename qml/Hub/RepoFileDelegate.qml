@@ -1,0 +1,51 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember.App
+
+// One file of the open repo: path, kind, quantization, size; model files can be downloaded
+// with everything they need (activation/ for sparse models, config files).
+ItemDelegate {
+    id: file
+
+    required property string path
+    required property double size
+    required property string kind
+    required property string quantization
+    required property bool isModel
+    required property int downloadFiles
+    required property double downloadBytes
+
+    Accessible.name: file.path
+
+    contentItem: RowLayout {
+        spacing: 6
+
+        Label {
+            Layout.fillWidth: true
+            text: file.path
+            elide: Text.ElideMiddle
+            font.bold: file.isModel
+        }
+        KindBadge {
+            kind: file.kind
+        }
+        Badge {
+            visible: file.quantization.length > 0
+            text: file.quantization
+            tint: "#8e44ad"
+        }
+        Label {
+            text: HubController.formatBytes(file.size)
+            opacity: 0.7
+        }
+        Button {
+            visible: file.isModel
+            text: qsTr("Download")
+            Accessible.name: qsTr("Download %1").arg(file.path)
+            ToolTip.visible: file.hovered
+            ToolTip.text: qsTr("%1 files, %2 in all").arg(file.downloadFiles).arg(HubController.formatBytes(file.downloadBytes))
+            onClicked: HubController.download(file.path)
+        }
+    }
+}

@@ -1,0 +1,268 @@
+// HubController and its four list models against the loopback Hub (tests/downloader's
+// hub_server.py): search with PowerInfer pinned first, a pasted URL opening a PowerInfer-shaped
+// repo with its files classified, a model download into <models>/owner/repo/ that the library
+// then lists, readable errors, cancel and resume, and Load and Delete from the library.
+#include <QAbstractItemModelTester>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonObject>
+#include <QSignalSpy>
+#include <QtTest>
+
+#include <algorithm>
+#include <memory>
+
+#include "app/engine/engine_controller.h"
+#include "app/hub/hub_controller.h"
+#include "app/hub/repo_input.h"
+#include "hub_fixture.h"
+
+using ember::app::DownloadListModel;
+using ember::app::HubController;
+using ember::app::LibraryModel;
+using ember::app::RepoFilesModel;
+
+namespace {
+
+const QString tiny = QString::fromLatin1(hub_test::tiny_repo);
+const QString small_model = QStringLiteral("tiny.q4.powerinfer.gguf");  // 1 MiB
+const QString big_model = QStringLiteral("tiny.powerinfer.gguf");       // 3 MiB
+
+QVariant cell(QAbstractItemModel* model, int row, int role) { return model->index(row, 0).data(role); }
+
+// A controller on a fresh models folder, with every list model under a tester.
+struct Hub {
+    Hub(const QString& models_dir, const QString& endpoint, ember::app::EngineController* engine = nullptr)
+        : controller(models_dir, endpoint, engine),
+          testers{std::make_unique<QAbstractItemModelTester>(controller.search_results()),
+                  std::make_unique<QAbstractItemModelTester>(controller.repo_files()),
+                  std::make_unique<QAbstractItemModelTester>(controller.downloads()),
+                  std::make_unique<QAbstractItemModelTester>(controller.library())} {}
+    HubController controller;
+    std::unique_ptr<QAbstractItemModelTester> testers[4];
+};
+
+}  // namespace
+
+class TestHubController : public QObject {
+    Q_OBJECT
+
+    hub_test::HubFixture server_;
+    int models_count_ = 0;
+
+    // A models folder no other test has written to.
+    QString fresh_models_dir() { return server_.dir() + QStringLiteral("/app-models-%1").arg(++models_count_); }
+
+    bool open_tiny(HubController& hub) {
+        if (!hub.openRepo(tiny)) return false;
+        return QTest::qWaitFor([&] { return !hub.opening(); }, 10000) && hub.repo_id() == tiny;
+    }
+
+    static QString state(HubController& hub, int row) {
+        return cell(hub.downloads(), row, DownloadListModel::StateRole).toString();
+    }
+
+private slots:
+    void initTestCase() {
+        server_.add_tiny_repo();
+        server_.add_file(QStringLiteral("Other/Llama-7B-GGUF"), QStringLiteral("llama.Q4_K_M.gguf"), "dense");
+        server_.add_repo(QStringLiteral("Other/Llama-7B-GGUF"));
+        server_.add_file(QStringLiteral("PowerInfer/Gated-GGUF"), QStringLiteral("gated.powerinfer.gguf"), "sparse");
+        server_.add_repo(QStringLiteral("PowerInfer/Gated-GGUF"), {{"gated", true}});
+        QString why;
+        QVERIFY2(server_.start(&why), qPrintable(why));
+    }
+
+    void repo_input_accepts_ids_and_urls_data() {
+        QTest::addColumn<QString>("input");
+        QTest::addColumn<QString>("repo");
+        QTest::newRow("id") << "PowerInfer/ReluLLaMA-7B" << "PowerInfer/ReluLLaMA-7B";
+        QTest::newRow("url") << "https://huggingface.co/PowerInfer/ReluLLaMA-7B" << "PowerInfer/ReluLLaMA-7B";
+        QTest::newRow("page") << "https://huggingface.co/a/b/tree/main/activation" << "a/b";
+        QTest::newRow("no scheme") << " huggingface.co/a/b-c.d_e/ " << "a/b-c.d_e";
+        QTest::newRow("one part") << "llama" << "";
+        QTest::newRow("bad chars") << "a b/c" << "";
+    }
+    void repo_input_accepts_ids_and_urls() {
+        QFETCH(QString, input);
+        QFETCH(QString, repo);
+        QCOMPARE(ember::app::repo_from_input(input), repo);
+    }
+
+    void search_lists_repos_powerinfer_first() {
+        Hub h(fresh_models_dir(), server_.endpoint());
+        HubController& hub = h.controller;
+        QSignalSpy changed(&hub, &HubController::searchChanged);
+        hub.search(QStringLiteral("gguf"), QStringLiteral("likes"));
+        QVERIFY(hub.searching());
+        QTRY_VERIFY_WITH_TIMEOUT(!hub.searching(), 10000);
+        QVERIFY2(hub.search_error().isEmpty(), qPrintable(hub.search_error()));
+        auto* results = hub.search_results();
+        // The server lists ids alphabetically, "Other/…" first: PowerInfer's come first only if pinned.
+        QCOMPARE(results->rowCount(), 3);
+        QCOMPARE(cell(results, 0, ember::app::HubSearchModel::PinnedRole).toBool(), true);
+        QVERIFY(cell(results, 0, ember::app::HubSearchModel::RepoIdRole).toString().startsWith("PowerInfer/"));
+        QVERIFY(cell(results, 1, ember::app::HubSearchModel::RepoIdRole).toString().startsWith("PowerInfer/"));
+        QCOMPARE(cell(results, 2, ember::app::HubSearchModel::RepoIdRole).toString(), "Other/Llama-7B-GGUF");
+        QCOMPARE(cell(results, 2, ember::app::HubSearchModel::PinnedRole).toBool(), false);
+        QCOMPARE(cell(results, 2, ember::app::HubSearchModel::UpdatedRole).toString(), "2024-01-01");
+        QVERIFY(server_.stats()["last_search"].toString().contains("sort=likes"));
+
+        // A narrower search replaces the rows.
+        hub.search(QStringLiteral("llama"), QStringLiteral("updated"));
+        QTRY_VERIFY_WITH_TIMEOUT(!hub.searching(), 10000);
+        QCOMPARE(results->rowCount(), 1);
+        QVERIFY(server_.stats()["last_search"].toString().contains("sort=lastModified"));
+        QVERIFY(changed.count() >= 4);
+    }
+
+    void opening_a_url_lists_the_files_classified() {
+        Hub h(fresh_models_dir(), server_.endpoint());
+        HubController& hub = h.controller;
+        QVERIFY(hub.openRepo(server_.endpoint() + "/" + tiny + "/tree/main"));
+        QTRY_VERIFY_WITH_TIMEOUT(!hub.opening(), 10000);
+        QVERIFY2(hub.repo_error().isEmpty(), qPrintable(hub.repo_error()));
+        QCOMPARE(hub.repo_id(), tiny);
+        QVERIFY(!hub.repo_gated());
+        auto* files = hub.repo_files();
+        QCOMPARE(files->rowCount(), 9);  // 2 GGUFs, config.json, README.md, 4 activation files, .gitattributes
+        QCOMPARE(cell(files, 0, RepoFilesModel::PathRole).toString(), big_model);
+        QCOMPARE(cell(files, 0, RepoFilesModel::KindRole).toString(), "sparse");
+        QCOMPARE(cell(files, 0, RepoFilesModel::IsModelRole).toBool(), true);
+        QCOMPARE(cell(files, 1, RepoFilesModel::PathRole).toString(), small_model);
+        QCOMPARE(cell(files, 1, RepoFilesModel::QuantizationRole).toString(), "Q4");
+        QCOMPARE(cell(files, 1, RepoFilesModel::SizeRole).toDouble(), double(1 << 20));
+        // The model, its four activation files, config.json and README.md.
+        QCOMPARE(cell(files, 1, RepoFilesModel::DownloadFilesRole).toInt(), 7);
+        QVERIFY(cell(files, 1, RepoFilesModel::DownloadBytesRole).toDouble() > double(1 << 20) + 80000);
+        QCOMPARE(cell(files, 2, RepoFilesModel::KindRole).toString(), "config");
+        QCOMPARE(cell(files, 4, RepoFilesModel::KindRole).toString(), "activation");
+        QCOMPARE(cell(files, 8, RepoFilesModel::KindRole).toString(), "other");
+        QCOMPARE(cell(files, 8, RepoFilesModel::IsModelRole).toBool(), false);
+        QVERIFY(!hub.download(QStringLiteral("config.json")));
+    }
+
+    void download_fills_the_library_and_delete_empties_it() {
+        const QString models = fresh_models_dir();
+        Hub h(models, server_.endpoint());
+        HubController& hub = h.controller;
+        QVERIFY(open_tiny(hub));
+        // Slow enough (2 MB/s) for progress to show between start and end.
+        server_.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", small_model}, {"bytes_per_second", 2000000}}});
+        QList<double> progress;
+        connect(hub.downloads(), &QAbstractItemModel::dataChanged, this, [&](const QModelIndex& top) {
+            progress << top.data(DownloadListModel::ProgressRole).toDouble();
+        });
+        QVERIFY(hub.download(small_model));
+        QCOMPARE(hub.downloads()->rowCount(), 1);
+        QCOMPARE(cell(hub.downloads(), 0, DownloadListModel::ModelRole).toString(), small_model);
+        QTRY_COMPARE_WITH_TIMEOUT(state(hub, 0), QStringLiteral("done"), 15000);
+        server_.set_faults({});
+        QVERIFY(std::any_of(progress.begin(), progress.end(), [](double p) { return p > 0 && p < 1; }));
+        QCOMPARE(progress.last(), 1.0);
+        QCOMPARE(cell(hub.downloads(), 0, DownloadListModel::FilesRole).toList().size(), 7);
+
+        const QString repo_dir = models + "/" + tiny;
+        QCOMPARE(QFile(repo_dir + "/" + small_model).size(), qint64(1 << 20));
+        QVERIFY(QFile::exists(repo_dir + "/activation/activation_3.pt"));
+        QVERIFY(QFile::exists(repo_dir + "/config.json"));
+        QVERIFY(!QFile::exists(repo_dir + "/" + big_model));
+
+        auto* library = hub.library();
+        QTRY_COMPARE_WITH_TIMEOUT(library->rowCount(), 1, 5000);
+        QCOMPARE(cell(library, 0, LibraryModel::RepoRole).toString(), tiny);
+        QCOMPARE(cell(library, 0, LibraryModel::FileRole).toString(), small_model);
+        QCOMPARE(cell(library, 0, LibraryModel::SparseRole).toBool(), true);
+        QCOMPARE(cell(library, 0, LibraryModel::QuantizationRole).toString(), "Q4");
+        QCOMPARE(cell(library, 0, LibraryModel::SizeRole).toDouble(),
+                 cell(hub.repo_files(), 1, RepoFilesModel::DownloadBytesRole).toDouble());
+
+        // Delete takes the placement cache along, then the folder it leaves empty.
+        QFile gpuidx(repo_dir + "/" + small_model + ".generated.gpuidx");
+        QVERIFY(gpuidx.open(QIODevice::WriteOnly));
+        gpuidx.close();
+        hub.deleteModel(0);
+        QTRY_COMPARE_WITH_TIMEOUT(library->rowCount(), 0, 5000);
+        QVERIFY(hub.library_error().isEmpty());
+        QVERIFY(!QFileInfo::exists(repo_dir));
+    }
+
+    void errors_say_why() {
+        Hub h(fresh_models_dir(), server_.endpoint());
+        HubController& hub = h.controller;
+        QVERIFY(!hub.openRepo(QStringLiteral("llama")));
+        QVERIFY(hub.repo_error().contains("names no Hub repo"));
+
+        QVERIFY(hub.openRepo(QStringLiteral("nobody/missing")));
+        QTRY_VERIFY_WITH_TIMEOUT(!hub.opening(), 10000);
+        QVERIFY2(hub.repo_error().startsWith("repo nobody/missing not found"), qPrintable(hub.repo_error()));
+        QCOMPARE(hub.repo_files()->rowCount(), 0);
+
+        // A gated repo lists its files; its download fails saying what to do, and Retry tries again.
+        QVERIFY(hub.openRepo(QStringLiteral("PowerInfer/Gated-GGUF")));
+        QTRY_VERIFY_WITH_TIMEOUT(!hub.opening(), 10000);
+        QVERIFY(hub.repo_gated());
+        QVERIFY(hub.download(QStringLiteral("gated.powerinfer.gguf")));
+        QTRY_COMPARE_WITH_TIMEOUT(state(hub, 0), QStringLiteral("failed"), 10000);
+        const QString error = cell(hub.downloads(), 0, DownloadListModel::ErrorRole).toString();
+        QVERIFY2(error.startsWith("PowerInfer/Gated-GGUF is a gated repo"), qPrintable(error));
+        hub.retry(0);
+        QCOMPARE(state(hub, 0), QStringLiteral("running"));
+        QVERIFY(cell(hub.downloads(), 0, DownloadListModel::ErrorRole).toString().isEmpty());
+        QTRY_COMPARE_WITH_TIMEOUT(state(hub, 0), QStringLiteral("failed"), 10000);
+        QCOMPARE(hub.downloads()->rowCount(), 1);
+    }
+
+    void cancel_leaves_no_final_file_and_resume_finishes() {
+        const QString models = fresh_models_dir();
+        Hub h(models, server_.endpoint());
+        HubController& hub = h.controller;
+        QVERIFY(open_tiny(hub));
+        server_.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", big_model}, {"bytes_per_second", 1000000}}});
+        QVERIFY(hub.download(big_model));
+        QTRY_VERIFY_WITH_TIMEOUT(cell(hub.downloads(), 0, DownloadListModel::BytesDoneRole).toDouble() > 200000, 10000);
+        hub.cancel(0);
+        QTRY_COMPARE_WITH_TIMEOUT(state(hub, 0), QStringLiteral("cancelled"), 5000);
+        const QString final_path = models + "/" + tiny + "/" + big_model;
+        QVERIFY(!QFile::exists(final_path));
+        QVERIFY(QFile(final_path + ".part").size() > 0);
+        QCOMPARE(hub.library()->rowCount(), 0);
+
+        server_.set_faults({});
+        const int ranges_before = server_.stats()["range_requests"].toInt();
+        hub.retry(0);
+        QTRY_COMPARE_WITH_TIMEOUT(state(hub, 0), QStringLiteral("done"), 15000);
+        QCOMPARE(QFile(final_path).size(), qint64(3 << 20));
+        QVERIFY(!QFile::exists(final_path + ".part"));
+        QVERIFY(server_.stats()["range_requests"].toInt() > ranges_before);  // resumed, not restarted
+        QTRY_COMPARE_WITH_TIMEOUT(hub.library()->rowCount(), 1, 5000);
+    }
+
+    void library_loads_into_the_engine() {
+        const QString models = fresh_models_dir();
+        const QString dir = models + "/Test/Tiny-ReLU";
+        const QString src = QFileInfo(QStringLiteral(EMBER_DEMO_MODEL)).absolutePath();
+        const QString name = QFileInfo(QStringLiteral(EMBER_DEMO_MODEL)).fileName();
+        QVERIFY(QDir().mkpath(dir + "/activation"));
+        QVERIFY(QFile::copy(src + "/" + name, dir + "/" + name));
+        for (const QString& f : QDir(src + "/activation").entryList(QDir::Files))
+            QVERIFY(QFile::copy(src + "/activation/" + f, dir + "/activation/" + f));
+        QFile::copy(src + "/" + name, dir + "/unfinished.gguf.part");  // a .part is not a model
+
+        ember::app::EngineController engine(nullptr);
+        Hub h(models, server_.endpoint(), &engine);
+        HubController& hub = h.controller;
+        QTRY_COMPARE_WITH_TIMEOUT(hub.library()->rowCount(), 1, 5000);
+        QCOMPARE(cell(hub.library(), 0, LibraryModel::SparseRole).toBool(), true);
+        hub.loadModel(0);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
+        QCOMPARE(engine.model_path(), dir + "/" + name);
+        QVERIFY(engine.sparse());
+        QVERIFY(QFile::exists(dir + "/" + name + ".generated.gpuidx"));
+    }
+};
+
+QTEST_MAIN(TestHubController)
+#include "tst_hub_controller.moc"

@@ -1,0 +1,93 @@
+// The Models page in the real window (offscreen): typing a search lists the loopback Hub's
+// repos, a result opens its files, Download fills the downloads and then the library list.
+// Any QML warning fails the test.
+#include <QDir>
+#include <QFile>
+#include <QQuickItem>
+#include <QQuickWindow>
+#include <QTemporaryDir>
+#include <QtQml/qqmlextensionplugin.h>
+#include <QtTest>
+
+#include "app/app_shell.h"
+#include "hub_fixture.h"
+
+Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
+Q_IMPORT_QML_PLUGIN(EmberPlugin)
+
+namespace {
+
+QStringList g_warnings;
+QtMessageHandler g_previous = nullptr;
+
+void record_warnings(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+    if (type == QtWarningMsg || type == QtCriticalMsg || type == QtFatalMsg) g_warnings << message;
+    if (g_previous) g_previous(type, context, message);
+}
+
+// The demo model in a scratch folder: the engine writes its .gpuidx cache beside it.
+QString copy_demo_model(const QString& dir) {
+    const QString src = QStringLiteral(EMBER_DEMO_MODEL);
+    const QString dst = dir + "/model/" + QFileInfo(src).fileName();
+    QDir().mkpath(dir + "/model/activation");
+    QFile::copy(src, dst);
+    const QString stats = QFileInfo(src).absolutePath() + "/activation";
+    for (const QString& f : QDir(stats).entryList(QDir::Files)) QFile::copy(stats + "/" + f, dir + "/model/activation/" + f);
+    return dst;
+}
+
+QQuickItem* item(QQuickWindow* window, const char* name) {
+    return window->findChild<QQuickItem*>(QString::fromLatin1(name));
+}
+
+}  // namespace
+
+class TestHubPage : public QObject {
+    Q_OBJECT
+
+private slots:
+    void initTestCase() { g_previous = qInstallMessageHandler(record_warnings); }
+
+    void search_open_download_and_library_in_the_window() {
+        hub_test::HubFixture server;
+        server.add_tiny_repo();
+        QString why;
+        QVERIFY2(server.start(&why), qPrintable(why));
+
+        QTemporaryDir dir;
+        ember::app::AppShell shell({dir.path() + "/data", copy_demo_model(dir.path()), server.endpoint()});
+        QVERIFY(shell.start());
+        auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+        QVERIFY(window);
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        window->requestActivate();
+        QVERIFY(QTest::qWaitForWindowActive(window));
+        auto* tabs = item(window, "mainTabs");
+        QVERIFY(tabs);
+        tabs->setProperty("currentIndex", 1);
+        QTRY_VERIFY(item(window, "modelsPage")->isVisible());
+
+        // Type a search and press Enter.
+        auto* field = item(window, "hubSearchField");
+        QVERIFY(field);
+        field->forceActiveFocus();
+        for (char c : QByteArray("tiny")) QTest::keyClick(window, c);  // Qt 6.4 has no keyClicks for a QWindow
+        QTest::keyClick(window, Qt::Key_Return);
+        auto* results = item(window, "hubResults");
+        QTRY_COMPARE_WITH_TIMEOUT(results->property("count").toInt(), 1, 10000);
+
+        // Open it and download its small model.
+        auto& hub = shell.hub();
+        hub.openRepo(QString::fromLatin1(hub_test::tiny_repo));
+        QTRY_COMPARE_WITH_TIMEOUT(item(window, "repoFiles")->property("count").toInt(), 9, 10000);
+        QVERIFY(hub.download(QStringLiteral("tiny.q4.powerinfer.gguf")));
+        QCOMPARE(item(window, "downloadList")->property("count").toInt(), 1);
+        QTRY_COMPARE_WITH_TIMEOUT(item(window, "libraryList")->property("count").toInt(), 1, 15000);
+        QVERIFY(QFile::exists(dir.path() + "/data/models/" + hub_test::tiny_repo + "/tiny.q4.powerinfer.gguf"));
+
+        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join('\n')));
+    }
+};
+
+QTEST_MAIN(TestHubPage)
+#include "tst_hub_page.moc"
