@@ -3,9 +3,7 @@
 // gap between its ticks; a gap over 16 ms is a dropped frame at 60 Hz. Prints the median, the
 // 99th percentile and the largest gap, and the frames the window rendered.
 #include <QApplication>
-#include <QDir>
 #include <QElapsedTimer>
-#include <QFileInfo>
 #include <QQuickWindow>
 #include <QTemporaryDir>
 #include <QTimer>
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "app/app_shell.h"
+#include "app/engine/model_files.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
@@ -24,12 +23,7 @@ int main(int argc, char** argv) {
     QTemporaryDir scratch;
     const QString src = argc > 1 ? QString::fromLocal8Bit(argv[1]) : QStringLiteral(EMBER_DEMO_MODEL);
     const int tokens = argc > 2 ? std::atoi(argv[2]) : 300;
-    QDir().mkpath(scratch.path() + "/model/activation");
-    const QString model = scratch.path() + "/model/" + QFileInfo(src).fileName();
-    QFile::copy(src, model);
-    const QString stats = QFileInfo(src).absolutePath() + "/activation";
-    for (const QString& f : QDir(stats).entryList(QDir::Files))
-        QFile::copy(stats + "/" + f, scratch.path() + "/model/activation/" + f);
+    const QString model = ember::app::copy_model_with_statistics(src, scratch.path() + "/model");
 
     ember::app::AppOptions options;
     options.data_dir = scratch.path() + "/data";

@@ -5,12 +5,12 @@
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
-#include <QFileInfo>
 #include <QQuickWindow>
 #include <QTemporaryDir>
 #include <QtQml/qqmlextensionplugin.h>
 
 #include "app/app_shell.h"
+#include "app/engine/model_files.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
@@ -29,15 +29,6 @@ bool wait_for(F done, int timeout_ms) {
     return true;
 }
 
-QString copy_model(const QString& src, const QString& dir) {
-    QDir().mkpath(dir + "/activation");
-    const QString dst = dir + "/" + QFileInfo(src).fileName();
-    QFile::copy(src, dst);
-    const QString stats = QFileInfo(src).absolutePath() + "/activation";
-    for (const QString& f : QDir(stats).entryList(QDir::Files)) QFile::copy(stats + "/" + f, dir + "/activation/" + f);
-    return dst;
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -49,8 +40,8 @@ int main(int argc, char** argv) {
     const QString out = QString::fromLocal8Bit(argv[1]);
     QDir().mkpath(out);
     QTemporaryDir scratch;
-    const QString model = copy_model(argc > 2 ? QString::fromLocal8Bit(argv[2]) : QStringLiteral(EMBER_DEMO_MODEL),
-                                     scratch.path() + "/model");
+    const QString model = ember::app::copy_model_with_statistics(
+        argc > 2 ? QString::fromLocal8Bit(argv[2]) : QStringLiteral(EMBER_DEMO_MODEL), scratch.path() + "/model");
     ember::app::AppOptions options;
     options.data_dir = scratch.path() + "/data";
     options.model_path = model;

@@ -11,21 +11,32 @@
 #include "model/blocks.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
+#include "model/tensor_binding.h"
 #include "sparse/placement.h"
 
 namespace ember::model {
+
+// What an architecture's bound weights weigh, for ModelInfo and the benchmarks.
+struct WeightTotals {
+    uint64_t weight_bytes = 0;      // every bound tensor
+    uint64_t bytes_per_token = 0;   // weights read to evaluate one token densely
+    uint64_t n_params = 0;
+    uint64_t ffn_bytes = 0;         // FFN matrices, all layers
+    uint64_t predictor_bytes = 0;   // predictors, all layers (0 when dense)
+    const char* weight_type = "";   // type of the bulk of the weights
+};
 
 class Architecture {
 public:
     virtual ~Architecture() = default;
 
-    virtual const HParams& hparams() const = 0;
-    virtual uint64_t weight_bytes() const = 0;      // every bound tensor
-    virtual uint64_t bytes_per_token() const = 0;   // weights read to evaluate one token densely
-    virtual uint64_t ffn_bytes() const = 0;         // FFN matrices, all layers
-    virtual uint64_t predictor_bytes() const = 0;   // predictors, all layers (0 when dense)
-    virtual uint64_t n_params() const = 0;
-    virtual const char* weight_type() const = 0;    // type of the bulk of the weights
+    const HParams& hparams() const { return hp_; }
+    uint64_t weight_bytes() const { return totals_.weight_bytes; }
+    uint64_t bytes_per_token() const { return totals_.bytes_per_token; }
+    uint64_t ffn_bytes() const { return totals_.ffn_bytes; }
+    uint64_t predictor_bytes() const { return totals_.predictor_bytes; }
+    uint64_t n_params() const { return totals_.n_params; }
+    const char* weight_type() const { return totals_.weight_type; }
 
     // Sparse models only: one layer's FFN rows for a device, and the exact device byte costs
     // of every part for placement with a KV cache of n_ctx tokens.
@@ -36,7 +47,26 @@ public:
     // and writes logits: of every token ([n][n_vocab]) when logits_all, else of the last one.
     virtual void forward(const int32_t* tokens, int32_t n, KvCache& kv, Scratch& s, float* logits,
                          bool logits_all) const = 0;
+
+protected:
+    // Each architecture calls this once its tensors are bound. Generating a token reads every
+    // weight once except the embedding table, of which it reads one row (unless the LM head is
+    // the same table).
+    void set_totals(const TensorBinder& bind, const tensor::WeightView& token_embd, const tensor::WeightView& output,
+                    uint64_t ffn_bytes, uint64_t predictor_bytes, tensor::DType weight_type);
+
+    HParams hp_;
+
+private:
+    WeightTotals totals_;
 };
+
+// Bytes of one 2-D weight.
+inline uint64_t matrix_bytes(const tensor::WeightView& w) { return uint64_t(w.row_bytes) * uint64_t(w.n_rows); }
+// Bytes of the F16 K cache (and as many of the V cache) for n_ctx tokens, all layers.
+inline uint64_t kv_cache_half_bytes(const HParams& hp, int32_t n_ctx) {
+    return uint64_t(hp.n_layer) * uint64_t(n_ctx) * uint64_t(hp.n_embd_gqa()) * 2;
+}
 
 // Throws EngineError naming the file and the architecture string when it is unknown.
 std::unique_ptr<Architecture> load_architecture(const gguf::File& file, const ModelParams& params);

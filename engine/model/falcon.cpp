@@ -15,8 +15,6 @@
 namespace ember::model {
 namespace {
 
-uint64_t matrix_bytes(const tensor::WeightView& w) { return uint64_t(w.row_bytes) * uint64_t(w.n_rows); }
-
 struct Norm {
     const float* w = nullptr;
     const float* b = nullptr;
@@ -44,6 +42,7 @@ public:
         const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, n_gqa = hp_.n_embd_gqa(), n_vocab = hp_.n_vocab;
 
         TensorBinder bind(file);
+        uint64_t ffn_bytes = 0, predictor_bytes = 0;
         const auto norm = [&](const std::string& name) {
             return Norm{bind.vector(name + ".weight", n_embd), bind.vector(name + ".bias", n_embd)};
         };
@@ -66,28 +65,15 @@ public:
                 L.sparse = SparseFfnWeights{{}, L.up, bind.matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
                                             bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff)};
                 hp_.max_predictor_rank = std::max(hp_.max_predictor_rank, int32_t(fc1.n_rows));
-                predictor_bytes_ += matrix_bytes(fc1) + matrix_bytes(L.sparse.fc2);
+                predictor_bytes += matrix_bytes(fc1) + matrix_bytes(L.sparse.fc2);
             } else {
                 L.down = bind.matrix(p + "ffn_down.weight", n_ff, n_embd);
             }
-            ffn_bytes_ += matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
+            ffn_bytes += matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
             layers_.push_back(L);
         }
-        weight_bytes_ = bind.bytes_bound();
-        n_params_ = bind.params_bound();
-        bytes_per_token_ = weight_bytes_ - (output_.data == token_embd_.data
-                                                ? 0
-                                                : uint64_t(token_embd_.row_bytes) * uint64_t(n_vocab - 1));
-        weight_type_ = tensor::dtype_name(layers_.front().up.type);
+        set_totals(bind, token_embd_, output_, ffn_bytes, predictor_bytes, layers_.front().up.type);
     }
-
-    const HParams& hparams() const override { return hp_; }
-    uint64_t weight_bytes() const override { return weight_bytes_; }
-    uint64_t bytes_per_token() const override { return bytes_per_token_; }
-    uint64_t ffn_bytes() const override { return ffn_bytes_; }
-    uint64_t predictor_bytes() const override { return predictor_bytes_; }
-    uint64_t n_params() const override { return n_params_; }
-    const char* weight_type() const override { return weight_type_; }
 
     backend::FfnRows ffn_rows(int32_t il) const override {
         const FalconLayer& L = layers_[size_t(il)];
@@ -106,7 +92,7 @@ public:
             c.n_ff.push_back(hp_.n_ff);
         }
         c.output_bytes = matrix_bytes(output_) + norm;
-        c.kv_k_bytes = c.kv_v_bytes = uint64_t(hp_.n_layer) * uint64_t(n_ctx) * uint64_t(hp_.n_embd_gqa()) * 2;
+        c.kv_k_bytes = c.kv_v_bytes = kv_cache_half_bytes(hp_, n_ctx);
         return c;
     }
 
@@ -161,13 +147,10 @@ public:
     }
 
 private:
-    HParams hp_;
     tensor::WeightView token_embd_;
     Norm output_norm_;
     tensor::WeightView output_;
     std::vector<FalconLayer> layers_;
-    uint64_t weight_bytes_ = 0, bytes_per_token_ = 0, n_params_ = 0, ffn_bytes_ = 0, predictor_bytes_ = 0;
-    const char* weight_type_ = "";
 };
 
 }  // namespace

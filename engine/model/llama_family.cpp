@@ -10,8 +10,6 @@
 namespace ember::model {
 namespace {
 
-uint64_t matrix_bytes(const tensor::WeightView& w) { return uint64_t(w.row_bytes) * uint64_t(w.n_rows); }
-
 struct LlamaLayer {
     const float* attn_norm;     // [n_embd]
     tensor::WeightView wq;      // [n_embd] -> [n_embd], rows permuted for adjacent-pair RoPE
@@ -27,10 +25,12 @@ struct LlamaLayer {
 
 class LlamaFamily final : public Architecture {
 public:
-    LlamaFamily(const gguf::File& file, const ModelParams& params, HParams hp) : hp_(std::move(hp)) {
+    LlamaFamily(const gguf::File& file, const ModelParams& params, HParams hp) {
+        hp_ = std::move(hp);
         const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, n_gqa = hp_.n_embd_gqa(), n_vocab = hp_.n_vocab;
 
         TensorBinder bind(file);
+        uint64_t ffn_bytes = 0, predictor_bytes = 0;
         token_embd_ = bind.matrix("token_embd.weight", n_embd, n_vocab);
         output_norm_ = bind.vector("output_norm.weight", n_embd);
         // Files with a tied LM head have no output.weight.
@@ -60,26 +60,12 @@ public:
             } else {
                 L.down = bind.matrix(p + "ffn_down.weight", n_ff, n_embd);
             }
-            ffn_bytes_ += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
-            if (sparse) predictor_bytes_ += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
+            ffn_bytes += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
+            if (sparse) predictor_bytes += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
             layers_.push_back(L);
         }
-        weight_bytes_ = bind.bytes_bound();
-        n_params_ = bind.params_bound();
-        // Generating a token reads every weight once except the embedding table (one row).
-        bytes_per_token_ = weight_bytes_ - (output_.data == token_embd_.data
-                                                ? 0
-                                                : uint64_t(token_embd_.row_bytes) * uint64_t(n_vocab - 1));
-        weight_type_ = tensor::dtype_name(layers_.front().gate.type);
+        set_totals(bind, token_embd_, output_, ffn_bytes, predictor_bytes, layers_.front().gate.type);
     }
-
-    const HParams& hparams() const override { return hp_; }
-    uint64_t weight_bytes() const override { return weight_bytes_; }
-    uint64_t bytes_per_token() const override { return bytes_per_token_; }
-    uint64_t ffn_bytes() const override { return ffn_bytes_; }
-    uint64_t predictor_bytes() const override { return predictor_bytes_; }
-    uint64_t n_params() const override { return n_params_; }
-    const char* weight_type() const override { return weight_type_; }
 
     backend::FfnRows ffn_rows(int32_t il) const override {
         const LlamaLayer& L = layers_[size_t(il)];
@@ -97,7 +83,7 @@ public:
             c.n_ff.push_back(hp_.n_ff);
         }
         c.output_bytes = matrix_bytes(output_) + norm;
-        c.kv_k_bytes = c.kv_v_bytes = uint64_t(hp_.n_layer) * uint64_t(n_ctx) * uint64_t(hp_.n_embd_gqa()) * 2;
+        c.kv_k_bytes = c.kv_v_bytes = kv_cache_half_bytes(hp_, n_ctx);
         return c;
     }
 
@@ -144,13 +130,10 @@ public:
     }
 
 private:
-    HParams hp_;
     tensor::WeightView token_embd_;  // [n_embd] x n_vocab rows
     const float* output_norm_ = nullptr;
     tensor::WeightView output_;      // [n_embd] -> [n_vocab]
     std::vector<LlamaLayer> layers_;
-    uint64_t weight_bytes_ = 0, bytes_per_token_ = 0, n_params_ = 0, ffn_bytes_ = 0, predictor_bytes_ = 0;
-    const char* weight_type_ = "";
 };
 
 }  // namespace

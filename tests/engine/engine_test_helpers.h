@@ -1,11 +1,16 @@
 #pragma once
 // Shared by the model-level tests: load a model or open a session or fail the test binary with
-// the engine's message, and greedy generation settings.
+// the engine's message, read reference files, and greedy generation settings.
 
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QString>
 #include <QtGlobal>
 
 #include <memory>
+#include <vector>
 
 #include "ember/model.h"
 #include "ember/session.h"
@@ -27,6 +32,19 @@ inline std::unique_ptr<ember::Session> open_session(std::shared_ptr<ember::Model
     auto s = ember::Session::create(std::move(m), sp);
     if (!s) qFatal("%s", s.error().message.c_str());
     return std::move(*s);
+}
+
+// A reference file (the fixtures' *.reference.json), or the test binary stops with its path.
+inline QJsonObject read_json(const QString& path) {
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
+    return QJsonDocument::fromJson(f.readAll()).object();
+}
+
+inline std::vector<int32_t> ints(const QJsonArray& a) {
+    std::vector<int32_t> v;
+    for (const auto& x : a) v.push_back(x.toInt());
+    return v;
 }
 
 // Greedy, no repetition penalty, past the end-of-text token: how the references were made.

@@ -21,17 +21,8 @@ namespace {
 
 const QString kData = QStringLiteral(EMBER_TEST_DATA_DIR);
 
-QJsonObject read_json(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
-
-std::vector<int32_t> ints(const QJsonArray& a) {
-    std::vector<int32_t> v;
-    for (const auto& x : a) v.push_back(x.toInt());
-    return v;
-}
+using test_helpers::ints;
+using test_helpers::read_json;
 
 std::shared_ptr<ember::Model> load(const QString& path, ember::FfnActivation act = ember::FfnActivation::Auto) {
     ember::ModelParams mp;

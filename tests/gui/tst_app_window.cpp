@@ -12,31 +12,12 @@
 #include <QtTest>
 
 #include "app/app_shell.h"
+#include "gui_test_support.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
 
 namespace {
-
-QStringList g_warnings;
-QtMessageHandler g_previous = nullptr;
-
-void record_warnings(QtMsgType type, const QMessageLogContext& context, const QString& message) {
-    if (type == QtWarningMsg || type == QtCriticalMsg || type == QtFatalMsg) g_warnings << message;
-    if (g_previous) g_previous(type, context, message);
-}
-
-// The demo model and its activation statistics copied into a scratch folder: the session
-// writes its .gpuidx cache beside the model.
-QString copy_demo_model(const QString& dir) {
-    const QString src = QStringLiteral(EMBER_DEMO_MODEL);
-    const QString dst = dir + "/model/" + QFileInfo(src).fileName();
-    QDir().mkpath(dir + "/model/activation");
-    QFile::copy(src, dst);
-    const QString stats = QFileInfo(src).absolutePath() + "/activation";
-    for (const QString& f : QDir(stats).entryList(QDir::Files)) QFile::copy(stats + "/" + f, dir + "/model/activation/" + f);
-    return dst;
-}
 
 ember::app::AppOptions options(const QString& data_dir, const QString& model) {
     ember::app::AppOptions o;
@@ -51,11 +32,11 @@ class TestAppWindow : public QObject {
     Q_OBJECT
 
 private slots:
-    void initTestCase() { g_previous = qInstallMessageHandler(record_warnings); }
+    void initTestCase() { gui_test::install_warning_recorder(); }
 
     void chat_streams_stops_and_regenerates() {
         QTemporaryDir dir;
-        ember::app::AppShell shell(options(dir.path() + "/data", copy_demo_model(dir.path())));
+        ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
         QVERIFY(shell.start());
         auto& engine = shell.engine();
         auto& chat = shell.chat();
@@ -139,12 +120,12 @@ private slots:
         QCOMPARE(stopped.value().content, first);
         QCOMPARE(stopped.value().stats.stopReason, QStringLiteral("stopped"));
 
-        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join('\n')));
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
     void reopening_shows_the_last_chat() {
         QTemporaryDir dir;
-        const QString model = copy_demo_model(dir.path());
+        const QString model = gui_test::copy_demo_model(dir.path());
         QString answer;
         {
             ember::app::AppShell shell(options(dir.path() + "/data", model));
@@ -161,7 +142,7 @@ private slots:
         QCOMPARE(rows.size(), 2);
         QCOMPARE(rows[0].content, QStringLiteral("The LORD is my shepherd"));
         QCOMPARE(rows[1].content, answer);
-        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join('\n')));
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 };
 

@@ -10,31 +10,13 @@
 #include <QtTest>
 
 #include "app/app_shell.h"
+#include "gui_test_support.h"
 #include "hub_fixture.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
 
 namespace {
-
-QStringList g_warnings;
-QtMessageHandler g_previous = nullptr;
-
-void record_warnings(QtMsgType type, const QMessageLogContext& context, const QString& message) {
-    if (type == QtWarningMsg || type == QtCriticalMsg || type == QtFatalMsg) g_warnings << message;
-    if (g_previous) g_previous(type, context, message);
-}
-
-// The demo model in a scratch folder: the engine writes its .gpuidx cache beside it.
-QString copy_demo_model(const QString& dir) {
-    const QString src = QStringLiteral(EMBER_DEMO_MODEL);
-    const QString dst = dir + "/model/" + QFileInfo(src).fileName();
-    QDir().mkpath(dir + "/model/activation");
-    QFile::copy(src, dst);
-    const QString stats = QFileInfo(src).absolutePath() + "/activation";
-    for (const QString& f : QDir(stats).entryList(QDir::Files)) QFile::copy(stats + "/" + f, dir + "/model/activation/" + f);
-    return dst;
-}
 
 QQuickItem* item(QQuickWindow* window, const char* name) {
     return window->findChild<QQuickItem*>(QString::fromLatin1(name));
@@ -46,7 +28,7 @@ class TestHubPage : public QObject {
     Q_OBJECT
 
 private slots:
-    void initTestCase() { g_previous = qInstallMessageHandler(record_warnings); }
+    void initTestCase() { gui_test::install_warning_recorder(); }
 
     void search_open_download_and_library_in_the_window() {
         hub_test::HubFixture server;
@@ -55,7 +37,7 @@ private slots:
         QVERIFY2(server.start(&why), qPrintable(why));
 
         QTemporaryDir dir;
-        ember::app::AppShell shell({dir.path() + "/data", copy_demo_model(dir.path()), server.endpoint()});
+        ember::app::AppShell shell({dir.path() + "/data", gui_test::copy_demo_model(dir.path()), server.endpoint()});
         QVERIFY(shell.start());
         auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
         QVERIFY(window);
@@ -85,7 +67,7 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(item(window, "libraryList")->property("count").toInt(), 1, 15000);
         QVERIFY(QFile::exists(dir.path() + "/data/models/" + hub_test::tiny_repo + "/tiny.q4.powerinfer.gguf"));
 
-        QVERIFY2(g_warnings.isEmpty(), qPrintable(g_warnings.join('\n')));
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 };
 

@@ -1,0 +1,28 @@
+#pragma once
+// Shared by the window tests: every warning the app logs (QML ones included) is recorded, so a
+// test can fail on any; and the demo model copied into a scratch folder, because the engine
+// writes its .gpuidx cache beside the model.
+
+#include <QString>
+#include <QStringList>
+#include <QtGlobal>
+
+#include "app/engine/model_files.h"
+
+namespace gui_test {
+
+inline QStringList g_warnings;
+inline QtMessageHandler g_previous = nullptr;
+
+inline void record_warnings(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+    if (type == QtWarningMsg || type == QtCriticalMsg || type == QtFatalMsg) g_warnings << message;
+    if (g_previous) g_previous(type, context, message);
+}
+
+inline void install_warning_recorder() { g_previous = qInstallMessageHandler(record_warnings); }
+
+inline QString copy_demo_model(const QString& dir) {
+    return ember::app::copy_model_with_statistics(QStringLiteral(EMBER_DEMO_MODEL), dir + "/model");
+}
+
+}  // namespace gui_test
