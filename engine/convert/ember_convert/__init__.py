@@ -1,0 +1,2 @@
+"""Ember's model toolchain: convert Hugging Face ReLU checkpoints to PowerInfer GGUF,
+profile neuron activations, train activation predictors."""
