@@ -3,6 +3,8 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include "app/engine/model_files.h"
+
 namespace ember::app {
 
 namespace {
@@ -21,8 +23,13 @@ std::unique_ptr<store::ChatStore> open_store(const QString& path, QString& error
 
 QString AppShell::database_path(const QString& data_dir) { return data_dir + QStringLiteral("/chats.db"); }
 
+QString AppShell::demo_model_path(const QString& data_dir, const QString& bundled_model) {
+    return data_dir + QStringLiteral("/models/ember/ember-demo/") + QFileInfo(bundled_model).fileName();
+}
+
 AppShell::AppShell(const AppOptions& options)
     : options_(options),
+      first_run_(!QFileInfo::exists(database_path(options.data_dir))),
       store_(open_store(database_path(options.data_dir), store_error_)),
       engine_(nullptr),
       chat_(&engine_, store_.get()),
@@ -44,8 +51,18 @@ bool AppShell::start() {
     if (qml_.rootObjects().isEmpty()) return false;
     if (!store_error_.isEmpty()) qWarning("chat history is not saved: %s", qPrintable(store_error_));
     chat_.open_latest_chat();
+    QString model = options_.model_path;
+    if (!options_.bundled_model.isEmpty()) {
+        const QString demo = demo_model_path(options_.data_dir, options_.bundled_model);
+        if (first_run_ && !QFileInfo::exists(demo)) {
+            if (copy_model_with_statistics(options_.bundled_model, QFileInfo(demo).absolutePath()).isEmpty())
+                qWarning("could not copy the demo model %s into the library", qPrintable(options_.bundled_model));
+            hub_.refreshLibrary();
+        }
+        if (model.isEmpty() && QFileInfo::exists(demo)) model = demo;
+    }
     // Without a GPU the sim device previews a card; nine tenths of the model shows a real split.
-    engine_.loadModel(options_.model_path, double(QFileInfo(options_.model_path).size() * 9 / 10));
+    if (!model.isEmpty()) engine_.loadModel(model, double(QFileInfo(model).size() * 9 / 10));
     return true;
 }
 

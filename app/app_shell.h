@@ -16,8 +16,12 @@ namespace ember::app {
 
 struct AppOptions {
     QString data_dir;
-    QString model_path;  // loaded at start
+    QString model_path;  // loaded at start; empty: the library's copy of the demo model, if there
     QString hub_endpoint;  // empty: HF_ENDPOINT, else huggingface.co
+    // The demo model shipped with the app (read-only where installed). On the first run it is
+    // copied into the library, so it is listed, deletable, and its .gpuidx cache is written in
+    // the user's data rather than beside the installed file.
+    QString bundled_model;
 };
 
 class AppShell {
@@ -32,10 +36,13 @@ public:
     ChatController& chat() { return chat_; }
     HubController& hub() { return hub_; }
     static QString database_path(const QString& data_dir);
+    // Where the first run puts the bundled demo model.
+    static QString demo_model_path(const QString& data_dir, const QString& bundled_model);
     QQmlApplicationEngine& qml() { return qml_; }
 
 private:
     AppOptions options_;
+    bool first_run_;  // no chat database existed yet
     std::unique_ptr<store::ChatStore> store_;  // <data dir>/chats.db; null when it cannot be opened
     QString store_error_;
     EngineController engine_;

@@ -34,8 +34,12 @@ int main(int argc, char** argv) {
                                              : QStandardPaths::writableLocation(QStandardPaths::AppDataLocation);
     if (!QDir().mkpath(data)) qFatal("cannot create the data folder %s", qPrintable(data));
 
-    ember::app::AppShell shell({data, cli.isSet(model) ? cli.value(model) : QStringLiteral(EMBER_DEMO_MODEL),
-                                cli.value(hub_endpoint)});
+    ember::app::AppOptions options;
+    options.data_dir = data;
+    options.model_path = cli.value(model);
+    options.hub_endpoint = cli.value(hub_endpoint);
+    options.bundled_model = QStringLiteral(EMBER_DEMO_MODEL);
+    ember::app::AppShell shell(options);
     if (!shell.start()) return 1;
     return QApplication::exec();
 }

@@ -123,6 +123,30 @@ private slots:
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
+    void first_run_puts_the_demo_model_in_the_library() {
+        // No model given: the first run copies the bundled model into the library and opens it;
+        // the library lists it; a later run opens the library's copy again.
+        QTemporaryDir dir;
+        ember::app::AppOptions o;
+        o.data_dir = dir.path() + "/data";
+        o.bundled_model = gui_test::copy_demo_model(dir.path());
+        const QString installed = ember::app::AppShell::demo_model_path(o.data_dir, o.bundled_model);
+        {
+            ember::app::AppShell shell(o);
+            QVERIFY(shell.start());
+            QVERIFY(QFileInfo::exists(installed));
+            QVERIFY(QFileInfo::exists(QFileInfo(installed).absolutePath() + "/activation/activation_0.pt"));
+            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), QStringLiteral("ready"), 30000);
+            QCOMPARE(shell.engine().model_path(), installed);
+            QTRY_COMPARE_WITH_TIMEOUT(shell.hub().library()->rowCount(), 1, 10000);
+        }
+        ember::app::AppShell again(o);
+        QVERIFY(again.start());
+        QTRY_COMPARE_WITH_TIMEOUT(again.engine().status(), QStringLiteral("ready"), 30000);
+        QCOMPARE(again.engine().model_path(), installed);
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
     void reopening_shows_the_last_chat() {
         QTemporaryDir dir;
         const QString model = gui_test::copy_demo_model(dir.path());
