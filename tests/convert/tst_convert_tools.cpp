@@ -41,17 +41,8 @@ Run run(const QString& program, const QStringList& args) {
     return {p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1, QString::fromUtf8(p.readAll())};
 }
 
-QJsonObject read_json(const QString& path) {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) qFatal("cannot read %s", qPrintable(path));
-    return QJsonDocument::fromJson(f.readAll()).object();
-}
-
-std::vector<int32_t> ints(const QJsonArray& a) {
-    std::vector<int32_t> v;
-    for (const auto& x : a) v.push_back(x.toInt());
-    return v;
-}
+using test_helpers::ints;
+using test_helpers::read_json;
 
 int32_t argmax(std::span<const float> v) { return int32_t(std::max_element(v.begin(), v.end()) - v.begin()); }
 
