@@ -29,16 +29,14 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
     connect(worker_, &EngineWorker::load_failed, this, [this](const QString& e) { set_status(QStringLiteral("error"), e); },
             Qt::QueuedConnection);
     connect(worker_, &EngineWorker::token, this, &EngineController::token, Qt::QueuedConnection);
+    // A snapshot arrives per token (hundreds a second on a small model); the view shows the
+    // latest one at most ~30 times a second, so its cost does not grow with generation speed.
+    split_timer_.setSingleShot(true);
+    split_timer_.setInterval(33);
+    connect(&split_timer_, &QTimer::timeout, this, &EngineController::show_split);
     connect(worker_, &EngineWorker::split, this, [this](const SplitSnapshot& s) {
-        layers_.update(s);
-        int active = 0, on_device = 0;
-        for (const LayerSplit& l : s.layers) {
-            active += l.active;
-            on_device += l.active_on_device;
-        }
-        tokens_per_second_ = s.tokens_per_second;
-        device_share_ = active > 0 ? double(on_device) / active : 0.0;
-        emit splitChanged();
+        pending_split_ = s;
+        if (!split_timer_.isActive()) split_timer_.start();
     }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::device_changed, this, [this](const DeviceState& d) {
         device_ = d;
@@ -75,6 +73,19 @@ EngineController* EngineController::create(QQmlEngine*, QJSEngine*) {
 }
 
 void EngineController::set_instance(EngineController* controller) { g_instance = controller; }
+
+void EngineController::show_split() {
+    const SplitSnapshot& s = pending_split_;
+    layers_.update(s);
+    int active = 0, on_device = 0;
+    for (const LayerSplit& l : s.layers) {
+        active += l.active;
+        on_device += l.active_on_device;
+    }
+    tokens_per_second_ = s.tokens_per_second;
+    device_share_ = active > 0 ? double(on_device) / active : 0.0;
+    emit splitChanged();
+}
 
 void EngineController::set_status(const QString& status, const QString& error) {
     status_ = status;

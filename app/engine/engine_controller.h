@@ -4,6 +4,7 @@
 
 #include <QObject>
 #include <QThread>
+#include <QTimer>
 #include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
@@ -80,10 +81,13 @@ signals:
 
 private:
     void set_status(const QString& status, const QString& error = {});
+    void show_split();
 
     QThread thread_;
     EngineWorker* worker_;  // lives on thread_, deleted when it finishes
     LayerSplitModel layers_;
+    SplitSnapshot pending_split_;  // the latest token's, shown by split_timer_
+    QTimer split_timer_;
     QString status_ = QStringLiteral("empty");
     QString error_;
     LoadedModel model_;

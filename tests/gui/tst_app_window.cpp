@@ -45,7 +45,7 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
         QVERIFY(engine.sparse());
         QCOMPARE(engine.device_name(), QStringLiteral("sim"));
-        QCOMPARE(engine.layers()->rowCount(), 6);
+        QTRY_COMPARE(engine.layers()->rowCount(), 6);
 
         auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
         QVERIFY(window);
@@ -56,7 +56,7 @@ private slots:
         QTRY_VERIFY(window->title().contains(engine.model_name()));
         auto* bars = window->findChild<QQuickItem*>(QStringLiteral("layerBars"));
         QVERIFY(bars);
-        QCOMPARE(bars->property("count").toInt(), 6);
+        QTRY_COMPARE(bars->property("count").toInt(), 6);
 
         // Send: the answer streams into the last row while generating.
         chat.set_max_tokens(400);
