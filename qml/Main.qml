@@ -17,6 +17,17 @@ ApplicationWindow {
         sequence: "Esc"
         onActivated: ChatController.stop()
     }
+    Shortcut {
+        sequence: "Ctrl+K"
+        onActivated: {
+            tabs.currentIndex = 0;
+            search.open();
+        }
+    }
+
+    SearchPopup {
+        id: search
+    }
 
     ColumnLayout {
         anchors.fill: parent
@@ -45,6 +56,11 @@ ApplicationWindow {
 
             RowLayout {
                 spacing: 0
+
+                ConversationList {
+                    Layout.preferredWidth: 260
+                    Layout.fillHeight: true
+                }
 
                 ChatView {
                     Layout.fillWidth: true

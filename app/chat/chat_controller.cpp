@@ -2,6 +2,8 @@
 
 #include <QJSEngine>
 
+#include <utility>
+
 #include "app/engine/engine_controller.h"
 #include "app/store/chat_store.h"
 
@@ -35,7 +37,6 @@ QString stats_line(const store::GenerationStats& s) {
         .arg(s.ttftMs.value_or(0))
         .arg(s.stopReason);
 }
-
 
 }  // namespace
 
@@ -90,25 +91,6 @@ bool ChatController::saved(const R& result) {
     return false;
 }
 
-void ChatController::open_latest_chat() {
-    if (!store_) return;
-    auto chats = store_->listChats();
-    if (!saved(chats) || chats.value().isEmpty()) return;
-    const store::Chat& latest = chats.value().front();
-    auto path = store_->activePath(latest.id);
-    if (!saved(path)) return;
-    QVector<ChatMessage> rows;
-    for (const store::Message& m : path.value()) {
-        if (m.role == store::Role::System) continue;
-        QString stats = m.status == store::MessageStatus::Interrupted ? tr("interrupted") : stats_line(m.stats);
-        rows.push_back(ChatMessage{m.id, store::roleName(m.role), m.content, false, stats});
-    }
-    chat_id_ = latest.id;
-    system_prompt_ = latest.options.systemPrompt;
-    emit settingsChanged();
-    messages_.set_messages(std::move(rows));
-}
-
 void ChatController::send(const QString& text) {
     if (generating_ || text.isEmpty() || engine_->status() != QLatin1String("ready")) return;
     const qint64 parent = messages_.messages().isEmpty() ? 0 : messages_.messages().back().id;
@@ -117,12 +99,13 @@ void ChatController::send(const QString& text) {
         if (chat_id_ == 0) {
             auto chat = store_->createChat(text.simplified().left(60),
                                            store::ChatOptions{system_prompt_, {}, engine_->model_path()});
-            if (saved(chat)) chat_id_ = chat.value();
+            if (saved(chat)) set_chat_id(chat.value());
         }
         if (chat_id_ != 0) {
             auto id = store_->addMessage(chat_id_, parent ? std::optional<qint64>(parent) : std::nullopt,
                                          store::Role::User, text);
             if (saved(id)) messages_.set_last_id(id.value());
+            refresh_conversations();
         }
     }
     start_answer();
@@ -141,8 +124,8 @@ void ChatController::stop() {
 
 void ChatController::newChat() {
     if (generating_) return;
-    chat_id_ = 0;
-    messages_.set_messages({});
+    set_chat_id(0);
+    messages_.replace_from(0, {});
 }
 
 QString ChatController::renderedPrompt() const {
@@ -155,7 +138,10 @@ void ChatController::start_answer() {
     messages_.append(ChatMessage{0, QStringLiteral("assistant"), {}, true, {}});
     if (store_ && chat_id_ != 0 && parent != 0) {
         auto id = store_->beginAssistant(chat_id_, parent);
-        if (saved(id)) messages_.set_last_id(id.value());
+        if (saved(id)) {
+            messages_.set_last_id(id.value());
+            update_last_siblings();
+        }
     }
     since_saved_.start();
     const QString prompt = renderedPrompt();
@@ -194,8 +180,134 @@ void ChatController::finish_answer(const QString& line, const QVariantMap& stats
     const ChatMessage& answer = messages_.messages().back();
     if (store_ && answer.id != 0) saved(store_->finishAssistant(answer.id, answer.content, store_stats(stats)));
     messages_.finish_last(line);
+    refresh_conversations();  // the chat was updated: it moves to the top
     generating_ = false;
     emit generatingChanged();
+}
+
+// --- History ------------------------------------------------------------------------------------
+
+void ChatController::set_chat_id(qint64 id) {
+    if (id == chat_id_) return;
+    chat_id_ = id;
+    emit chatIdChanged();
+}
+
+void ChatController::refresh_conversations() {
+    if (!store_) return;
+    auto chats = store_->listChats();
+    if (saved(chats)) conversations_.sync(chats.value(), QDateTime::currentDateTime());
+}
+
+QVector<ChatMessage> ChatController::rows_of(const QList<store::Message>& path) {
+    QVector<ChatMessage> rows;
+    for (const store::Message& m : path) {
+        if (m.role == store::Role::System) continue;
+        QString stats = m.status == store::MessageStatus::Interrupted ? tr("interrupted") : stats_line(m.stats);
+        ChatMessage row{m.id, store::roleName(m.role), m.content, false, stats};
+        if (auto s = store_->siblings(m.id); saved(s)) {
+            row.sibling_index = int(s.value().index);
+            row.sibling_count = int(s.value().ids.size());
+        }
+        rows.push_back(row);
+    }
+    return rows;
+}
+
+void ChatController::show_chat(const store::Chat& chat, const QList<store::Message>& path) {
+    QVector<ChatMessage> rows = rows_of(path);
+    set_chat_id(chat.id);
+    system_prompt_ = chat.options.systemPrompt;
+    emit settingsChanged();
+    messages_.replace_from(0, std::move(rows));
+}
+
+void ChatController::update_last_siblings() {
+    auto s = store_->siblings(messages_.messages().back().id);
+    if (saved(s)) messages_.set_last_siblings(int(s.value().index), int(s.value().ids.size()));
+}
+
+void ChatController::open_latest_chat() {
+    refresh_conversations();
+    if (!conversations_.rows().isEmpty()) openChat(conversations_.rows().front().id);
+}
+
+void ChatController::openChat(qint64 id) {
+    if (generating_ || !store_) return;
+    auto chat = store_->chat(id);
+    if (!saved(chat)) return;
+    auto path = store_->activePath(id);
+    if (saved(path)) show_chat(chat.value(), path.value());
+}
+
+void ChatController::renameChat(qint64 id, const QString& title) {
+    const QString t = title.simplified();
+    if (!store_ || t.isEmpty()) return;
+    if (saved(store_->renameChat(id, t))) refresh_conversations();
+}
+
+void ChatController::togglePin(qint64 id) {
+    if (!store_) return;
+    for (const ConversationRow& row : conversations_.rows()) {
+        if (row.id != id) continue;
+        if (saved(store_->setPinned(id, !row.pinned))) refresh_conversations();
+        return;
+    }
+}
+
+void ChatController::deleteChat(qint64 id) {
+    if (!store_ || (generating_ && id == chat_id_)) return;
+    QString title;
+    for (const ConversationRow& row : conversations_.rows())
+        if (row.id == id) title = row.title;
+    if (!saved(store_->deleteChat(id))) return;
+    deleted_id_ = id;
+    deleted_was_open_ = id == chat_id_;
+    if (deleted_was_open_) newChat();
+    refresh_conversations();
+    emit chatDeleted(title);
+}
+
+void ChatController::undoDelete() {
+    if (!store_ || deleted_id_ == 0) return;
+    const qint64 id = std::exchange(deleted_id_, 0);
+    if (!saved(store_->restoreChat(id))) return;
+    refresh_conversations();
+    // Undo puts things back as they were: the chat on screen again if it was open, and nothing
+    // new has been typed since.
+    if (deleted_was_open_ && chat_id_ == 0 && messages_.rowCount() == 0) openChat(id);
+}
+
+void ChatController::showSibling(int row, int delta) {
+    if (generating_ || !store_ || row < 0 || row >= messages_.rowCount()) return;
+    const qint64 id = messages_.messages()[row].id;
+    if (id == 0) return;
+    auto siblings = store_->siblings(id);
+    if (!saved(siblings)) return;
+    const qsizetype target = siblings.value().index + delta;
+    if (target < 0 || target >= siblings.value().ids.size()) return;
+    auto path = store_->selectBranch(siblings.value().ids[target]);
+    if (!saved(path)) return;
+    // Siblings share their parent, so the rows above `row` are the same on the new branch.
+    messages_.replace_from(row, rows_of(path.value()).mid(row));
+}
+
+void ChatController::search(const QString& text) {
+    if (!store_ || text.trimmed().isEmpty()) {
+        search_hits_.set_hits({});
+        return;
+    }
+    auto hits = store_->search(text);
+    search_hits_.set_hits(saved(hits) ? hits.value() : QList<store::SearchHit>{});
+}
+
+void ChatController::openSearchHit(int row) {
+    if (generating_ || !store_ || row < 0 || row >= search_hits_.rowCount()) return;
+    const store::SearchHit hit = search_hits_.hits()[row];
+    auto chat = store_->chat(hit.chatId);
+    if (!saved(chat)) return;
+    auto path = store_->selectBranch(hit.messageId);
+    if (saved(path)) show_chat(chat.value(), path.value());
 }
 
 }  // namespace ember::app

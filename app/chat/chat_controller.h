@@ -1,6 +1,7 @@
 #pragma once
 // The open conversation: sends the user's text, streams the answer into the message model at
 // ~30 Hz (one dataChanged per flush, however many tokens arrived), stops and regenerates.
+// Also the history around it: the conversation list, switching between sibling answers, search.
 
 #include <QElapsedTimer>
 #include <QObject>
@@ -9,7 +10,9 @@
 #include <QtQml/qqmlregistration.h>
 
 #include "app/chat/chat_prompt.h"
+#include "app/chat/conversation_list_model.h"
 #include "app/chat/message_list_model.h"
+#include "app/chat/search_hit_model.h"
 
 class QQmlEngine;
 class QJSEngine;
@@ -28,6 +31,10 @@ class ChatController : public QObject {
     QML_SINGLETON
 
     Q_PROPERTY(ember::app::MessageListModel* messages READ messages CONSTANT)
+    Q_PROPERTY(ember::app::ConversationListModel* conversations READ conversations CONSTANT)
+    Q_PROPERTY(ember::app::SearchHitModel* searchHits READ search_hits CONSTANT)
+    // A number in QML (qmllint does not know qint64); SQLite ids stay far below 2^53.
+    Q_PROPERTY(double chatId READ chat_id_number NOTIFY chatIdChanged)
     Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
     Q_PROPERTY(QString promptFormat READ prompt_format WRITE set_prompt_format NOTIFY settingsChanged)
     Q_PROPERTY(QString systemPrompt READ system_prompt WRITE set_system_prompt NOTIFY settingsChanged)
@@ -43,6 +50,8 @@ public:
     static void set_instance(ChatController* controller);
 
     MessageListModel* messages() { return &messages_; }
+    ConversationListModel* conversations() { return &conversations_; }
+    SearchHitModel* search_hits() { return &search_hits_; }
     bool generating() const { return generating_; }
     QString prompt_format() const { return prompt_format_; }
     void set_prompt_format(const QString& f);
@@ -54,8 +63,9 @@ public:
     void set_max_tokens(int n);
     QString history_error() const { return history_error_; }
     qint64 chat_id() const { return chat_id_; }
+    double chat_id_number() const { return double(chat_id_); }
 
-    // Shows the most recently updated chat, if any.
+    // Fills the conversation list and shows the chat at its top, if any.
     void open_latest_chat();
 
     Q_INVOKABLE void send(const QString& text);
@@ -64,8 +74,24 @@ public:
     Q_INVOKABLE void newChat();
     Q_INVOKABLE QString renderedPrompt() const;
 
+    // History. None of them touches the open chat while an answer is generating.
+    Q_INVOKABLE void openChat(qint64 id);
+    Q_INVOKABLE void renameChat(qint64 id, const QString& title);
+    Q_INVOKABLE void togglePin(qint64 id);
+    // Hidden until undoDelete() or the next start; chatDeleted() offers the undo.
+    Q_INVOKABLE void deleteChat(qint64 id);
+    Q_INVOKABLE void undoDelete();
+    // The previous (delta -1) or next (+1) alternative of the message in `row`, with the newest
+    // branch below it.
+    Q_INVOKABLE void showSibling(int row, int delta);
+    Q_INVOKABLE void search(const QString& text);
+    // Opens the chat of a search hit on the branch holding the matching message.
+    Q_INVOKABLE void openSearchHit(int row);
+
 signals:
     void generatingChanged();
+    void chatIdChanged();
+    void chatDeleted(const QString& title);
     void settingsChanged();
     void answerFinished(const QVariantMap& stats);
     void historyErrorChanged();
@@ -79,6 +105,12 @@ private:
     // Runs a store call; a failure is shown (historyError) and the chat goes on unsaved.
     template <typename R>
     bool saved(const R& result);
+    void set_chat_id(qint64 id);
+    void refresh_conversations();
+    // Rows for a branch read from the store, each with its place among its siblings.
+    QVector<ChatMessage> rows_of(const QList<store::Message>& path);
+    void show_chat(const store::Chat& chat, const QList<store::Message>& path);
+    void update_last_siblings();
 
     EngineController* engine_;
     store::ChatStore* store_;
@@ -86,6 +118,10 @@ private:
     QElapsedTimer since_saved_;  // the streaming answer is saved every kSaveIntervalMs
     QString history_error_;
     MessageListModel messages_;
+    ConversationListModel conversations_;
+    SearchHitModel search_hits_;
+    qint64 deleted_id_ = 0;  // the chat deleteChat() hid last, for undoDelete()
+    bool deleted_was_open_ = false;
     QTimer flush_timer_;
     QString pending_;  // tokens received since the last flush
     bool generating_ = false;

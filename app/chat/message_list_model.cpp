@@ -1,5 +1,7 @@
 #include "app/chat/message_list_model.h"
 
+#include <algorithm>
+
 namespace ember::app {
 
 int MessageListModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(messages_.size()); }
@@ -13,19 +15,15 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
         case ContentRole: return m.content;
         case GeneratingRole: return m.generating;
         case StatsRole: return m.stats;
+        case SiblingIndexRole: return m.sibling_index;
+        case SiblingCountRole: return m.sibling_count;
         default: return {};
     }
 }
 
 QHash<int, QByteArray> MessageListModel::roleNames() const {
     return {{RoleRole, "role"}, {ContentRole, "content"}, {GeneratingRole, "generating"}, {StatsRole, "stats"},
-            {Qt::DisplayRole, "display"}};
-}
-
-void MessageListModel::set_messages(QVector<ChatMessage> messages) {
-    beginResetModel();
-    messages_ = std::move(messages);
-    endResetModel();
+            {SiblingIndexRole, "siblingIndex"}, {SiblingCountRole, "siblingCount"}, {Qt::DisplayRole, "display"}};
 }
 
 void MessageListModel::append(const ChatMessage& message) {
@@ -58,6 +56,27 @@ void MessageListModel::remove_last() {
 
 void MessageListModel::set_last_id(qint64 id) {
     if (!messages_.isEmpty()) messages_.back().id = id;
+}
+
+void MessageListModel::set_last_siblings(int index, int count) {
+    if (messages_.isEmpty()) return;
+    messages_.back().sibling_index = index;
+    messages_.back().sibling_count = count;
+    const QModelIndex last = this->index(int(messages_.size()) - 1);
+    emit dataChanged(last, last, {SiblingIndexRole, SiblingCountRole});
+}
+
+void MessageListModel::replace_from(int row, QVector<ChatMessage> tail) {
+    row = std::clamp(row, 0, int(messages_.size()));
+    if (row < messages_.size()) {
+        beginRemoveRows({}, row, int(messages_.size()) - 1);
+        messages_.resize(row);
+        endRemoveRows();
+    }
+    if (tail.isEmpty()) return;
+    beginInsertRows({}, row, row + int(tail.size()) - 1);
+    messages_.append(std::move(tail));
+    endInsertRows();
 }
 
 }  // namespace ember::app

@@ -15,6 +15,9 @@ struct ChatMessage {
     QString content;
     bool generating = false;
     QString stats;  // "12 tokens · 30.1 tok/s · first token 80 ms · stopped"
+    // Where this message is among its alternatives (edits, regenerations): ◀ 1/2 ▶.
+    int sibling_index = 0;
+    int sibling_count = 1;
 };
 
 class MessageListModel : public QAbstractListModel {
@@ -23,7 +26,7 @@ class MessageListModel : public QAbstractListModel {
     QML_UNCREATABLE("owned by ChatController")
 
 public:
-    enum Role { RoleRole = Qt::UserRole + 1, ContentRole, GeneratingRole, StatsRole };
+    enum Role { RoleRole = Qt::UserRole + 1, ContentRole, GeneratingRole, StatsRole, SiblingIndexRole, SiblingCountRole };
     Q_ENUM(Role)
 
     using QAbstractListModel::QAbstractListModel;
@@ -33,12 +36,14 @@ public:
     QHash<int, QByteArray> roleNames() const override;
 
     const QVector<ChatMessage>& messages() const { return messages_; }
-    void set_messages(QVector<ChatMessage> messages);
     void append(const ChatMessage& message);
     void append_to_last(const QString& text);
     void finish_last(const QString& stats);
     void remove_last();
     void set_last_id(qint64 id);
+    void set_last_siblings(int index, int count);
+    // Another branch from `row` on: the rows above stay, the rest is removed and `tail` inserted.
+    void replace_from(int row, QVector<ChatMessage> tail);
 
 private:
     QVector<ChatMessage> messages_;

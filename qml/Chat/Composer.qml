@@ -33,11 +33,6 @@ ToolBar {
             onClicked: ChatController.generating ? ChatController.stop() : composer.submit()
         }
         Button {
-            text: qsTr("New chat")
-            enabled: !ChatController.generating
-            onClicked: ChatController.newChat()
-        }
-        Button {
             text: qsTr("Regenerate")
             enabled: !ChatController.generating
             onClicked: ChatController.regenerate()

@@ -5,10 +5,13 @@ import QtQuick.Layouts
 Item {
     id: delegate
 
+    required property int index
     required property string role
     required property string content
     required property bool generating
     required property string stats
+    required property int siblingIndex
+    required property int siblingCount
 
     implicitHeight: bubble.implicitHeight
 
@@ -40,6 +43,12 @@ Item {
                 color: palette.windowText
                 Accessible.role: Accessible.StaticText
                 Accessible.name: (delegate.role === "user" ? qsTr("You: ") : qsTr("Model: ")) + delegate.content
+            }
+            SiblingSwitch {
+                visible: delegate.siblingCount > 1
+                row: delegate.index
+                siblingIndex: delegate.siblingIndex
+                siblingCount: delegate.siblingCount
             }
             Label {
                 visible: delegate.stats.length > 0

@@ -37,7 +37,11 @@ private slots:
         QVERIFY2(server.start(&why), qPrintable(why));
 
         QTemporaryDir dir;
-        ember::app::AppShell shell({dir.path() + "/data", gui_test::copy_demo_model(dir.path()), server.endpoint()});
+        ember::app::AppOptions options;
+        options.data_dir = dir.path() + "/data";
+        options.model_path = gui_test::copy_demo_model(dir.path());
+        options.hub_endpoint = server.endpoint();
+        ember::app::AppShell shell(options);
         QVERIFY(shell.start());
         auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
         QVERIFY(window);

@@ -1,0 +1,67 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember.App
+
+// One chat in the sidebar: click opens it; the buttons pin, rename (in place) and delete it.
+RowLayout {
+    id: row
+
+    required property double chatId
+    required property string title
+    required property bool pinned
+
+    property bool editing: false
+
+    function commitRename() {
+        ChatController.renameChat(row.chatId, titleField.text);
+        row.editing = false;
+    }
+
+    spacing: 0
+
+    ItemDelegate {
+        Layout.fillWidth: true
+        visible: !row.editing
+        text: row.title
+        highlighted: ChatController.chatId === row.chatId
+        onClicked: ChatController.openChat(row.chatId)
+        Accessible.name: qsTr("Open %1").arg(row.title)
+    }
+    TextField {
+        id: titleField
+
+        Layout.fillWidth: true
+        visible: row.editing
+        text: row.title
+        onAccepted: row.commitRename()
+        Keys.onEscapePressed: row.editing = false
+        Accessible.name: qsTr("Chat title")
+    }
+    ToolButton {
+        text: row.pinned ? "★" : "☆"
+        onClicked: ChatController.togglePin(row.chatId)
+        ToolTip.visible: hovered
+        ToolTip.text: Accessible.name
+        Accessible.name: row.pinned ? qsTr("Unpin %1").arg(row.title) : qsTr("Pin %1").arg(row.title)
+    }
+    ToolButton {
+        text: "✎"
+        onClicked: {
+            row.editing = true;
+            titleField.forceActiveFocus();
+            titleField.selectAll();
+        }
+        ToolTip.visible: hovered
+        ToolTip.text: Accessible.name
+        Accessible.name: qsTr("Rename %1").arg(row.title)
+    }
+    ToolButton {
+        text: "🗑"
+        enabled: !(ChatController.generating && ChatController.chatId === row.chatId)
+        onClicked: ChatController.deleteChat(row.chatId)
+        ToolTip.visible: hovered
+        ToolTip.text: Accessible.name
+        Accessible.name: qsTr("Delete %1").arg(row.title)
+    }
+}

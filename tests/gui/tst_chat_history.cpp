@@ -1,0 +1,193 @@
+// The history around the open chat, in the real app on the offscreen platform: the conversation
+// list fills from sending, open/rename/pin/delete/undo reach the store, regenerated answers are
+// switchable siblings, and Ctrl+K search opens the chat of a hit. Any QML warning fails it.
+#include <QAbstractItemModelTester>
+#include <QQuickItem>
+#include <QQuickWindow>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtQml/qqmlextensionplugin.h>
+#include <QtTest>
+
+#include <memory>
+
+#include "app/app_shell.h"
+#include "gui_test_support.h"
+
+Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
+Q_IMPORT_QML_PLUGIN(EmberPlugin)
+
+using ember::app::ChatController;
+
+class TestChatHistory : public QObject {
+    Q_OBJECT
+
+    // Sends `text` in a new chat and waits for the (short) answer; returns the chat's id.
+    qint64 chat_about(const QString& text) {
+        auto& chat = shell_->chat();
+        chat.newChat();
+        chat.send(text);
+        if (!QTest::qWaitFor([&] { return !chat.generating(); }, 30000)) return 0;
+        return chat.chat_id();
+    }
+
+    std::unique_ptr<ember::store::ChatStore> reader() {
+        auto db = ember::store::ChatStore::open(ember::app::AppShell::database_path(dir_.path() + "/data"),
+                                                ember::store::ChatStore::OpenMode::Worker);
+        return db.ok() ? std::move(db.value()) : nullptr;
+    }
+
+    QQuickItem* item(const char* name) {
+        auto* window = qobject_cast<QQuickWindow*>(shell_->qml().rootObjects().first());
+        return window->findChild<QQuickItem*>(QLatin1String(name));
+    }
+
+    QTemporaryDir dir_;
+    std::unique_ptr<ember::app::AppShell> shell_;
+    std::unique_ptr<QAbstractItemModelTester> testers_[3];
+    std::unique_ptr<QSignalSpy> resets_[2];
+    qint64 alpha_ = 0, bravo_ = 0;
+
+private slots:
+    void initTestCase() {
+        gui_test::install_warning_recorder();
+        ember::app::AppOptions o;
+        o.data_dir = dir_.path() + "/data";
+        o.model_path = gui_test::copy_demo_model(dir_.path());
+        shell_ = std::make_unique<ember::app::AppShell>(o);
+        QVERIFY(shell_->start());
+        auto& chat = shell_->chat();
+        testers_[0] = std::make_unique<QAbstractItemModelTester>(chat.conversations());
+        testers_[1] = std::make_unique<QAbstractItemModelTester>(chat.messages());
+        testers_[2] = std::make_unique<QAbstractItemModelTester>(chat.search_hits());
+        resets_[0] = std::make_unique<QSignalSpy>(chat.conversations(), &QAbstractItemModel::modelReset);
+        resets_[1] = std::make_unique<QSignalSpy>(chat.messages(), &QAbstractItemModel::modelReset);
+        QTRY_COMPARE_WITH_TIMEOUT(shell_->engine().status(), QStringLiteral("ready"), 30000);
+        QVERIFY(QTest::qWaitForWindowExposed(qobject_cast<QQuickWindow*>(shell_->qml().rootObjects().first())));
+        chat.set_temperature(0.0);
+        chat.set_max_tokens(4);
+    }
+
+    void sending_fills_the_conversation_list() {
+        auto& chat = shell_->chat();
+        auto* conversations = chat.conversations();
+        alpha_ = chat_about(QStringLiteral("Alpha one"));
+        QVERIFY(alpha_ != 0);
+        QCOMPARE(conversations->rowCount(), 1);
+        QCOMPARE(conversations->rows()[0].title, QStringLiteral("Alpha one"));
+        QCOMPARE(conversations->rows()[0].section, QStringLiteral("Today"));
+        bravo_ = chat_about(QStringLiteral("Bravo two"));
+        QVERIFY(bravo_ != 0 && bravo_ != alpha_);
+        // Newest first, in the sidebar too.
+        QCOMPARE(conversations->rowCount(), 2);
+        QCOMPARE(conversations->rows()[0].id, bravo_);
+        QCOMPARE(item("conversationList")->property("count").toInt(), 2);
+    }
+
+    void open_rename_pin_delete_and_undo() {
+        auto& chat = shell_->chat();
+        auto* conversations = chat.conversations();
+        QSignalSpy chat_id(&chat, &ChatController::chatIdChanged);
+        chat.openChat(alpha_);
+        QCOMPARE(chat.chat_id(), alpha_);
+        QCOMPARE(chat_id.count(), 1);
+        QCOMPARE(chat.messages()->messages()[0].content, QStringLiteral("Alpha one"));
+
+        chat.renameChat(alpha_, QStringLiteral("  Renamed\n chat "));
+        QCOMPARE(conversations->rows()[1].title, QStringLiteral("Renamed chat"));
+
+        QSignalSpy moved(conversations, &QAbstractItemModel::rowsMoved);
+        chat.togglePin(alpha_);
+        QCOMPARE(moved.count(), 1);
+        QCOMPARE(conversations->rows()[0].id, alpha_);
+        QCOMPARE(conversations->rows()[0].section, QStringLiteral("Pinned"));
+        auto db = reader();
+        QVERIFY(db);
+        auto stored = db->chat(alpha_);
+        QVERIFY(stored.ok());
+        QCOMPARE(stored.value().title, QStringLiteral("Renamed chat"));
+        QVERIFY(stored.value().pinned);
+
+        QSignalSpy deleted(&chat, &ChatController::chatDeleted);
+        chat.deleteChat(alpha_);
+        QCOMPARE(deleted.count(), 1);
+        QCOMPARE(deleted[0][0].toString(), QStringLiteral("Renamed chat"));
+        QCOMPARE(conversations->rowCount(), 1);
+        QCOMPARE(chat.chat_id(), qint64(0));  // it was open
+        QVERIFY(item("undoBar")->isVisible());
+        QCOMPARE(db->listChats().value().size(), 1);
+
+        chat.undoDelete();
+        QCOMPARE(conversations->rowCount(), 2);
+        QCOMPARE(conversations->rows()[0].id, alpha_);
+        QCOMPARE(chat.chat_id(), alpha_);
+        QCOMPARE(db->listChats().value().size(), 2);
+        QVERIFY2(chat.history_error().isEmpty(), qPrintable(chat.history_error()));
+    }
+
+    void regenerated_answers_are_switchable_siblings() {
+        auto& chat = shell_->chat();
+        const auto& rows = chat.messages()->messages();
+        QVERIFY(chat_about(QStringLiteral("Gamma three")) != 0);
+        const QString first = rows[1].content;
+        QCOMPARE(rows[1].sibling_count, 1);
+        chat.set_max_tokens(2);
+        chat.regenerate();
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        chat.set_max_tokens(4);
+        const QString second = rows[1].content;
+        QVERIFY2(first != second, qPrintable(first + " | " + second));
+        QCOMPARE(rows[1].sibling_count, 2);
+        QCOMPARE(rows[1].sibling_index, 1);
+
+        chat.showSibling(1, -1);
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows[1].content, first);
+        QCOMPARE(rows[1].sibling_index, 0);
+        chat.showSibling(1, -1);  // already the first: nothing changes
+        QCOMPARE(rows[1].content, first);
+        auto db = reader();
+        QVERIFY(db);
+        QCOMPARE(db->activePath(chat.chat_id()).value().back().content, first);
+        chat.showSibling(1, 1);
+        QCOMPARE(rows[1].content, second);
+        QCOMPARE(rows[0].content, QStringLiteral("Gamma three"));
+    }
+
+    void search_opens_the_chat_of_a_hit() {
+        const QString marked = QStringLiteral("a<i>&") + QChar(ember::store::kMatchStart) + "x" +
+                               QChar(ember::store::kMatchEnd);
+        QCOMPARE(ember::app::snippet_html(marked), QStringLiteral("a&lt;i&gt;&amp;<b>x</b>"));
+
+        auto& chat = shell_->chat();
+        chat.search(QStringLiteral("bravo"));
+        QVERIFY(chat.search_hits()->rowCount() >= 1);
+        const QModelIndex hit = chat.search_hits()->index(0);
+        QCOMPARE(hit.data(ember::app::SearchHitModel::ChatTitleRole).toString(), QStringLiteral("Bravo two"));
+        QVERIFY(hit.data(ember::app::SearchHitModel::SnippetRole).toString().contains(QStringLiteral("<b>Bravo</b>")));
+
+        // Through the window: Ctrl+K, type, Enter opens the first hit's chat.
+        auto* window = qobject_cast<QQuickWindow*>(shell_->qml().rootObjects().first());
+        QTest::keyClick(window, Qt::Key_K, Qt::ControlModifier);
+        auto* popup_field = item("searchField");
+        QVERIFY(popup_field);
+        QTRY_VERIFY(popup_field->hasActiveFocus());
+        for (char c : QByteArrayLiteral("alpha")) QTest::keyClick(window, c);
+        QTRY_VERIFY(chat.search_hits()->rowCount() >= 1);
+        QTest::keyClick(window, Qt::Key_Return);
+        QCOMPARE(chat.chat_id(), alpha_);
+        QCOMPARE(chat.messages()->messages()[0].content, QStringLiteral("Alpha one"));
+        QTRY_VERIFY(!popup_field->isVisible());
+    }
+
+    void cleanupTestCase() {
+        QCOMPARE(resets_[0]->count(), 0);
+        QCOMPARE(resets_[1]->count(), 0);
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+        for (auto& t : testers_) t.reset();
+        shell_.reset();
+    }
+};
+
+QTEST_MAIN(TestChatHistory)
+#include "tst_chat_history.moc"
