@@ -37,11 +37,13 @@ int main(int argc, char** argv) {
     QObject::connect(window, &QQuickWindow::frameSwapped, [&] { ++frames; });
 
     std::vector<double> gaps;
-    QElapsedTimer clock;
+    std::vector<std::pair<double, double>> long_gaps;  // (ms since the prompt was sent, gap)
+    QElapsedTimer clock, since_send;
     QTimer tick;
     tick.setInterval(2);
     QObject::connect(&tick, &QTimer::timeout, [&] {
         gaps.push_back(double(clock.nsecsElapsed()) / 1e6);
+        if (gaps.back() > 16.0) long_gaps.emplace_back(double(since_send.nsecsElapsed()) / 1e6, gaps.back());
         clock.restart();
     });
     QObject::connect(&engine, &ember::app::EngineController::statusChanged, [&] {
@@ -50,6 +52,7 @@ int main(int argc, char** argv) {
             chat.set_temperature(0.7);
             chat.send(QStringLiteral("And God said, Let there be light"));
             clock.start();
+            since_send.start();
             tick.start();
         }
     });
@@ -62,6 +65,7 @@ int main(int argc, char** argv) {
                     "%ld over 16 ms; %d frames rendered\n",
                     s.value("generatedTokens").toInt(), s.value("tokensPerSecond").toDouble(), gaps.size(), at(0.5),
                     at(0.99), gaps.empty() ? 0.0 : gaps.back(), over, frames);
+        for (const auto& [when, gap] : long_gaps) std::printf("  %.1f ms gap ending %.0f ms after the prompt\n", gap, when);
         QCoreApplication::quit();
     });
     return QApplication::exec();
