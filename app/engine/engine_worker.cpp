@@ -59,8 +59,9 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx) {
     pending_budget_.store(-1);
     refresh_hot();
     const ember::ModelInfo& info = model_->info();
-    emit loaded(LoadedModel{path, info.name.empty() ? QFileInfo(path).completeBaseName() : QString::fromStdString(info.name),
-                            describe(info), info.sparse, info.n_layer});
+    // The file name is what the user downloaded or chose; general.name is often a converter's
+    // folder name ("hf").
+    emit loaded(LoadedModel{path, QFileInfo(path).completeBaseName(), describe(info), info.sparse, info.n_layer});
     emit device_changed(device_state());
     emit split(snapshot(0.0));
 }

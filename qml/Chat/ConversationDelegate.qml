@@ -57,7 +57,7 @@ RowLayout {
         Accessible.name: qsTr("Rename %1").arg(row.title)
     }
     ToolButton {
-        text: "🗑"
+        text: "✕"
         enabled: !(ChatController.generating && ChatController.chatId === row.chatId)
         onClicked: ChatController.deleteChat(row.chatId)
         ToolTip.visible: hovered
