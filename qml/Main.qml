@@ -18,6 +18,17 @@ ApplicationWindow {
         onActivated: ChatController.stop()
     }
     Shortcut {
+        sequence: "Ctrl+N"
+        onActivated: {
+            tabs.currentIndex = 0;
+            ChatController.newChat();
+        }
+    }
+    Shortcut {
+        sequence: "Ctrl+Shift+C"
+        onActivated: ChatController.copyConversation()
+    }
+    Shortcut {
         sequence: "Ctrl+K"
         onActivated: {
             tabs.currentIndex = 0;

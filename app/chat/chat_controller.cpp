@@ -1,5 +1,7 @@
 #include "app/chat/chat_controller.h"
 
+#include <QClipboard>
+#include <QGuiApplication>
 #include <QJSEngine>
 
 #include <utility>
@@ -126,6 +128,17 @@ void ChatController::newChat() {
     if (generating_) return;
     set_chat_id(0);
     messages_.replace_from(0, {});
+}
+
+QString ChatController::conversationMarkdown() {
+    if (!store_ || chat_id_ == 0) return {};
+    auto markdown = store_->exportChats(store::ExportFormat::Markdown, chat_id_);
+    return saved(markdown) ? QString::fromUtf8(markdown.value()) : QString();
+}
+
+void ChatController::copyConversation() {
+    const QString markdown = conversationMarkdown();
+    if (!markdown.isEmpty()) QGuiApplication::clipboard()->setText(markdown);
 }
 
 QString ChatController::renderedPrompt() const {

@@ -73,6 +73,10 @@ public:
     Q_INVOKABLE void regenerate();
     Q_INVOKABLE void newChat();
     Q_INVOKABLE QString renderedPrompt() const;
+    // The open chat's branch on screen as Markdown (empty when nothing is saved yet), and the
+    // same put on the clipboard.
+    Q_INVOKABLE QString conversationMarkdown();
+    Q_INVOKABLE void copyConversation();
 
     // History. None of them touches the open chat while an answer is generating.
     Q_INVOKABLE void openChat(qint64 id);

@@ -33,6 +33,13 @@ ToolBar {
             onClicked: ChatController.generating ? ChatController.stop() : composer.submit()
         }
         Button {
+            text: qsTr("Copy chat")
+            enabled: !ChatController.generating && ChatController.chatId > 0
+            onClicked: ChatController.copyConversation()
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Copy the conversation as Markdown (Ctrl+Shift+C)")
+        }
+        Button {
             text: qsTr("Regenerate")
             enabled: !ChatController.generating
             onClicked: ChatController.regenerate()

@@ -2,6 +2,8 @@
 // streams into the chat, Stop stops it, Regenerate answers again, the split view fills in, and
 // the VRAM slider re-plans. Any QML warning fails the test.
 #include <QAbstractItemModelTester>
+#include <QClipboard>
+#include <QGuiApplication>
 #include <QDir>
 #include <QFile>
 #include <QQuickItem>
@@ -119,6 +121,13 @@ private slots:
         QVERIFY(stopped.ok());
         QCOMPARE(stopped.value().content, first);
         QCOMPARE(stopped.value().stats.stopReason, QStringLiteral("stopped"));
+
+        // Ctrl+Shift+C copies the conversation on screen as Markdown.
+        QGuiApplication::clipboard()->clear();
+        QTest::keyClick(window, Qt::Key_C, Qt::ControlModifier | Qt::ShiftModifier);
+        const QString copied = QGuiApplication::clipboard()->text();
+        QVERIFY2(copied.contains(QStringLiteral("In the beginning")) && copied.contains(second.trimmed()), qPrintable(copied));
+        QVERIFY(!copied.contains(first.trimmed()) || second.startsWith(first));
 
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
