@@ -38,6 +38,18 @@ struct KernelTable {
     void (*f16_to_f32)(const uint16_t* x, float* y, int64_t n);
 };
 
+// The four-row entries of a table without a fused kernel: four single-row calls, which is
+// exactly what a fused kernel must equal.
+template <float (*Dot)(int64_t, const void*, const void*)>
+void dot4_by_rows(int64_t n, const void* const* w, const void* x, float* out) {
+    for (int r = 0; r < 4; ++r) out[r] = Dot(n, w[r], x);
+}
+
+template <void (*Axpy)(int64_t, float, const void*, float*)>
+void axpy4_by_rows(int64_t n, const float* a, const void* const* x, float* y) {
+    for (int r = 0; r < 4; ++r) Axpy(n, a[r], x[r], y);
+}
+
 const KernelTable& reference_kernels();
 const KernelTable& kernels();
 // Every table this CPU can run (reference first), for tests that check SIMD against scalar.

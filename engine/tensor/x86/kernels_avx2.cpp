@@ -172,14 +172,6 @@ void axpy_q4_0(int64_t n, float a, const void* xv, float* y) {
     }
 }
 
-void dot4_q4_0_q8_0(int64_t n, const void* const* w, const void* x, float* out) {
-    for (int r = 0; r < 4; ++r) out[r] = dot_q4_0_q8_0(n, w[r], x);
-}
-
-void axpy4_q4_0(int64_t n, const float* a, const void* const* x, float* y) {
-    for (int r = 0; r < 4; ++r) axpy_q4_0(n, a[r], x[r], y);
-}
-
 void axpy_q8_0(int64_t n, float a, const void* xv, float* y) {
     auto* x = static_cast<const BlockQ8_0*>(xv);
     for (int64_t b = 0; b < n / kQK; ++b) {
@@ -208,7 +200,7 @@ const KernelTable& avx2_kernels() {
         dot_bf16,
         dot_q4_0_q8_0,
         dot_q8_0_q8_0,
-        dot4_q4_0_q8_0,
+        dot4_by_rows<dot_q4_0_q8_0>,
         reference_kernels().dot_q6_k_q8_k,
         reference_kernels().q8_activation_bytes,
         quantize_q8_0_avx2,
@@ -216,7 +208,7 @@ const KernelTable& avx2_kernels() {
         axpy_f16,
         axpy_q4_0,
         axpy_q8_0,
-        axpy4_q4_0,
+        axpy4_by_rows<axpy_q4_0>,
         f16_to_f32,
     };
     return table;
