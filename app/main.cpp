@@ -2,13 +2,29 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QFileInfo>
 #include <QStandardPaths>
 #include <QtQml/qqmlextensionplugin.h>
 
+#include <memory>
+
 #include "app/app_shell.h"
+#include "app/self_check.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
+
+namespace {
+
+// An installed ember finds the demo model beside itself (<prefix>/bin → <prefix>/share/ember), so
+// packages and relocated installs work; a build-tree ember finds it in the source tree.
+QString bundled_model() {
+    const QString installed = QDir(QCoreApplication::applicationDirPath()).filePath(QStringLiteral(EMBER_DEMO_MODEL_INSTALLED));
+    if (QFileInfo::exists(installed)) return QDir::cleanPath(installed);
+    return QStringLiteral(EMBER_DEMO_MODEL);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
@@ -27,7 +43,11 @@ int main(int argc, char** argv) {
     const QCommandLineOption hub_endpoint({QStringLiteral("hub-endpoint")},
                                           QStringLiteral("Hugging Face Hub or mirror to use (default: HF_ENDPOINT)."),
                                           QStringLiteral("URL"));
-    cli.addOptions({data_dir, model, hub_endpoint});
+    const QCommandLineOption self_check({QStringLiteral("self-check")},
+                                        QStringLiteral("Load the model, answer PROMPT in the window, print the answer and quit "
+                                                       "(exit status 0 when an answer came)."),
+                                        QStringLiteral("PROMPT"));
+    cli.addOptions({data_dir, model, hub_endpoint, self_check});
     cli.process(app);
 
     const QString data = cli.isSet(data_dir) ? cli.value(data_dir)
@@ -38,8 +58,13 @@ int main(int argc, char** argv) {
     options.data_dir = data;
     options.model_path = cli.value(model);
     options.hub_endpoint = cli.value(hub_endpoint);
-    options.bundled_model = QStringLiteral(EMBER_DEMO_MODEL);
+    options.bundled_model = bundled_model();
     ember::app::AppShell shell(options);
     if (!shell.start()) return 1;
+    std::unique_ptr<ember::app::SelfCheck> check;
+    if (cli.isSet(self_check)) {
+        check = std::make_unique<ember::app::SelfCheck>(shell, cli.value(self_check), 120'000);
+        check->start();
+    }
     return QApplication::exec();
 }

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the .deb and .rpm from a finished build, validates the desktop metadata, installs the .deb
+# with apt, runs the installed /usr/bin/ember on the offscreen platform until it has answered one
+# prompt with the bundled demo model, then removes the package and checks nothing is left behind.
+# Needs root (or sudo) for apt; CI runs it from .ci/run.  Usage: check-package.sh [BUILD_DIR]
+set -euo pipefail
+build=$(realpath "${1:-build}")
+here=$(cd "$(dirname "$0")" && pwd)
+run() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+export DEBIAN_FRONTEND=noninteractive
+
+appstreamcli validate --no-net "$here/io.github.emberapp.Ember.metainfo.xml"
+desktop-file-validate "$here/io.github.emberapp.Ember.desktop"
+
+rm -f "$build"/ember_*.deb "$build"/ember-*.rpm
+(cd "$build" && cpack -G "DEB;RPM" >/dev/null)
+deb=$(ls "$build"/ember_*.deb)
+rpm=$(ls "$build"/ember-*.rpm)
+echo "built $(basename "$deb") ($(du -h "$deb" | cut -f1)) and $(basename "$rpm") ($(du -h "$rpm" | cut -f1))"
+rpm -qpl "$rpm" | grep -x /usr/bin/ember >/dev/null || { echo "FAILED: $rpm has no /usr/bin/ember"; exit 1; }
+
+if dpkg -s ember >/dev/null 2>&1; then echo "FAILED: a package named ember is already installed; not touching it"; exit 1; fi
+data=$(mktemp -d)
+cleanup() { run apt-get remove -y ember >/dev/null 2>&1 || true; rm -rf "$data"; }
+trap cleanup EXIT
+
+run apt-get install -y --no-install-recommends "$deb" >/dev/null
+[ "$(command -v ember)" = /usr/bin/ember ] || { echo "FAILED: ember is not on PATH at /usr/bin/ember"; exit 1; }
+[ -f /usr/share/applications/io.github.emberapp.Ember.desktop ] || { echo "FAILED: no desktop entry"; exit 1; }
+[ -f /usr/share/icons/hicolor/256x256/apps/io.github.emberapp.Ember.png ] || { echo "FAILED: no icon"; exit 1; }
+
+# From a folder with no build tree in sight, so the demo model can only come from the package.
+(cd "$data" && QT_QPA_PLATFORM=offscreen timeout 180 /usr/bin/ember --data-dir "$data/profile" \
+    --self-check "And God said") | tee "$data/self-check.log"
+grep -q "^model: ember-demo" "$data/self-check.log" || { echo "FAILED: the installed app did not load the demo model"; exit 1; }
+grep -q "^self-check: ok" "$data/self-check.log" || { echo "FAILED: no answer from the installed app"; exit 1; }
+[ -f "$data/profile/models/ember/ember-demo/ember-demo.powerinfer.gguf" ] \
+    || { echo "FAILED: the demo model was not copied into the user's library"; exit 1; }
+
+run apt-get remove -y ember >/dev/null
+trap 'rm -rf "$data"' EXIT
+leftovers=$(ls -d /usr/bin/ember /usr/bin/ember-* /usr/share/ember /usr/share/applications/io.github.emberapp.Ember.desktop \
+                 /usr/share/metainfo/io.github.emberapp.Ember.metainfo.xml 2>/dev/null || true)
+[ -z "$leftovers" ] || { echo "FAILED: left behind after removal: $leftovers"; exit 1; }
+echo "package check: ok (installed, answered a prompt, removed cleanly)"
