@@ -4,6 +4,7 @@
 #include <fnmatch.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -23,7 +24,10 @@ constexpr int exit_failed = 1;
 constexpr int exit_usage = 2;
 constexpr int exit_interrupted = 130;
 
-volatile std::sig_atomic_t g_interrupted = 0;
+// Set by the signal handler, read by the downloader's thread: a lock-free atomic is safe for both
+// (a volatile sig_atomic_t is only safe within the thread the signal interrupts).
+std::atomic<bool> g_interrupted{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
 
 const char* usage =
     "usage: ember-hub search QUERY [--author NAME] [--limit N]\n"
@@ -133,7 +137,7 @@ int download(Client& client, const Args& a) {
     cli::TerminalProgress progress(isatty(STDOUT_FILENO) != 0);
     auto id = downloader.start(job, [&](const JobProgress& p) {
         progress.update(p);
-        if (g_interrupted && p.state == JobState::Running) downloader.cancel(p.id);
+        if (g_interrupted.load() && p.state == JobState::Running) downloader.cancel(p.id);
     });
     if (!id) return fail(id.error().message);
     JobProgress end = downloader.wait(*id);
@@ -155,8 +159,8 @@ int main(int argc, char** argv) {
     if (!args) return bad_usage(args.error().message);
     auto settings = Settings::from_environment();
     if (!settings) return fail(settings.error().message);
-    std::signal(SIGINT, [](int) { g_interrupted = 1; });
-    std::signal(SIGTERM, [](int) { g_interrupted = 1; });
+    std::signal(SIGINT, [](int) { g_interrupted.store(true); });
+    std::signal(SIGTERM, [](int) { g_interrupted.store(true); });
     Client client(*settings);
     if (args->command == "search") return search(client, *args);
     if (args->command == "files") return files(client, *args);
