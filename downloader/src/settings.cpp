@@ -58,6 +58,14 @@ Result<Settings> Settings::from_environment() {
     }
     if (auto ok = check_endpoint(s.endpoint); !ok) return ok.error();
     s.token = token_from_environment();
+    // huggingface_hub's download timeout (seconds without data), which users already set for slow links.
+    if (auto t = trimmed(env("HF_HUB_DOWNLOAD_TIMEOUT")); !t.empty()) {
+        char* end = nullptr;
+        const double seconds = std::strtod(t.c_str(), &end);
+        if (end == t.c_str() || *end != '\0' || !(seconds >= 1 && seconds <= 3600))
+            return Error{"HF_HUB_DOWNLOAD_TIMEOUT '" + t + "' is not a number of seconds between 1 and 3600"};
+        s.stall_timeout = std::chrono::seconds(static_cast<long>(seconds));
+    }
     return s;
 }
 

@@ -1,5 +1,7 @@
 // ember-hub as a user runs it: killed with SIGKILL at random points and run again until the
 // file is whole; a full disk; one-line errors and exit codes.
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QProcess>
 #include <QRandomGenerator>
 #include <QtTest>
@@ -15,6 +17,13 @@ using namespace hub_test;
 namespace {
 
 const char* big = "tiny.powerinfer.gguf";
+
+// SIGKILL to a child that may have finished already: QProcess then reports pid 0, and kill(0, …)
+// would hit this whole process group.
+void kill_if_running(QProcess& p) {
+    const qint64 pid = p.processId();
+    if (p.state() != QProcess::NotRunning && pid > 0) ::kill(pid_t(pid), SIGKILL);
+}
 
 QByteArray read(const QString& path) {
     QFile f(path);
@@ -79,7 +88,7 @@ private slots:
             QVERIFY(p.waitForStarted());
             if (i > 0) QTRY_VERIFY(QFileInfo(part).size() > last_part);
             QTest::qWait(delay_ms);
-            ::kill(pid_t(p.processId()), SIGKILL);
+            kill_if_running(p);
             QVERIFY(p.waitForFinished(5000));
             QVERIFY(!QFile::exists(dest + "/" + tiny_repo + "/" + big));
             const qint64 now = QFileInfo(part).size();
@@ -94,6 +103,71 @@ private slots:
         QCOMPARE(read(dest + "/" + tiny_repo + "/activation/activation_2.pt"), hub_.file(tiny_repo, "activation/activation_2.pt"));
         QVERIFY(!QFile::exists(part));
         QVERIFY(hub_.stats()["range_requests"].toInt() > 0);
+    }
+
+    // docs/RELIABILITY.md: 20 downloads, each with a random server fault (none, a dropped
+    // connection, a stall, wrong bytes, a disk that fills up) and killed with SIGKILL at 0-3 random
+    // moments, then run again: every one ends in the verified file or, for the full disk, in a
+    // one-line error naming the file, never in a wrong final file.
+    void random_faults_and_kills_end_verified_or_clear() {
+        constexpr int kRuns = 20;
+        const QByteArray expected = hub_.file(tiny_repo, big);
+        auto* random = QRandomGenerator::global();
+        for (int run_index = 0; run_index < kRuns; ++run_index) {
+            const int fault = int(random->bounded(5));
+            const char* names[] = {"none", "drop", "stall", "wrong bytes", "disk full"};
+            const double at = 0.1 + random->bounded(0.8);
+            QJsonArray faults{QJsonObject{{"kind", "throttle"}, {"path", big}, {"count", -1},
+                                          {"bytes_per_second", 4 << 20}}};
+            if (fault == 1) faults.append(QJsonObject{{"kind", "drop"}, {"path", big}, {"at", at}});
+            if (fault == 2) faults.append(QJsonObject{{"kind", "stall"}, {"path", big}, {"at", at}, {"seconds", 4}});
+            if (fault == 3) faults.append(QJsonObject{{"kind", "wrong"}, {"path", big}});
+            hub_.set_faults(faults);
+            const qint64 disk_limit = fault == 4 ? qint64(64 << 10) + random->bounded(expected.size() - (64 << 10))
+                                                 : 0;
+            const QString dest = hub_.dir() + QStringLiteral("/random-%1").arg(run_index);
+            const QString final_file = dest + "/" + tiny_repo + "/" + big;
+            const QStringList args{"download", tiny_repo, "--include", big, "--dest", dest};
+            auto start = [&](QProcess& p) {
+                setup(p, args);
+                QProcessEnvironment env = p.processEnvironment();
+                env.insert("HF_HUB_DOWNLOAD_TIMEOUT", "1");
+                p.setProcessEnvironment(env);
+                if (disk_limit > 0) {
+                    p.setChildProcessModifier([disk_limit] {
+                        struct rlimit limit {rlim_t(disk_limit), rlim_t(disk_limit)};
+                        ::setrlimit(RLIMIT_FSIZE, &limit);
+                        ::signal(SIGXFSZ, SIG_IGN);
+                    });
+                }
+                p.start();
+            };
+            const int kills = int(random->bounded(4));
+            for (int k = 0; k < kills; ++k) {
+                QProcess p;
+                start(p);
+                QVERIFY(p.waitForStarted());
+                QTest::qWait(int(random->bounded(700)));
+                kill_if_running(p);
+                QVERIFY(p.waitForFinished(5000));
+                if (QFile::exists(final_file)) QCOMPARE(read(final_file), expected);
+            }
+            QProcess last;
+            start(last);
+            QVERIFY(last.waitForFinished(60000));
+            const QString err = last.readAllStandardError();
+            qInfo("run %d: %s, %d kills, exit %d", run_index, names[fault], kills, last.exitCode());
+            if (fault == 4 && last.exitCode() != 0) {
+                QCOMPARE(last.exitCode(), 1);
+                QVERIFY2(err.startsWith("ember-hub: disk full writing " + final_file + ".part"), qPrintable(err));
+                QCOMPARE(err.count('\n'), 1);
+                QVERIFY(!QFile::exists(final_file));
+            } else {
+                QVERIFY2(last.exitCode() == 0, qPrintable(err));
+                QCOMPARE(read(final_file), expected);
+                QVERIFY(!QFile::exists(final_file + ".part"));
+            }
+        }
     }
 
     void interrupt_cancels_and_keeps_the_part() {

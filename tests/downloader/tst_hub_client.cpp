@@ -3,6 +3,8 @@
 #include <QCryptographicHash>
 #include <QtTest>
 
+#include <chrono>
+
 #include "ember/hub/client.h"
 #include "hub_fixture.h"
 
@@ -146,6 +148,18 @@ private slots:
         QVERIFY(Settings::from_environment().ok());
         qunsetenv("HF_ENDPOINT");
         qunsetenv("HF_HOME");
+
+        QCOMPARE(Settings::from_environment()->stall_timeout, std::chrono::seconds(30));
+        qputenv("HF_HUB_DOWNLOAD_TIMEOUT", "7");
+        QCOMPARE(Settings::from_environment()->stall_timeout, std::chrono::seconds(7));
+        for (const char* bad : {"0", "ten", "5s", "99999"}) {
+            qputenv("HF_HUB_DOWNLOAD_TIMEOUT", bad);
+            s = Settings::from_environment();
+            QVERIFY2(!s.ok(), bad);
+            QVERIFY2(s.error().message.find("HF_HUB_DOWNLOAD_TIMEOUT '" + std::string(bad) + "'") != std::string::npos,
+                     s.error().message.c_str());
+        }
+        qunsetenv("HF_HUB_DOWNLOAD_TIMEOUT");
     }
 };
 

@@ -17,7 +17,8 @@ struct Settings {
     std::chrono::seconds stall_timeout{30};  // no byte for this long ends a transfer (then retried)
 
     // HF_ENDPOINT, HF_TOKEN (or HUGGING_FACE_HUB_TOKEN, or the file at HF_TOKEN_PATH,
-    // $HF_HOME/token, ~/.cache/huggingface/token). Fails on an endpoint check_endpoint refuses.
+    // $HF_HOME/token, ~/.cache/huggingface/token), HF_HUB_DOWNLOAD_TIMEOUT (the stall timeout, in
+    // seconds). Fails on an endpoint check_endpoint refuses or a timeout that is not 1..3600 s.
     static Result<Settings> from_environment();
 };
 
