@@ -66,6 +66,8 @@ private:
 private slots:
     void initTestCase() {
         hub_.add_tiny_repo();
+        hub_.add_file("PowerInfer/Gated-GGUF", "model.gguf", random_bytes(300000, 5));
+        hub_.add_repo("PowerInfer/Gated-GGUF", {{"gated", true}});
         QString why;
         QVERIFY2(hub_.start(&why), qPrintable(why));
     }
@@ -168,6 +170,29 @@ private slots:
                 QVERIFY(!QFile::exists(final_file + ".part"));
             }
         }
+    }
+
+    // The token goes in the Authorization header to the endpoint only: never into what ember-hub
+    // prints, whether the token is right or wrong, the command succeeds or fails.
+    void token_never_printed() {
+        const QString dest = hub_.dir() + "/gated";
+        for (const QString& secret : {QString::fromLatin1(token), QStringLiteral("hf_wrong_secret_4242")}) {
+            for (const QStringList& args : {QStringList{"files", "PowerInfer/Gated-GGUF"},
+                                            QStringList{"download", "PowerInfer/Gated-GGUF", "--dest", dest}}) {
+                QProcess p;
+                setup(p, args);
+                QProcessEnvironment env = p.processEnvironment();
+                env.insert("HF_TOKEN", secret);
+                p.setProcessEnvironment(env);
+                p.start();
+                QVERIFY(p.waitForFinished(30000));
+                const QByteArray out = p.readAllStandardOutput() + p.readAllStandardError();
+                QVERIFY2(!out.contains(secret.toLatin1()), out.constData());
+                QVERIFY2(!out.contains(secret.mid(3).toLatin1()), out.constData());
+                if (secret == QLatin1String(token)) QVERIFY2(p.exitCode() == 0, out.constData());
+            }
+        }
+        QCOMPARE(read(dest + "/PowerInfer/Gated-GGUF/model.gguf"), hub_.file("PowerInfer/Gated-GGUF", "model.gguf"));
     }
 
     void interrupt_cancels_and_keeps_the_part() {

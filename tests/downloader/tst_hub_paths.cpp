@@ -33,6 +33,7 @@ private slots:
         QTest::newRow("backslash") << "..\\evil" << false;
         QTest::newRow("drive") << "C:/evil" << false;
         QTest::newRow("control") << "a\nb" << false;
+        QTest::newRow("NUL") << QString::fromUtf8("model.gguf\0.txt", 15) << false;
     }
 
     void hub_path() {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <thread>
 #include <fstream>
@@ -177,6 +178,72 @@ private slots:
         QVERIFY(r.ok());
         QCOMPARE(r->stop_reason, StopReason::Cancelled);
         QVERIFY(r->tokens.size() < 4000);
+    }
+
+    // A long prompt is cancelled between batches, well before its end, and the session stays
+    // usable: cleared, it answers exactly as a fresh one.
+    void cancel_during_prompt_evaluation() {
+        auto model = Model::load(kFixture);
+        QVERIFY(model.ok());
+        SessionParams sp;
+        sp.n_ctx = 4096;
+        sp.n_batch = 1;  // one forward pass per token: thousands of cancellation points
+        auto s = Session::create(*model, sp);
+        QVERIFY(s.ok());
+        const std::vector<int32_t> prompt(4000, 907);
+        GenerateParams gp;
+        gp.n_predict = 4;
+        gp.ignore_eos = true;
+        gp.sampling.temperature = 0;
+        std::thread canceller([&] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(10));
+            (*s)->cancel();
+        });
+        auto cancelled = (*s)->generate(prompt, gp);
+        canceller.join();
+        QVERIFY(cancelled.ok());
+        QCOMPARE(cancelled->stop_reason, StopReason::Cancelled);
+        QVERIFY(cancelled->tokens.empty());
+        QVERIFY2((*s)->n_past() < 4000, "the cancel landed after the whole prompt was evaluated");
+
+        const int32_t short_prompt[] = {1, 907, 261};
+        (*s)->clear();
+        auto again = (*s)->generate(short_prompt, gp);
+        auto fresh_session = Session::create(*model, sp);
+        QVERIFY(again.ok() && fresh_session.ok());
+        auto fresh = (*fresh_session)->generate(short_prompt, gp);
+        QVERIFY(fresh.ok());
+        QCOMPARE(again->tokens, fresh->tokens);
+    }
+
+    // Models are read into memory at load (the default; --mmap maps instead), so a file that is
+    // truncated or rewritten while the model is in use changes nothing and cannot fault.
+    void file_truncated_after_load_is_harmless() {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("model.gguf")).toStdString();
+        std::filesystem::copy_file(kFixture, path);
+        auto model = Model::load(path);
+        QVERIFY(model.ok());
+        GenerateParams gp;
+        gp.n_predict = 6;
+        gp.ignore_eos = true;
+        gp.sampling.temperature = 0;
+        const int32_t prompt[] = {1, 907, 261, 2020};
+        auto before = Session::create(*model);
+        QVERIFY(before.ok());
+        auto first = (*before)->generate(prompt, gp);
+        QVERIFY(first.ok());
+
+        std::filesystem::resize_file(path, 100);
+        auto after = Session::create(*model);
+        QVERIFY(after.ok());
+        auto second = (*after)->generate(prompt, gp);
+        QVERIFY(second.ok());
+        QCOMPARE(second->tokens, first->tokens);
+        // Loading the truncated file now is a clear error naming it.
+        auto reload = Model::load(path);
+        QVERIFY(!reload.ok());
+        QVERIFY2(reload.error().message.find(path) != std::string::npos, reload.error().message.c_str());
     }
 
     void session_errors() {

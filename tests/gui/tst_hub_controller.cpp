@@ -4,6 +4,7 @@
 // then lists, readable errors, cancel and resume, and Load and Delete from the library.
 #include <QAbstractItemModelTester>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -213,6 +214,39 @@ private slots:
         QVERIFY(cell(hub.downloads(), 0, DownloadListModel::ErrorRole).toString().isEmpty());
         QTRY_COMPARE_WITH_TIMEOUT(state(hub, 0), QStringLiteral("failed"), 10000);
         QCOMPARE(hub.downloads()->rowCount(), 1);
+    }
+
+    // HF_TOKEN is read from the environment and kept in memory: it never shows up in a log
+    // message, an error shown to the user, or a file the app writes, right token or wrong.
+    void token_stays_out_of_messages_and_files() {
+        static QStringList messages;
+        messages.clear();
+        const QtMessageHandler previous = qInstallMessageHandler(
+            [](QtMsgType, const QMessageLogContext&, const QString& message) { messages << message; });
+        for (const QByteArray& secret : {QByteArray(hub_test::token), QByteArray("hf_wrong_secret_4242")}) {
+            qputenv("HF_TOKEN", secret);
+            const QString models = fresh_models_dir();
+            {
+                Hub h(models, server_.endpoint());
+                HubController& hub = h.controller;
+                QVERIFY(hub.openRepo(QStringLiteral("PowerInfer/Gated-GGUF")));
+                QTRY_VERIFY_WITH_TIMEOUT(!hub.opening(), 10000);
+                QVERIFY(hub.download(QStringLiteral("gated.powerinfer.gguf")));
+                const QString expected = secret == hub_test::token ? QStringLiteral("done") : QStringLiteral("failed");
+                QTRY_COMPARE_WITH_TIMEOUT(state(hub, 0), expected, 10000);
+                QVERIFY(!cell(hub.downloads(), 0, DownloadListModel::ErrorRole).toString().contains(secret));
+                QVERIFY(!hub.repo_error().contains(secret));
+            }
+            QDirIterator files(models, QDir::Files | QDir::Hidden, QDirIterator::Subdirectories);
+            while (files.hasNext()) {
+                QFile f(files.next());
+                QVERIFY(f.open(QIODevice::ReadOnly));
+                QVERIFY2(!f.readAll().contains(secret), qPrintable(f.fileName()));
+            }
+        }
+        qunsetenv("HF_TOKEN");
+        qInstallMessageHandler(previous);
+        for (const QString& message : messages) QVERIFY2(!message.contains(QLatin1String("hf_")), qPrintable(message));
     }
 
     void cancel_leaves_no_final_file_and_resume_finishes() {
