@@ -150,8 +150,8 @@ private slots:
                 start(p);
                 QVERIFY(p.waitForStarted());
                 QTest::qWait(int(random->bounded(700)));
-                kill_if_running(p);
-                QVERIFY(p.waitForFinished(5000));
+                kill_if_running(p);  // it may have finished first: a fast download, or a full disk
+                if (p.state() != QProcess::NotRunning) QVERIFY(p.waitForFinished(5000));
                 if (QFile::exists(final_file)) QCOMPARE(read(final_file), expected);
             }
             QProcess last;
