@@ -11,11 +11,8 @@ set(_ember_icns ${CMAKE_CURRENT_SOURCE_DIR}/icons/ember.icns)
 set_source_files_properties(${_ember_icns} PROPERTIES MACOSX_PACKAGE_LOCATION Resources)
 target_sources(ember PRIVATE ${_ember_icns})
 
-if(TARGET Qt6::macdeployqt)
-    get_target_property(EMBER_MACDEPLOYQT Qt6::macdeployqt IMPORTED_LOCATION)
-else()
-    find_program(EMBER_MACDEPLOYQT macdeployqt HINTS "${QT6_INSTALL_PREFIX}/bin" REQUIRED)
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../qt_deploy_tool.cmake)
+ember_find_qt_deploy_tool(EMBER_MACDEPLOYQT macdeployqt)
 install(CODE "
     execute_process(COMMAND \"${EMBER_MACDEPLOYQT}\" \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/Ember.app\"
                             -qmldir=${PROJECT_SOURCE_DIR}/qml -always-overwrite

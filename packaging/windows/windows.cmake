@@ -2,11 +2,8 @@
 # packages it), the CUDA runtime when the CUDA backend is built, and the NSIS installer settings.
 include(${CMAKE_CURRENT_LIST_DIR}/nsis.cmake)
 
-if(TARGET Qt6::windeployqt)
-    get_target_property(EMBER_WINDEPLOYQT Qt6::windeployqt IMPORTED_LOCATION)
-else()
-    find_program(EMBER_WINDEPLOYQT windeployqt HINTS "${QT6_INSTALL_PREFIX}/bin" REQUIRED)
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/../qt_deploy_tool.cmake)
+ember_find_qt_deploy_tool(EMBER_WINDEPLOYQT windeployqt)
 # --qmldir makes windeployqt scan the QML sources for imports (QtQuick.Controls, Layouts, …): the
 # QML modules an installer most often forgets.
 install(CODE "

@@ -22,6 +22,15 @@ namespace {
 const std::string kFixture = std::string(EMBER_TEST_DATA_DIR) + "/models/tiny-llama-q4_0.gguf";
 const std::string kSparseFixture = std::string(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/model.q4_0.powerinfer.gguf";
 
+// Greedy generation of n tokens that does not stop at end-of-text, so runs compare token for token.
+GenerateParams greedy(int32_t n) {
+    GenerateParams gp;
+    gp.n_predict = n;
+    gp.ignore_eos = true;
+    gp.sampling.temperature = 0;
+    return gp;
+}
+
 enum class Edit { None, DropTensor, ReshapeTensor, RetypeTensor, Architecture, DropKey, BadKeyValue, Truncate, Garbage };
 
 // Writes a copy of a fixture with one thing changed.
@@ -191,10 +200,7 @@ private slots:
         auto s = Session::create(*model, sp);
         QVERIFY(s.ok());
         const std::vector<int32_t> prompt(4000, 907);
-        GenerateParams gp;
-        gp.n_predict = 4;
-        gp.ignore_eos = true;
-        gp.sampling.temperature = 0;
+        GenerateParams gp = greedy(4);
         std::thread canceller([&] {
             std::this_thread::sleep_for(std::chrono::milliseconds(10));
             (*s)->cancel();
@@ -224,10 +230,7 @@ private slots:
         std::filesystem::copy_file(kFixture, path);
         auto model = Model::load(path);
         QVERIFY(model.ok());
-        GenerateParams gp;
-        gp.n_predict = 6;
-        gp.ignore_eos = true;
-        gp.sampling.temperature = 0;
+        GenerateParams gp = greedy(6);
         const int32_t prompt[] = {1, 907, 261, 2020};
         auto before = Session::create(*model);
         QVERIFY(before.ok());
@@ -274,10 +277,7 @@ private slots:
 
         // Generation stops cleanly when the context fills up.
         (*s)->clear();
-        GenerateParams gp;
-        gp.n_predict = 100;
-        gp.ignore_eos = true;
-        gp.sampling.temperature = 0;
+        GenerateParams gp = greedy(100);
         const int32_t prompt[] = {1, 907, 261};
         auto full = (*s)->generate(prompt, gp);
         QVERIFY(full.ok());
@@ -297,10 +297,7 @@ private slots:
         QVERIFY(model.ok());
         auto s = Session::create(*model);
         QVERIFY(s.ok());
-        GenerateParams gp;
-        gp.n_predict = 6;
-        gp.ignore_eos = true;
-        gp.sampling.temperature = 0;
+        GenerateParams gp = greedy(6);
         const int32_t prompt[] = {1, 907, 261, 2020};
         auto first = (*s)->generate(prompt, gp);
         QVERIFY(first.ok());
