@@ -2,14 +2,14 @@
 # The hardening checks CI runs after the normal tests (docs/RELIABILITY.md):
 #  1. the whole test suite built with clang under AddressSanitizer + UndefinedBehaviorSanitizer,
 #     together with the libFuzzer harnesses;
-#  2. every fuzz target for FUZZ_SECONDS (default 30) on its committed seeds, failing on any finding;
+#  2. every fuzz target for FUZZ_SECONDS (default 20) on its committed seeds, failing on any finding;
 #  3. the tests with threads of their own (engine thread pool and simulated device, a session
 #     cancelled from another thread, the downloader thread and the ember-hub signal path) under
 #     ThreadSanitizer (GCC's: clang 14's breaks on fork).
 # Usage: tests/run-hardening.sh [asan|fuzz|tsan]...   (default: all three)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-fuzz_seconds=${FUZZ_SECONDS:-30}
+fuzz_seconds=${FUZZ_SECONDS:-20}
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(asan fuzz tsan)
 tsan_tests="tst_hybrid|tst_model_errors|tst_hub_hasher|tst_hub_client|tst_hub_download|tst_hub_cli"
@@ -29,7 +29,7 @@ for step in "${steps[@]}"; do
         tsan)
             cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_TSAN=ON >/dev/null
             cmake --build build-tsan -j2 --target tst_hybrid tst_model_errors tst_hub_hasher tst_hub_client tst_hub_download tst_hub_cli ember-hub
-            ctest --test-dir build-tsan --output-on-failure -R "^($tsan_tests)\$"
+            ctest --test-dir build-tsan --output-on-failure -j2 -R "^($tsan_tests)\$"
             ;;
         *) echo "unknown step $step (asan, fuzz, tsan)"; exit 2 ;;
     esac
