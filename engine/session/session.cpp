@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
+#include <string>
 
+#include "backend/gpu.h"
 #include "common/error.h"
 #include "model/model_impl.h"
 #include "session/device_placement.h"
@@ -19,6 +22,21 @@ double ms_since(Clock::time_point start) {
     return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
+// "gpu" is the first usable GPU, "gpu:N" the runtime's device N; nullopt for anything else.
+std::optional<int> gpu_index(const std::string& device) {
+    if (device == "gpu") {
+        const GpuProbe probe = probe_gpus();
+        const GpuInfo* g = probe.first_usable();
+        return g ? g->index : 0;  // make_gpu_device then says why GPU 0 cannot be used
+    }
+    if (device.size() < 5 || device.compare(0, 4, "gpu:") != 0) return std::nullopt;
+    int n = 0;
+    for (size_t i = 4; i < device.size(); ++i) {
+        if (device[i] < '0' || device[i] > '9' || n > 1000) return std::nullopt;
+        n = n * 10 + (device[i] - '0');
+    }
+    return n;
+}
 
 }  // namespace
 
@@ -101,14 +119,17 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
     if (params.n_threads < 0 || params.n_threads > 1024)
         return Error{"thread count " + std::to_string(params.n_threads) + " is out of range (0 = all, up to 1024)"};
     const int32_t n_threads = params.n_threads > 0 ? params.n_threads : tensor::default_thread_count();
-    if (params.device != "cpu" && params.device != "sim")
-        return Error{"device '" + params.device + "' is not available (this build has: cpu, sim)"};
+    const std::optional<int> gpu = gpu_index(params.device);
+    if (params.device != "cpu" && params.device != "sim" && !gpu)
+        return Error{"device '" + params.device + "' is not one of cpu, sim, gpu, gpu:N"};
     if (params.device != "cpu" && !model->info().sparse)
         return Error{model->info().path + ": a device holds the hot neurons of sparse (PowerInfer) models; this model is dense"};
     try {
         auto impl = std::make_unique<Impl>(std::move(model), n_ctx, std::min(params.n_batch, n_ctx), n_threads);
-        if (params.device == "sim") {
-            impl->placement = std::make_unique<DevicePlacement>(backend::make_sim_device(params.device_budget_bytes),
+        if (params.device != "cpu") {
+            std::unique_ptr<backend::Device> device = gpu ? backend::make_gpu_device(*gpu, params.device_budget_bytes)
+                                                          : backend::make_sim_device(params.device_budget_bytes);
+            impl->placement = std::make_unique<DevicePlacement>(std::move(device),
                                                                 impl->arch, impl->model->info().path, n_ctx,
                                                                 scratch_bytes(impl->scratch), params.reset_gpu_index,
                                                                 params.disable_gpu_index);

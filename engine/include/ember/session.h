@@ -21,9 +21,10 @@ struct SessionParams {
     int32_t n_ctx = 512;    // KV cache length in tokens; 0: the model's training context
     int32_t n_batch = 64;   // prompt tokens evaluated together
     int32_t n_threads = 0;  // 0: every hardware thread this process may use
-    // Sparse models: where the hot FFN neurons run. "cpu": nowhere else. "sim": a host-memory
-    // stand-in device with a budget of device_budget_bytes, placed the way a GPU would be
-    // (dense parts first, then the hottest neurons by the model's activation statistics).
+    // Sparse models: where the hot FFN neurons run, within device_budget_bytes, placed dense
+    // parts first and then the hottest neurons by the model's activation statistics.
+    // "cpu": nowhere else. "gpu": the first usable GPU (probe_gpus() in ember/gpu.h), "gpu:N":
+    // GPU N. "sim": a host-memory stand-in placed and budgeted the way a GPU would be.
     std::string device = "cpu";
     uint64_t device_budget_bytes = 0;
     bool reset_gpu_index = false;    // ignore an existing <model>.generated.gpuidx and rebuild it

@@ -1,0 +1,39 @@
+#pragma once
+// The hot-FFN kernels: gathered row dot products (gate/up) and the ordered down-projection sum,
+// for F16, Q4_0 and Q8_0 rows. Every pointer is device memory; every launch is queued on `stream`.
+
+#include <cstddef>
+#include <cstdint>
+
+#include "backend/cuda/ffn_math.h"
+#include "backend/cuda/gpu_runtime.h"
+#include "tensor/dtype.h"
+
+namespace ember::backend::gpu {
+
+// The rows of one matrix resident on the device: row r at data + r * row_bytes.
+struct DeviceRows {
+    tensor::DType type{};
+    const uint8_t* data = nullptr;
+    size_t row_bytes = 0;
+    int64_t n_cols = 0;
+};
+
+// Bytes of an activation row of n values in the dot-product type of `weight` rows, as the CPU
+// prepares it (the plain Q8_0 blocks come first; any CPU-specific packing after them is not read).
+size_t activation_bytes(tensor::DType weight, int64_t n);
+
+// out[j] = rows[local[j]] · x for j < n. x is in the rows' activation type.
+void launch_dots(const DeviceRows& rows, const uint8_t* x, const int32_t* local, int32_t n, float* out,
+                 gpuStream_t stream);
+
+// y (rows.n_cols) = Σ_j coef[j] · rows[local[j]], summed as down_chunks() says. partial holds
+// down_chunks(n) * rows.n_cols floats.
+void launch_down(const DeviceRows& rows, const int32_t* local, const float* coef, int32_t n, float* partial,
+                 float* y, gpuStream_t stream);
+
+// dst row dst_rows[j] = src row src_rows[j], for j < n; both buffers have rows of row_bytes.
+void launch_copy_rows(uint8_t* dst, const int32_t* dst_rows, const uint8_t* src, const int32_t* src_rows,
+                      int32_t n, size_t row_bytes, gpuStream_t stream);
+
+}  // namespace ember::backend::gpu

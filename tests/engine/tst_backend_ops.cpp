@@ -1,0 +1,256 @@
+// Every op of the device seam (gathered gate/up dot products, the ordered down-projection sum,
+// residency changes) × weight type × shape, on every device this machine has, against the CPU
+// kernels. The `sim` device is always here; GPUs are tested when probe_gpus() finds one, and
+// the GPU test says why it was skipped otherwise.
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "backend/device.h"
+#include "backend/gpu.h"
+#include "common/error.h"
+#include "tensor/matmul.h"
+#include "tensor/quantize.h"
+
+using ember::tensor::DType;
+using ember::tensor::WeightView;
+
+namespace {
+
+// A layer's FFN rows in one weight type, made from random floats.
+struct Layer {
+    DType type;
+    int64_t n_embd, n_ff;
+    bool gated;
+    std::vector<uint8_t> gate, up, down_t;
+
+    Layer(DType t, int64_t embd, int64_t ff, bool with_gate, uint32_t seed) : type(t), n_embd(embd), n_ff(ff), gated(with_gate) {
+        std::mt19937 rng(seed);
+        std::normal_distribution<float> dist(0.0f, 0.5f);
+        auto fill = [&](std::vector<uint8_t>& m) {
+            const size_t rb = ember::tensor::row_bytes(t, embd);
+            m.resize(rb * size_t(ff));
+            std::vector<float> row(static_cast<size_t>(embd));
+            for (int64_t r = 0; r < ff; ++r) {
+                for (auto& x : row) x = dist(rng);
+                ember::tensor::quantize_row(t, row.data(), m.data() + size_t(r) * rb, embd);
+            }
+        };
+        if (gated) fill(gate);
+        fill(up);
+        fill(down_t);
+    }
+
+    WeightView view(const std::vector<uint8_t>& m) const {
+        if (m.empty()) return {};
+        return {type, n_embd, n_ff, m.data(), ember::tensor::row_bytes(type, n_embd)};
+    }
+    ember::backend::FfnRows rows() const { return {view(gate), view(up), view(down_t)}; }
+};
+
+std::vector<float> random_vector(size_t n, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f);
+    std::vector<float> v(n);
+    for (auto& x : v) x = dist(rng);
+    return v;
+}
+
+// `count` distinct neurons of n, ascending.
+std::vector<int32_t> pick(int64_t n, int64_t count, uint32_t seed) {
+    std::vector<int32_t> all(static_cast<size_t>(n));
+    std::iota(all.begin(), all.end(), 0);
+    std::shuffle(all.begin(), all.end(), std::mt19937(seed));
+    all.resize(size_t(count));
+    std::sort(all.begin(), all.end());
+    return all;
+}
+
+// Each result may differ from the CPU's by float rounding in another summation order: the bound
+// is relative to the sum of the magnitudes of the terms.
+constexpr float kRelativeError = 2e-5f;
+
+// got == row `id` of m · the prepared x, within kRelativeError of the terms' magnitudes.
+bool close_to_cpu(const WeightView& m, int32_t id, const ember::tensor::PreparedActivations& x, float got) {
+    const int64_t n = m.n_cols;
+    const float want = ember::tensor::dot_row(m.type, n, m.row(id), x.row(0));
+    std::vector<float> w(static_cast<size_t>(n)), xs(static_cast<size_t>(n));
+    ember::tensor::dequantize_row(m.type, m.row(id), w.data(), n);
+    ember::tensor::dequantize_row(ember::tensor::activation_type(m.type), x.row(0), xs.data(), n);
+    float magnitude = 0;
+    for (int64_t i = 0; i < n; ++i) magnitude += std::fabs(w[size_t(i)] * xs[size_t(i)]);
+    if (std::fabs(got - want) <= kRelativeError * magnitude + 1e-6f) return true;
+    qWarning("neuron %d: %g, the CPU says %g (bound %g)", id, double(got), double(want), double(kRelativeError * magnitude));
+    return false;
+}
+
+std::unique_ptr<ember::backend::Device> open_device(const QString& which, uint64_t budget) {
+    if (which == "sim") return ember::backend::make_sim_device(budget);
+    return ember::backend::make_gpu_device(which.mid(4).toInt(), budget);
+}
+
+// Devices to run on: sim, and gpu:N for each usable GPU.
+void add_device_rows(const std::function<void(const QString&)>& rows) {
+    rows(QStringLiteral("sim"));
+    for (const ember::GpuInfo& g : ember::probe_gpus().gpus)
+        if (g.unusable.empty()) rows(QStringLiteral("gpu:%1").arg(g.index));
+}
+
+const DType kTypes[] = {DType::F16, DType::Q4_0, DType::Q8_0};
+
+}  // namespace
+
+class TestBackendOps : public QObject {
+    Q_OBJECT
+
+private slots:
+    void gpu_present() {
+        const ember::GpuProbe probe = ember::probe_gpus();
+        if (!probe.first_usable())
+            QSKIP(qPrintable(QStringLiteral("no GPU to test (%1): %2")
+                                 .arg(probe.api.empty() ? QStringLiteral("no GPU backend") : QString::fromStdString(probe.api),
+                                      QString::fromStdString(probe.reason))));
+        for (const ember::GpuInfo& g : probe.gpus) {
+            qInfo("GPU %d: %s (%s), %.1f of %.1f GiB free%s%s", g.index, g.name.c_str(), g.arch.c_str(),
+                  double(g.free_bytes) / double(1ull << 30), double(g.total_bytes) / double(1ull << 30),
+                  g.unusable.empty() ? "" : ": ", g.unusable.c_str());
+            QVERIFY(g.free_bytes <= g.total_bytes);
+        }
+        QVERIFY(!probe.api.empty());
+    }
+
+    void ops_match_the_cpu_data() {
+        QTest::addColumn<QString>("device");
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("n_embd");
+        QTest::addColumn<int>("n_ff");
+        QTest::addColumn<int>("hot");
+        QTest::addColumn<bool>("gated");
+        // Widths below, at and above a warp of 32-element blocks; hot counts that are not
+        // multiples of 256 (PowerInfer's Q4_0 kernel drops the remainder) or of a block of rows.
+        const int shapes[][3] = {{32, 40, 1}, {96, 300, 257}, {160, 700, 511}, {1024, 2000, 1300}};
+        add_device_rows([&](const QString& device) {
+            for (DType t : kTypes)
+                for (const auto& s : shapes)
+                    for (bool gated : {true, false})
+                        QTest::addRow("%s %s %dx%d hot %d%s", qPrintable(device), ember::tensor::dtype_name(t), s[0], s[1],
+                                      s[2], gated ? " gated" : "")
+                            << device << int(t) << s[0] << s[1] << s[2] << gated;
+        });
+    }
+
+    void ops_match_the_cpu() {
+        QFETCH(QString, device);
+        QFETCH(int, type);
+        QFETCH(int, n_embd);
+        QFETCH(int, n_ff);
+        QFETCH(int, hot);
+        QFETCH(bool, gated);
+        const DType t = DType(type);
+        const Layer layer(t, n_embd, n_ff, gated, uint32_t(n_embd * 7 + n_ff));
+        const ember::backend::FfnRows rows = layer.rows();
+        auto dev = open_device(device, 1ull << 30);
+        QVERIFY(dev->supports(t));
+        const std::vector<int32_t> resident = pick(n_ff, hot, 1);
+        dev->set_hot_neurons(0, rows, resident);
+
+        // Dots over the active subset of the resident neurons, in a shuffled order.
+        std::vector<int32_t> active = pick(hot, std::max(1, hot * 3 / 4), 2);
+        for (auto& a : active) a = resident[size_t(a)];
+        std::shuffle(active.begin(), active.end(), std::mt19937(3));
+        const std::vector<float> x = random_vector(size_t(n_embd), 4);
+        ember::tensor::PreparedActivations prepared;
+        prepared.reserve(1, n_embd);
+        prepared.prepare(t, x.data(), 1, n_embd);
+        std::vector<float> g(active.size(), NAN), v(active.size(), NAN);
+        dev->begin_dots(0, prepared.row(0), active, g.data(), v.data());
+        dev->wait();
+        for (size_t j = 0; j < active.size(); ++j) {
+            QVERIFY(close_to_cpu(rows.up, active[j], prepared, v[j]));
+            if (gated) QVERIFY(close_to_cpu(rows.gate, active[j], prepared, g[j]));
+        }
+
+        // The down-projection: ReLU-like coefficients, a third of them zero.
+        std::vector<float> coef = random_vector(active.size(), 5);
+        for (size_t j = 0; j < coef.size(); j += 3) coef[j] = 0.0f;
+        std::vector<float> y(size_t(n_embd), NAN), want(size_t(n_embd), 0.0f), magnitude(size_t(n_embd), 0.0f);
+        std::vector<float> w(static_cast<size_t>(n_embd));
+        dev->begin_down(0, active, coef.data(), y.data());
+        dev->wait();
+        for (size_t j = 0; j < active.size(); ++j) {
+            ember::tensor::axpy_row(t, n_embd, coef[j], rows.down_t.row(active[j]), want.data());
+            ember::tensor::dequantize_row(t, rows.down_t.row(active[j]), w.data(), n_embd);
+            for (int i = 0; i < n_embd; ++i) magnitude[size_t(i)] += std::fabs(coef[j] * w[size_t(i)]);
+        }
+        for (int i = 0; i < n_embd; ++i)
+            if (!(std::fabs(y[size_t(i)] - want[size_t(i)]) <= kRelativeError * magnitude[size_t(i)] + 1e-6f))
+                QFAIL(qPrintable(QStringLiteral("down output %1: %2, the CPU says %3").arg(i).arg(y[size_t(i)]).arg(want[size_t(i)])));
+
+        // Deterministic: the same inputs give the same bits.
+        std::vector<float> again(static_cast<size_t>(n_embd));
+        dev->begin_down(0, active, coef.data(), again.data());
+        dev->wait();
+        QVERIFY(std::memcmp(again.data(), y.data(), y.size() * sizeof(float)) == 0);
+    }
+
+    void replan_moves_only_changed_rows_data() {
+        QTest::addColumn<QString>("device");
+        add_device_rows([](const QString& device) { QTest::newRow(qPrintable(device)) << device; });
+    }
+
+    void replan_moves_only_changed_rows() {
+        QFETCH(QString, device);
+        const Layer layer(DType::Q4_0, 128, 600, true, 9);
+        const ember::backend::FfnRows rows = layer.rows();
+        const uint64_t per_neuron = 3 * ember::tensor::row_bytes(DType::Q4_0, 128);
+        auto dev = open_device(device, 400 * per_neuron);
+        const std::vector<int32_t> first = pick(600, 300, 1);
+        dev->set_hot_neurons(3, rows, first);
+        QCOMPARE(dev->traffic().bytes_uploaded, 300 * per_neuron);
+        QCOMPARE(dev->used_bytes(), 300 * per_neuron);
+
+        // 100 leave, 150 arrive: only the arrivals are uploaded.
+        std::vector<int32_t> next(first.begin() + 100, first.end());
+        std::vector<int32_t> arrivals;
+        for (int32_t id = 0; id < 600 && arrivals.size() < 150; ++id)
+            if (!std::binary_search(first.begin(), first.end(), id)) arrivals.push_back(id);
+        next.insert(next.end(), arrivals.begin(), arrivals.end());
+        std::sort(next.begin(), next.end());
+        dev->set_hot_neurons(3, rows, next);
+        QCOMPARE(dev->traffic().bytes_uploaded, 450 * per_neuron);
+        QCOMPARE(dev->used_bytes(), 350 * per_neuron);
+
+        // Past the budget: refused, nothing changed, and the resident rows still compute right.
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_hot_neurons(3, rows, pick(600, 401, 7)));
+        QCOMPARE(dev->used_bytes(), 350 * per_neuron);
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_budget_bytes(349 * per_neuron));
+        const std::vector<float> x = random_vector(128, 4);
+        ember::tensor::PreparedActivations prepared;
+        prepared.reserve(1, 128);
+        prepared.prepare(DType::Q4_0, x.data(), 1, 128);
+        std::vector<float> g(next.size()), v(next.size());
+        dev->begin_dots(3, prepared.row(0), next, g.data(), v.data());
+        dev->wait();
+        for (size_t j = 0; j < next.size(); ++j) {
+            QVERIFY(close_to_cpu(rows.up, next[j], prepared, v[j]));
+            QVERIFY(close_to_cpu(rows.gate, next[j], prepared, g[j]));
+        }
+        // A neuron that is not resident is an error, not a silent zero.
+        int32_t absent = 0;
+        while (std::binary_search(next.begin(), next.end(), absent)) ++absent;
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, {
+            dev->begin_dots(3, prepared.row(0), std::span<const int32_t>(&absent, 1), g.data(), v.data());
+            dev->wait();
+        });
+    }
+};
+
+QTEST_GUILESS_MAIN(TestBackendOps)
+#include "tst_backend_ops.moc"
