@@ -18,7 +18,7 @@ for step in "${steps[@]}"; do
     case $step in
         asan)
             CC=clang-14 CXX=clang++-14 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-                -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON >/dev/null
+                -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON -DEMBER_CUDA=OFF -DEMBER_HIP=OFF >/dev/null
             cmake --build build-sanitize -j2
             ctest --test-dir build-sanitize --output-on-failure -j2
             ;;
@@ -27,7 +27,8 @@ for step in "${steps[@]}"; do
             tests/fuzz/run.sh all "$fuzz_seconds" build-sanitize
             ;;
         tsan)
-            cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_TSAN=ON >/dev/null
+            cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_TSAN=ON \
+                -DEMBER_CUDA=OFF -DEMBER_HIP=OFF >/dev/null
             cmake --build build-tsan -j2 --target tst_hybrid tst_model_errors tst_hub_hasher tst_hub_client tst_hub_download tst_hub_cli ember-hub
             ctest --test-dir build-tsan --output-on-failure -j2 -R "^($tsan_tests)\$"
             ;;

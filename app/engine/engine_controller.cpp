@@ -40,6 +40,11 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
     }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::device_changed, this, [this](const DeviceState& d) {
         device_ = d;
+        // On a GPU the slider goes up to its free memory.
+        if (d.max_budget_bytes > 0 && d.max_budget_bytes != max_budget_) {
+            max_budget_ = d.max_budget_bytes;
+            emit modelChanged();
+        }
         emit deviceChanged();
     }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::finished, this, [this](const GenerationStats& st) {

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "ember/gpu.h"
+
 namespace ember::app {
 namespace {
 
@@ -43,13 +45,29 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx) {
     if (!model) return emit load_failed(QString::fromStdString(model.error().message));
     ember::SessionParams sp;
     sp.n_ctx = n_ctx;
-    // Sparse models get the sim device, so the split view and the budget slider work on any
-    // machine; the GPU backends plug in here.
+    gpu_free_bytes_ = 0;
+    no_gpu_reason_.clear();
+    // Sparse models put their hot neurons on the first usable GPU; without one, on the sim
+    // device, so the split view and the budget slider work on any machine, labelled as a preview.
     if ((*model)->info().sparse) {
-        sp.device = "sim";
         sp.device_budget_bytes = uint64_t(std::max<qint64>(budget_bytes, 0));
+        const ember::GpuProbe probe = ember::probe_gpus();
+        if (const ember::GpuInfo* gpu = probe.first_usable()) {
+            sp.device = "gpu:" + std::to_string(gpu->index);
+            sp.device_budget_bytes = std::min<uint64_t>(sp.device_budget_bytes, gpu->free_bytes);
+            gpu_free_bytes_ = qint64(gpu->free_bytes);
+        } else {
+            sp.device = "sim";
+            no_gpu_reason_ = QString::fromStdString(probe.reason);
+        }
     }
     auto session = ember::Session::create(*model, sp);
+    if (!session && sp.device != "sim" && sp.device != "cpu") {
+        no_gpu_reason_ = QString::fromStdString(session.error().message);
+        gpu_free_bytes_ = 0;
+        sp.device = "sim";
+        session = ember::Session::create(*model, sp);
+    }
     if (!session) return emit load_failed(QString::fromStdString(session.error().message));
     model_ = *model;
     {
@@ -155,7 +173,10 @@ DeviceState EngineWorker::device_state() const {
     d.used_bytes = qint64(r.used_bytes);
     d.hot_neurons = r.hot_neurons;
     d.total_neurons = qint64(model_->info().n_layer) * model_->info().n_ff;
+    d.max_budget_bytes = gpu_free_bytes_;
     d.note = QString::fromStdString(r.note);
+    if (!no_gpu_reason_.isEmpty())
+        d.note = QStringLiteral("No GPU in use: %1%2").arg(no_gpu_reason_, d.note.isEmpty() ? QString() : "; " + d.note);
     if (!model_->info().sparse) d.note = QStringLiteral("dense model: every neuron runs on the CPU");
     return d;
 }

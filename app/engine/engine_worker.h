@@ -42,7 +42,8 @@ struct LoadedModel {
 };
 
 struct DeviceState {
-    QString device;  // "cpu" or "sim"
+    QString device;  // "cpu", "sim" (no GPU in use: a preview on the CPU) or the GPU's name
+    qint64 max_budget_bytes = 0;  // the GPU's free memory when the model was loaded; 0 without one
     qint64 budget_bytes = 0;
     qint64 used_bytes = 0;
     qint64 hot_neurons = 0;
@@ -89,6 +90,8 @@ private:
     std::vector<int> hot_per_layer_;
     std::atomic<bool> stop_{false};
     std::atomic<qint64> pending_budget_{-1};
+    qint64 gpu_free_bytes_ = 0;  // of the GPU in use, at load
+    QString no_gpu_reason_;      // why the sim device stands in for a GPU
 };
 
 }  // namespace ember::app

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -14,6 +15,7 @@
 #include "ember/model.h"
 #include "ember/session.h"
 #include "tools/arg_parse.h"
+#include "tools/device_options.h"
 #include "tools/memory_bandwidth.h"
 
 namespace {
@@ -28,6 +30,8 @@ struct Options {
     int reps = 5;
     bool membw = true;
     bool use_mmap = false;
+    std::string device = "cpu";
+    std::optional<BudgetArg> vram_budget;
 };
 
 struct Stats {
@@ -64,6 +68,8 @@ Options parse(int argc, char** argv) {
         } else if (a == "-r") o.reps = int(parse_int(a, next_value(argc, argv, i), 1, 1000));
         else if (a == "--no-membw") o.membw = false;
         else if (a == "--mmap") o.use_mmap = true;
+        else if (a == "--device") o.device = next_value(argc, argv, i);
+        else if (a == "--vram-budget") o.vram_budget = parse_budget(a, next_value(argc, argv, i));
         else throw UsageError("unknown argument '" + a + "'");
     }
     if (o.model_path.empty()) throw UsageError("no model: give -m MODEL.gguf");
@@ -80,7 +86,7 @@ int main(int argc, char** argv) {
     } catch (const UsageError& e) {
         std::fprintf(stderr,
                      "ember-bench: %s\nusage: ember-bench -m MODEL.gguf [-p 512] [-n 128] [-t N[,N...]] [-r 5] "
-                     "[--no-membw] [--mmap]\n",
+                     "[--no-membw] [--mmap] [--device cpu|gpu|gpu:N|sim] [--vram-budget GIB|N%%]\n",
                      e.what());
         return 2;
     }
@@ -111,11 +117,20 @@ int main(int argc, char** argv) {
     };
     std::vector<TgResult> tg_results;
     const bool sparse = info.sparse;
+    uint64_t device_budget = 0;
+    try {
+        device_budget = budget_bytes(opt.device, opt.vram_budget, info.weight_bytes);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "ember-bench: %s\n", e.what());
+        return 2;
+    }
     for (int32_t n_threads : opt.threads) {
         ember::SessionParams sp;
         sp.n_ctx = std::max(opt.n_prompt, opt.n_gen) + 1;
         sp.n_batch = std::max(opt.n_prompt, 1);
         sp.n_threads = n_threads;
+        sp.device = opt.device;
+        sp.device_budget_bytes = device_budget;
         auto session = ember::Session::create(*model, sp);
         if (!session) {
             std::fprintf(stderr, "ember-bench: %s\n", session.error().message.c_str());
@@ -147,7 +162,7 @@ int main(int argc, char** argv) {
         }
         if (opt.n_gen > 0) {
             std::vector<double> rates;
-            double seconds = 0, active = 0, neurons = 0, predictor_ms = 0, ffn_ms = 0, sparse_bytes = 0;
+            double seconds = 0, active = 0, neurons = 0, predictor_ms = 0, ffn_ms = 0, sparse_bytes = 0, device_bytes = 0;
             for (int r = -1; r < opt.reps; ++r) {
                 s.clear();
                 const auto start = std::chrono::steady_clock::now();
@@ -165,10 +180,16 @@ int main(int argc, char** argv) {
                     predictor_ms += l.predictor_ms;
                     ffn_ms += l.ffn_ms;
                     sparse_bytes += double(l.bytes_read);
+                    device_bytes += double(l.bytes_read_on_device);
                 }
             }
             const Stats st = stats(rates);
             row("tg", opt.n_gen, st);
+            if (const ember::DeviceReport d = s.device_report(); d.device != "cpu")
+                std::printf("device %s: budget %.0f MiB, %.0f MiB used, %lld hot neurons; %.1f %% of the predictor "
+                            "and FFN bytes read per token were read there\n",
+                            d.device.c_str(), double(d.budget_bytes) / (1 << 20), double(d.used_bytes) / (1 << 20),
+                            (long long)d.hot_neurons, sparse_bytes > 0 ? 100.0 * device_bytes / sparse_bytes : 0.0);
             // Dense parts are read in full for every token; the FFN and predictors as counted.
             const double tokens = double(opt.n_gen) * opt.reps;
             const double dense_part = double(info.bytes_per_token - (sparse ? info.ffn_bytes + info.predictor_bytes : 0));

@@ -12,6 +12,7 @@
 #include "ember/model.h"
 #include "ember/session.h"
 #include "tools/arg_parse.h"
+#include "tools/device_options.h"
 
 namespace {
 
@@ -19,6 +20,10 @@ using ember::tools::next_value;
 using ember::tools::parse_float;
 using ember::tools::parse_int;
 using ember::tools::UsageError;
+using ember::tools::BudgetArg;
+using ember::tools::budget_bytes;
+using ember::tools::parse_budget;
+using ember::tools::print_gpus;
 
 struct Options {
     std::string model_path;
@@ -36,7 +41,7 @@ struct Options {
     bool stats = false;
     bool use_mmap = false;
     std::string device = "cpu";
-    std::optional<double> vram_budget_gib;
+    std::optional<BudgetArg> vram_budget;
     bool reset_gpu_index = false;
     bool disable_gpu_index = false;
 };
@@ -65,8 +70,11 @@ const char* kUsage =
     "                           (default: LLAMA_SPARSE_PRED_THRESHOLD, else the file's, else 0)\n"
     "  --stats                  PowerInfer files: per-layer share of active neurons on stderr at the end\n"
     "  --mmap                   map the model file instead of reading it into memory\n"
-    "  --device cpu|sim         PowerInfer files: where hot neurons run (sim: a host-memory stand-in device)\n"
-    "  --vram-budget GIB        device memory budget in GiB (needed with --device sim)\n"
+    "  --device cpu|gpu|gpu:N|sim  PowerInfer files: where hot neurons run (gpu: the first usable GPU;\n"
+    "                           sim: a host-memory stand-in device)\n"
+    "  --vram-budget GIB|N%     device memory budget, in GiB or as a share of the model's weights\n"
+    "                           (default for a GPU: its free memory; needed with --device sim)\n"
+    "  --list-gpus              the GPUs this build can use, or why none, then exit\n"
     "  --reset-gpu-index        rebuild <model>.generated.gpuidx even if it matches\n"
     "  --disable-gpu-index      keep every FFN neuron on the CPU\n";
 
@@ -123,9 +131,10 @@ Options parse(int argc, char** argv) {
         } else if (a == "--device") {
             o.device = next_value(argc, argv, i);
         } else if (a == "--vram-budget") {
-            const float gib = parse_float(a, next_value(argc, argv, i));
-            if (gib < 0) throw UsageError("--vram-budget: must not be negative");
-            o.vram_budget_gib = gib;
+            o.vram_budget = parse_budget(a, next_value(argc, argv, i));
+        } else if (a == "--list-gpus") {
+            print_gpus(stdout);
+            std::exit(0);
         } else if (a == "--reset-gpu-index") {
             o.reset_gpu_index = true;
         } else if (a == "--disable-gpu-index") {
@@ -142,7 +151,7 @@ Options parse(int argc, char** argv) {
     if (o.model_path.empty()) throw UsageError("no model: give -m MODEL.gguf");
     if (!o.have_prompt) throw UsageError("no prompt: give -p TEXT or -f FILE");
     if (o.prompt.empty()) throw UsageError("empty prompt: the prompt text must not be empty");
-    if (o.device == "sim" && !o.vram_budget_gib) throw UsageError("--device sim needs --vram-budget GIB");
+    if (o.device == "sim" && !o.vram_budget) throw UsageError("--device sim needs --vram-budget GIB (or a share: 50%)");
     return o;
 }
 
@@ -179,7 +188,12 @@ int main(int argc, char** argv) {
     sp.n_batch = opt.n_batch;
     sp.n_threads = opt.n_threads;
     sp.device = opt.device;
-    if (opt.vram_budget_gib) sp.device_budget_bytes = uint64_t(*opt.vram_budget_gib * double(1ull << 30));
+    try {
+        sp.device_budget_bytes = budget_bytes(opt.device, opt.vram_budget, info.weight_bytes);
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "ember-cli: %s\n", e.what());
+        return 2;
+    }
     sp.reset_gpu_index = opt.reset_gpu_index;
     sp.disable_gpu_index = opt.disable_gpu_index;
     auto session = ember::Session::create(*model, sp);

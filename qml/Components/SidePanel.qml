@@ -23,7 +23,9 @@ Pane {
             wrapMode: Text.Wrap
             text: EngineController.deviceName === "sim"
                   ? qsTr("Preview of a GPU with %1 (no GPU in use: simulated on the CPU)").arg(panel.mib(EngineController.budgetBytes))
-                  : qsTr("CPU")
+                  : EngineController.deviceName === "cpu" || EngineController.deviceName === ""
+                    ? qsTr("CPU")
+                    : qsTr("GPU: %1, hot neurons; CPU: the rest").arg(EngineController.deviceName)
         }
         Label {
             Layout.fillWidth: true

@@ -113,6 +113,9 @@ class TestBackendOps : public QObject {
 private slots:
     void gpu_present() {
         const ember::GpuProbe probe = ember::probe_gpus();
+        // gpu-check.sh sets EMBER_REQUIRE_GPU: on the GPU machine a missing GPU is a failure.
+        if (!probe.first_usable() && qEnvironmentVariableIsSet("EMBER_REQUIRE_GPU"))
+            QFAIL(qPrintable("EMBER_REQUIRE_GPU is set but there is no usable GPU: " + QString::fromStdString(probe.reason)));
         if (!probe.first_usable())
             QSKIP(qPrintable(QStringLiteral("no GPU to test (%1): %2")
                                  .arg(probe.api.empty() ? QStringLiteral("no GPU backend") : QString::fromStdString(probe.api),

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "engine_test_helpers.h"
+#include "ember/gpu.h"
 #include "ember/model.h"
 #include "ember/session.h"
 
@@ -17,11 +18,11 @@ const QString kData = QStringLiteral(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama";
 const char* kPrompts[] = {"And it came to pass", "The LORD is my shepherd"};
 
 std::unique_ptr<ember::Session> sim_session(std::shared_ptr<ember::Model> m, uint64_t budget, bool reset = false,
-                                            bool disable = false) {
+                                            bool disable = false, const std::string& device = "sim") {
     ember::SessionParams sp;
     sp.n_ctx = 256;
     sp.n_threads = 2;
-    sp.device = "sim";
+    sp.device = device;
     sp.device_budget_bytes = budget;
     sp.reset_gpu_index = reset;
     sp.disable_gpu_index = disable;
@@ -90,20 +91,33 @@ private slots:
         QVERIFY(QString::fromStdString(disabled->device_report().note).contains("disabled"));
     }
 
+    // On the sim device and on every usable GPU (the whole-model check of the GPU backends).
+    void text_does_not_depend_on_the_budget_data() {
+        QTest::addColumn<QString>("device");
+        QTest::addColumn<QString>("name");
+        QTest::newRow("sim") << "sim" << "sim";
+        for (const ember::GpuInfo& g : ember::probe_gpus().gpus)
+            if (g.unusable.empty())
+                QTest::addRow("gpu:%d", g.index) << QStringLiteral("gpu:%1").arg(g.index) << QString::fromStdString(g.name);
+    }
+
     void text_does_not_depend_on_the_budget() {
+        QFETCH(QString, device);
+        QFETCH(QString, name);
+        const std::string dev = device.toStdString();
         auto model = test_helpers::load_model(kModel);
         auto cpu = test_helpers::open_session(model, 64, 2);
         std::vector<std::string> expected;
         for (const char* p : kPrompts) expected.push_back(greedy_text(*cpu, *model, p));
 
-        const uint64_t everything = sim_session(model, uint64_t(1) << 30)->device_report().used_bytes;
+        const uint64_t everything = sim_session(model, uint64_t(1) << 30, false, false, dev)->device_report().used_bytes;
         QVERIFY(everything > 0);
         int64_t hot_at_largest = -1;
         for (double share : {0.0, 0.5, 0.7, 0.85, 1.0, 2.0}) {
             const uint64_t budget = uint64_t(double(everything) * share);
-            auto s = sim_session(model, budget);
+            auto s = sim_session(model, budget, false, false, dev);
             const ember::DeviceReport r = s->device_report();
-            QCOMPARE(r.device, std::string("sim"));
+            QCOMPARE(QString::fromStdString(r.device), name);
             QVERIFY2(r.used_bytes <= budget, qPrintable(QString("used %1 of %2").arg(r.used_bytes).arg(budget)));
             // (Not monotonic: once the KV cache fits it is placed before FFN rows, PowerInfer's order.)
             hot_at_largest = r.hot_neurons;
@@ -175,7 +189,16 @@ private slots:
         sp.device = "quantum";
         auto q = ember::Session::create(test_helpers::load_model(kModel), sp);
         QVERIFY(!q.ok());
-        QVERIFY(QString::fromStdString(q.error().message).contains("'quantum' is not available"));
+        QVERIFY(QString::fromStdString(q.error().message).contains("'quantum' is not one of cpu, sim, gpu, gpu:N"));
+        // Without a usable GPU, asking for one says why there is none.
+        const ember::GpuProbe probe = ember::probe_gpus();
+        if (!probe.first_usable()) {
+            sp.device = "gpu";
+            auto g = ember::Session::create(test_helpers::load_model(kModel), sp);
+            QVERIFY(!g.ok());
+            QVERIFY2(QString::fromStdString(g.error().message).contains(QString::fromStdString(probe.reason)),
+                     g.error().message.c_str());
+        }
         auto cpu = test_helpers::open_session(test_helpers::load_model(kModel), 64, 1);
         QVERIFY(!cpu->set_device_budget(1 << 20).ok());
     }

@@ -14,6 +14,7 @@
 #include <QtTest>
 
 #include "app/app_shell.h"
+#include "ember/gpu.h"
 #include "gui_test_support.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
@@ -46,7 +47,16 @@ private slots:
         QAbstractItemModelTester layers_tester(engine.layers());
         QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
         QVERIFY(engine.sparse());
-        QCOMPARE(engine.device_name(), QStringLiteral("sim"));
+        // The first usable GPU holds the hot neurons; without one the sim device previews a GPU
+        // and the panel says why no GPU is in use.
+        const ember::GpuProbe probe = ember::probe_gpus();
+        if (const ember::GpuInfo* gpu = probe.first_usable()) {
+            QCOMPARE(engine.device_name(), QString::fromStdString(gpu->name));
+        } else {
+            QCOMPARE(engine.device_name(), QStringLiteral("sim"));
+            QVERIFY2(engine.device_note().startsWith("No GPU in use: " + QString::fromStdString(probe.reason)),
+                     qPrintable(engine.device_note()));
+        }
         QTRY_COMPARE(engine.layers()->rowCount(), 6);
 
         auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
