@@ -49,7 +49,9 @@ public:
     // span passed to begin_* must stay valid and unchanged until wait() returns.
     //
     // Queues, for resident neurons ids[j]: g[j] = gate row · x (when the layer has a gate),
-    // v[j] = up row · x. x is the FFN input prepared in the rows' dot-product type.
+    // v[j] = up row · x. x is the FFN input prepared in the rows' dot-product type
+    // (tensor::PreparedActivations: F16 values, or Q8_0 blocks first and then any CPU-specific
+    // packing, which a device may ignore).
     virtual void begin_dots(int32_t il, const uint8_t* x_prepared, std::span<const int32_t> ids, float* g,
                             float* v) = 0;
     // Queues y (n_embd) = Σ coef[j] · down_t row of resident neuron ids[j], summed in the order given.

@@ -126,6 +126,8 @@ public:
     }
 
     void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) override {
+        if (!pending_.empty()) wait();  // results in flight land before their buffers can change
+        select();
         for (const tensor::WeightView* w : {&rows.gate, &rows.up, &rows.down_t})
             if (w->n_rows && !supports(w->type))
                 fail(name_ + ": layer " + std::to_string(il) + " has " + tensor::dtype_name(w->type) +
@@ -140,7 +142,6 @@ public:
             fail(name_ + ": layer " + std::to_string(il) + "'s " + std::to_string(neurons.size()) + " hot neurons need " +
                  std::to_string(after) + " bytes, over the budget of " + std::to_string(budget_));
         ensure_scratch(rows, neurons.size());
-        check(gpuSetDevice(index_), "selecting the GPU");
 
         LayerRows next;
         next.gated = gated;
@@ -190,6 +191,7 @@ public:
 
     void begin_dots(int32_t il, const uint8_t* x, std::span<const int32_t> ids, float* g, float* v) override {
         if (!pending_.empty()) wait();  // the staging buffers are reused: one half-layer at a time
+        select();
         const LayerRows& l = layer(il);
         const int32_t n = int32_t(ids.size());
         const size_t x_bytes = gpu::activation_bytes(l.up.type, l.up.n_cols);
@@ -210,6 +212,7 @@ public:
 
     void begin_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) override {
         if (!pending_.empty()) wait();
+        select();
         const LayerRows& l = layer(il);
         const int32_t n = int32_t(ids.size());
         translate(l, ids);
@@ -233,6 +236,9 @@ public:
     DeviceTraffic traffic() const override { return traffic_; }
 
 private:
+    // The runtime's current device is per host thread, and the session may call from any one.
+    void select() const { check(gpuSetDevice(index_), "selecting the GPU"); }
+
     const LayerRows& layer(int32_t il) const {
         auto it = layers_.find(il);
         if (it == layers_.end()) fail(name_ + ": layer " + std::to_string(il) + " has no resident neurons");
