@@ -19,21 +19,29 @@ namespace {
 using gpu::check;
 using tensor::DType;
 
-// Device memory, freed with its owner.
-class DeviceBuffer {
+// Memory from the runtime, freed with its owner: on the device, or page-locked on the host
+// (copies from and to pinned memory run asynchronously on the stream).
+enum class Where { Device, Pinned };
+
+template <Where W>
+class Buffer {
 public:
-    DeviceBuffer() = default;
-    explicit DeviceBuffer(size_t bytes) : bytes_(bytes) {
-        if (bytes) check(gpuMalloc(reinterpret_cast<void**>(&data_), bytes), "allocating device memory");
+    Buffer() = default;
+    explicit Buffer(size_t bytes) : bytes_(bytes) {
+        if (!bytes) return;
+        if constexpr (W == Where::Device) check(gpuMalloc(reinterpret_cast<void**>(&data_), bytes), "allocating device memory");
+        else check(gpuHostAlloc(reinterpret_cast<void**>(&data_), bytes), "allocating pinned host memory");
     }
-    DeviceBuffer(DeviceBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-    DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
+    Buffer(Buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+    Buffer& operator=(Buffer&& o) noexcept {
         std::swap(data_, o.data_);
         std::swap(bytes_, o.bytes_);
         return *this;
     }
-    ~DeviceBuffer() {
-        if (data_) (void)gpuFree(data_);
+    ~Buffer() {
+        if (!data_) return;
+        if constexpr (W == Where::Device) (void)gpuFree(data_);
+        else (void)gpuFreeHost(data_);
     }
     uint8_t* data() const { return data_; }
     size_t bytes() const { return bytes_; }
@@ -44,32 +52,8 @@ private:
     uint8_t* data_ = nullptr;
     size_t bytes_ = 0;
 };
-
-// Page-locked host memory: copies from and to it run asynchronously on the stream.
-class PinnedBuffer {
-public:
-    PinnedBuffer() = default;
-    explicit PinnedBuffer(size_t bytes) : bytes_(bytes) {
-        if (bytes) check(gpuHostAlloc(reinterpret_cast<void**>(&data_), bytes), "allocating pinned host memory");
-    }
-    PinnedBuffer(PinnedBuffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-    PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
-        std::swap(data_, o.data_);
-        std::swap(bytes_, o.bytes_);
-        return *this;
-    }
-    ~PinnedBuffer() {
-        if (data_) (void)gpuFreeHost(data_);
-    }
-    uint8_t* data() const { return data_; }
-    size_t bytes() const { return bytes_; }
-    template <class T>
-    T* as() const { return reinterpret_cast<T*>(data_); }
-
-private:
-    uint8_t* data_ = nullptr;
-    size_t bytes_ = 0;
-};
+using DeviceBuffer = Buffer<Where::Device>;
+using PinnedBuffer = Buffer<Where::Pinned>;
 
 // One layer's resident rows, gate | up | down_t in one allocation: local row r is neuron ids[r].
 struct LayerRows {
