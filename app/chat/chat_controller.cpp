@@ -141,6 +141,8 @@ void ChatController::copyConversation() {
     if (!markdown.isEmpty()) QGuiApplication::clipboard()->setText(markdown);
 }
 
+void ChatController::copyText(const QString& text) { QGuiApplication::clipboard()->setText(text); }
+
 QString ChatController::renderedPrompt() const {
     return render_prompt(prompt_format_from_name(prompt_format_), system_prompt_, messages_.messages());
 }

@@ -77,6 +77,7 @@ public:
     // same put on the clipboard.
     Q_INVOKABLE QString conversationMarkdown();
     Q_INVOKABLE void copyConversation();
+    Q_INVOKABLE void copyText(const QString& text);  // a code block's Copy button
 
     // History. None of them touches the open chat while an answer is generating.
     Q_INVOKABLE void openChat(qint64 id);

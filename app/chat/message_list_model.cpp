@@ -1,8 +1,28 @@
 #include "app/chat/message_list_model.h"
 
+#include <QVariantMap>
+
 #include <algorithm>
 
 namespace ember::app {
+namespace {
+
+QVariantList blocks_variant(const QVector<MessageBlock>& blocks) {
+    static const QString kinds[] = {QStringLiteral("text"), QStringLiteral("code"), QStringLiteral("think")};
+    QVariantList out;
+    out.reserve(blocks.size());
+    for (const MessageBlock& b : blocks)
+        out.push_back(QVariantMap{{QStringLiteral("kind"), kinds[int(b.kind)]},
+                                  {QStringLiteral("text"), b.text},
+                                  {QStringLiteral("language"), b.language},
+                                  {QStringLiteral("html"), b.html},
+                                  {QStringLiteral("open"), b.open}});
+    return out;
+}
+
+QVector<MessageBlock> split(const ChatMessage& m) { return split_blocks(m.content, 0, !m.generating); }
+
+}  // namespace
 
 int MessageListModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(messages_.size()); }
 
@@ -17,40 +37,46 @@ QVariant MessageListModel::data(const QModelIndex& index, int role) const {
         case StatsRole: return m.stats;
         case SiblingIndexRole: return m.sibling_index;
         case SiblingCountRole: return m.sibling_count;
+        case BlocksRole: return blocks_variant(blocks_[index.row()]);
         default: return {};
     }
 }
 
 QHash<int, QByteArray> MessageListModel::roleNames() const {
     return {{RoleRole, "role"}, {ContentRole, "content"}, {GeneratingRole, "generating"}, {StatsRole, "stats"},
-            {SiblingIndexRole, "siblingIndex"}, {SiblingCountRole, "siblingCount"}, {Qt::DisplayRole, "display"}};
+            {SiblingIndexRole, "siblingIndex"}, {SiblingCountRole, "siblingCount"}, {BlocksRole, "blocks"}, {Qt::DisplayRole, "display"}};
 }
 
 void MessageListModel::append(const ChatMessage& message) {
     beginInsertRows({}, int(messages_.size()), int(messages_.size()));
     messages_.push_back(message);
+    blocks_.push_back(split(message));
     endInsertRows();
 }
 
 void MessageListModel::append_to_last(const QString& text) {
     if (messages_.isEmpty() || text.isEmpty()) return;
-    messages_.back().content += text;
+    ChatMessage& m = messages_.back();
+    m.content += text;
+    extend_blocks(blocks_.back(), m.content);
     const QModelIndex last = index(int(messages_.size()) - 1);
-    emit dataChanged(last, last, {ContentRole, Qt::DisplayRole});
+    emit dataChanged(last, last, {ContentRole, Qt::DisplayRole, BlocksRole});
 }
 
 void MessageListModel::finish_last(const QString& stats) {
     if (messages_.isEmpty()) return;
     messages_.back().generating = false;
     messages_.back().stats = stats;
+    blocks_.back() = split(messages_.back());  // once more as a finished message: a closing fence may end it
     const QModelIndex last = index(int(messages_.size()) - 1);
-    emit dataChanged(last, last, {GeneratingRole, StatsRole});
+    emit dataChanged(last, last, {GeneratingRole, StatsRole, BlocksRole});
 }
 
 void MessageListModel::remove_last() {
     if (messages_.isEmpty()) return;
     beginRemoveRows({}, int(messages_.size()) - 1, int(messages_.size()) - 1);
     messages_.pop_back();
+    blocks_.pop_back();
     endRemoveRows();
 }
 
@@ -71,10 +97,12 @@ void MessageListModel::replace_from(int row, QVector<ChatMessage> tail) {
     if (row < messages_.size()) {
         beginRemoveRows({}, row, int(messages_.size()) - 1);
         messages_.resize(row);
+        blocks_.resize(row);
         endRemoveRows();
     }
     if (tail.isEmpty()) return;
     beginInsertRows({}, row, row + int(tail.size()) - 1);
+    for (const ChatMessage& m : tail) blocks_.push_back(split(m));
     messages_.append(std::move(tail));
     endInsertRows();
 }

@@ -7,6 +7,8 @@
 #include <QVector>
 #include <QtQml/qqmlregistration.h>
 
+#include "app/chat/message_blocks.h"
+
 namespace ember::app {
 
 struct ChatMessage {
@@ -26,7 +28,15 @@ class MessageListModel : public QAbstractListModel {
     QML_UNCREATABLE("owned by ChatController")
 
 public:
-    enum Role { RoleRole = Qt::UserRole + 1, ContentRole, GeneratingRole, StatsRole, SiblingIndexRole, SiblingCountRole };
+    enum Role {
+        RoleRole = Qt::UserRole + 1,
+        ContentRole,
+        GeneratingRole,
+        StatsRole,
+        SiblingIndexRole,
+        SiblingCountRole,
+        BlocksRole,  // [{kind: "text"|"code"|"think", text, language, html, open}]
+    };
     Q_ENUM(Role)
 
     using QAbstractListModel::QAbstractListModel;
@@ -47,6 +57,7 @@ public:
 
 private:
     QVector<ChatMessage> messages_;
+    QVector<QVector<MessageBlock>> blocks_;  // of each message's content, row for row
 };
 
 }  // namespace ember::app

@@ -12,6 +12,7 @@ Item {
     required property string stats
     required property int siblingIndex
     required property int siblingCount
+    required property var blocks
 
     implicitHeight: bubble.implicitHeight
 
@@ -19,7 +20,7 @@ Item {
         id: bubble
 
         x: delegate.role === "user" ? delegate.width - width - 16 : 16
-        width: Math.min(delegate.width * 0.8, text.implicitWidth + 24)
+        width: Math.min(delegate.width * 0.8, column.implicitWidth + 16)
         implicitHeight: column.implicitHeight + 16
         radius: 8
         color: delegate.role === "user" ? Qt.rgba(0.25, 0.5, 0.9, 0.18) : Qt.rgba(0.5, 0.5, 0.5, 0.12)
@@ -31,10 +32,10 @@ Item {
             anchors.margins: 8
             spacing: 4
 
+            // Your messages as typed; answers as Markdown, code blocks and <think> sections.
             TextEdit {
-                id: text
-
                 Layout.fillWidth: true
+                visible: delegate.role === "user" || delegate.blocks.length === 0
                 text: delegate.content.length > 0 || !delegate.generating ? delegate.content : "…"
                 wrapMode: Text.Wrap
                 readOnly: true
@@ -43,6 +44,37 @@ Item {
                 color: palette.windowText
                 Accessible.role: Accessible.StaticText
                 Accessible.name: (delegate.role === "user" ? qsTr("You: ") : qsTr("Model: ")) + delegate.content
+            }
+            Repeater {
+                // A count, not the array: a streamed token re-binds the last block's text instead
+                // of re-creating every block.
+                model: delegate.role === "user" ? 0 : delegate.blocks.length
+
+                Loader {
+                    id: loader
+
+                    required property int index
+                    readonly property var block: delegate.blocks[index] ?? ({})
+
+                    Layout.fillWidth: true
+                    sourceComponent: block.kind === "code" ? codeBlock : block.kind === "think" ? thinkBlock : textBlock
+
+                    Component {
+                        id: textBlock
+
+                        TextBlock { block: loader.block }
+                    }
+                    Component {
+                        id: codeBlock
+
+                        CodeBlock { block: loader.block }
+                    }
+                    Component {
+                        id: thinkBlock
+
+                        ThinkBlock { block: loader.block }
+                    }
+                }
             }
             SiblingSwitch {
                 visible: delegate.siblingCount > 1

@@ -3,6 +3,7 @@
 // test can fail on any; and the demo model copied into a scratch folder, because the engine
 // writes its .gpuidx cache beside the model.
 
+#include <QQuickItem>
 #include <QString>
 #include <QStringList>
 #include <QtGlobal>
@@ -23,6 +24,16 @@ inline void install_warning_recorder() { g_previous = qInstallMessageHandler(rec
 
 inline QString copy_demo_model(const QString& dir) {
     return ember::app::copy_model_with_statistics(QStringLiteral(EMBER_DEMO_MODEL), dir + "/model");
+}
+
+// The first item named `name` in the visual tree under `root`: list delegates and loaded items
+// are found by their visual parents, not as QObject children.
+inline QQuickItem* find_item(QQuickItem* root, const QString& name) {
+    if (!root) return nullptr;
+    if (root->objectName() == name) return root;
+    for (QQuickItem* child : root->childItems())
+        if (QQuickItem* found = find_item(child, name)) return found;
+    return nullptr;
 }
 
 }  // namespace gui_test

@@ -14,6 +14,7 @@
 #include <QtTest>
 
 #include "app/app_shell.h"
+#include "app/store/chat_store.h"
 #include "ember/gpu.h"
 #include "gui_test_support.h"
 
@@ -163,6 +164,53 @@ private slots:
         QVERIFY(again.start());
         QTRY_COMPARE_WITH_TIMEOUT(again.engine().status(), QStringLiteral("ready"), 30000);
         QCOMPARE(again.engine().model_path(), installed);
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    // An answer with a <think> section, Markdown and a fenced code block: the thoughts start
+    // folded and open on a click, the code is highlighted, and Copy puts exactly the code on
+    // the clipboard.
+    void answers_show_code_and_thoughts() {
+        QTemporaryDir dir;
+        const QString model = gui_test::copy_demo_model(dir.path());
+        QVERIFY(QDir().mkpath(dir.path() + "/data"));
+        {
+            auto store = ember::store::ChatStore::open(ember::app::AppShell::database_path(dir.path() + "/data"));
+            QVERIFY2(store.ok(), qPrintable(store.error()));
+            ember::store::ChatStore& db = *store.value();
+            const auto chat = db.createChat(QStringLiteral("Loops"));
+            QVERIFY(chat.ok());
+            const auto user = db.addMessage(chat.value(), std::nullopt, ember::store::Role::User, QStringLiteral("A loop?"));
+            QVERIFY(user.ok());
+            QVERIFY(db.addMessage(chat.value(), user.value(), ember::store::Role::Assistant,
+                                         QStringLiteral("<think>\nThey want Python.\n</think>\n\nHere is **one**:\n\n"
+                                                        "```python\nfor i in range(3):\n    print(i)\n```\n\nDone."))
+                        .ok());
+        }
+        ember::app::AppShell shell(options(dir.path() + "/data", model));
+        QVERIFY(shell.start());
+        auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+        QVERIFY(window);
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        QQuickItem* root = window->contentItem();
+        QTRY_VERIFY(gui_test::find_item(root, QStringLiteral("codeBlock")));
+        QQuickItem* code = gui_test::find_item(root, QStringLiteral("codeText"));
+        QVERIFY(code);
+        QVERIFY2(code->property("text").toString().contains(QStringLiteral(">for</span>")),
+                 qPrintable(code->property("text").toString()));
+
+        QGuiApplication::clipboard()->clear();
+        QQuickItem* copy = gui_test::find_item(root, QStringLiteral("copyCodeButton"));
+        QVERIFY(copy);
+        QVERIFY(QMetaObject::invokeMethod(copy, "clicked"));
+        QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("for i in range(3):\n    print(i)"));
+
+        QQuickItem* thoughts = gui_test::find_item(root, QStringLiteral("thinkText"));
+        QVERIFY(thoughts);
+        QVERIFY(!thoughts->isVisible());
+        QVERIFY(QMetaObject::invokeMethod(gui_test::find_item(root, QStringLiteral("thinkToggle")), "clicked"));
+        QTRY_VERIFY(thoughts->isVisible());
+        QCOMPARE(thoughts->property("text").toString().trimmed(), QStringLiteral("They want Python."));
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
