@@ -129,6 +129,17 @@ def chat_prompt_seeds(out):
         (out / f"format{fmt}").write_bytes(bytes([fmt]) + "\0".join(parts).encode())
 
 
+def message_blocks_seeds(out):
+    # First byte: the chunk size the answer streams in; then the answer.
+    answers = [
+        "<think>\nPlan.\n</think>\n\nHere:\n\n```python\nfor i in range(3):\n    print(i)  # \"x\"\n```\n\nDone.",
+        "````js\nlet s = `a ${b}`; /* c */\n```\nstill code\n````\ntext ~~~\n~~~\nunterminated",
+        "Before <think>inline</think> after\n  ```sql\nSELECT 1 -- one\n  ```\n",
+    ]
+    for i, answer in enumerate(answers):
+        (out / f"answer{i}").write_bytes(bytes([i * 3]) + answer.encode())
+
+
 def chat_import_seeds(out):
     # The shape app/store/chat_json_write.cpp exports: a branched tree, statistics, an interrupted answer.
     def message(mid, parent, role, content, status="complete", stats=None):
@@ -160,6 +171,7 @@ def main():
     hub_json_seeds(corpus("hub_json"))
     tokenizer_seeds(corpus("tokenizer"))
     chat_prompt_seeds(corpus("chat_prompt"))
+    message_blocks_seeds(corpus("message_blocks"))
     chat_import_seeds(corpus("chat_import"))
 
 
