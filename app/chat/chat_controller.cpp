@@ -307,6 +307,31 @@ void ChatController::showSibling(int row, int delta) {
     messages_.replace_from(row, rows_of(path.value()).mid(row));
 }
 
+void ChatController::editMessage(int row, const QString& text) {
+    if (generating_ || row < 0 || row >= messages_.rowCount() || text.trimmed().isEmpty()) return;
+    const ChatMessage old = messages_.messages()[row];
+    if (text == old.content) return;
+    const bool question = old.role == QLatin1String("user");
+    if (question && engine_->status() != QLatin1String("ready")) return;  // it would wait for an answer
+    // Same parent as the original, so the edit and the original are siblings.
+    const qint64 parent = row > 0 ? messages_.messages()[row - 1].id : 0;
+    if (store_ && chat_id_ != 0 && old.id != 0) {
+        auto id = store_->addMessage(chat_id_, parent ? std::optional<qint64>(parent) : std::nullopt,
+                                     question ? store::Role::User : store::Role::Assistant, text);
+        if (!saved(id)) return;
+        auto path = store_->selectBranch(id.value());
+        if (!saved(path)) return;
+        messages_.replace_from(row, rows_of(path.value()).mid(row));
+    } else {
+        ChatMessage edited;
+        edited.role = old.role;
+        edited.content = text;
+        messages_.replace_from(row, {edited});
+    }
+    if (question) start_answer();
+    refresh_conversations();
+}
+
 void ChatController::search(const QString& text) {
     if (!store_ || text.trimmed().isEmpty()) {
         search_hits_.set_hits({});

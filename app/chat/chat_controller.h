@@ -89,6 +89,9 @@ public:
     // The previous (delta -1) or next (+1) alternative of the message in `row`, with the newest
     // branch below it.
     Q_INVOKABLE void showSibling(int row, int delta);
+    // The message at `row` rewritten as a new sibling of it (◀ n/m ▶ goes back to the original);
+    // an edited question is answered anew, an edited answer just replaces what is shown.
+    Q_INVOKABLE void editMessage(int row, const QString& text);
     Q_INVOKABLE void search(const QString& text);
     // Opens the chat of a search hit on the branch holding the matching message.
     Q_INVOKABLE void openSearchHit(int row);

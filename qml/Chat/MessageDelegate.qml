@@ -1,9 +1,12 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember.App
 
 Item {
     id: delegate
+
+    objectName: "message" + index
 
     required property int index
     required property string role
@@ -13,6 +16,13 @@ Item {
     required property int siblingIndex
     required property int siblingCount
     required property var blocks
+    property bool editing: false
+
+    function saveEdit() {
+        const text = editor.text;
+        delegate.editing = false;
+        ChatController.editMessage(delegate.index, text);
+    }
 
     implicitHeight: bubble.implicitHeight
 
@@ -20,7 +30,7 @@ Item {
         id: bubble
 
         x: delegate.role === "user" ? delegate.width - width - 16 : 16
-        width: Math.min(delegate.width * 0.8, column.implicitWidth + 16)
+        width: delegate.editing ? delegate.width * 0.8 : Math.min(delegate.width * 0.8, column.implicitWidth + 16)
         implicitHeight: column.implicitHeight + 16
         radius: 8
         color: delegate.role === "user" ? Qt.rgba(0.25, 0.5, 0.9, 0.18) : Qt.rgba(0.5, 0.5, 0.5, 0.12)
@@ -35,7 +45,7 @@ Item {
             // Your messages as typed; answers as Markdown, code blocks and <think> sections.
             TextEdit {
                 Layout.fillWidth: true
-                visible: delegate.role === "user" || delegate.blocks.length === 0
+                visible: !delegate.editing && (delegate.role === "user" || delegate.blocks.length === 0)
                 text: delegate.content.length > 0 || !delegate.generating ? delegate.content : "…"
                 wrapMode: Text.Wrap
                 readOnly: true
@@ -48,7 +58,7 @@ Item {
             Repeater {
                 // A count, not the array: a streamed token re-binds the last block's text instead
                 // of re-creating every block.
-                model: delegate.role === "user" ? 0 : delegate.blocks.length
+                model: delegate.role === "user" || delegate.editing ? 0 : delegate.blocks.length
 
                 Loader {
                     id: loader
@@ -76,11 +86,65 @@ Item {
                     }
                 }
             }
-            SiblingSwitch {
-                visible: delegate.siblingCount > 1
-                row: delegate.index
-                siblingIndex: delegate.siblingIndex
-                siblingCount: delegate.siblingCount
+            // Editing: the text in place; the edit becomes a sibling of this message.
+            TextArea {
+                id: editor
+
+                objectName: "messageEditor"
+                Layout.fillWidth: true
+                visible: delegate.editing
+                wrapMode: TextEdit.Wrap
+                Keys.onPressed: event => {
+                    if ((event.key === Qt.Key_Return || event.key === Qt.Key_Enter) && (event.modifiers & Qt.ControlModifier)) {
+                        delegate.saveEdit();
+                        event.accepted = true;
+                    }
+                }
+                Keys.onEscapePressed: delegate.editing = false
+                Accessible.name: qsTr("Edit the message")
+            }
+            RowLayout {
+                visible: delegate.editing
+
+                Button {
+                    objectName: "saveEditButton"
+                    text: delegate.role === "user" ? qsTr("Save and send") : qsTr("Save")
+                    enabled: editor.text.trim().length > 0
+                    onClicked: delegate.saveEdit()
+                    ToolTip.visible: hovered
+                    ToolTip.text: qsTr("Ctrl+Enter")
+                }
+                Button {
+                    objectName: "cancelEditButton"
+                    text: qsTr("Cancel")
+                    onClicked: delegate.editing = false
+                }
+            }
+            RowLayout {
+                visible: !delegate.editing
+                spacing: 0
+
+                SiblingSwitch {
+                    visible: delegate.siblingCount > 1
+                    row: delegate.index
+                    siblingIndex: delegate.siblingIndex
+                    siblingCount: delegate.siblingCount
+                }
+                ToolButton {
+                    objectName: "editButton"
+                    text: "✎"
+                    visible: !delegate.generating
+                    enabled: !ChatController.generating
+                    font.pointSize: 8
+                    onClicked: {
+                        editor.text = delegate.content;
+                        delegate.editing = true;
+                        editor.forceActiveFocus();
+                    }
+                    ToolTip.visible: hovered
+                    ToolTip.text: qsTr("Edit")
+                    Accessible.name: qsTr("Edit the message")
+                }
             }
             Label {
                 visible: delegate.stats.length > 0

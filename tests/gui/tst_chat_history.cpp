@@ -154,6 +154,57 @@ private slots:
         QCOMPARE(rows[0].content, QStringLiteral("Gamma three"));
     }
 
+    // Edits are siblings too: an edited answer replaces what is shown, an edited question gets
+    // a new answer, and ◀ goes back to the original with its own answer.
+    void edits_become_siblings() {
+        auto& chat = shell_->chat();
+        const auto& rows = chat.messages()->messages();
+        QVERIFY(chat_about(QStringLiteral("Delta four")) != 0);
+        QVERIFY(!rows[1].content.isEmpty());
+
+        chat.editMessage(1, QStringLiteral("A better answer."));
+        QVERIFY(!chat.generating());
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows[1].content, QStringLiteral("A better answer."));
+        QCOMPARE(rows[1].sibling_count, 2);
+        QCOMPARE(rows[1].sibling_index, 1);
+
+        chat.editMessage(0, QStringLiteral("Delta five"));
+        QVERIFY(chat.generating());
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        QCOMPARE(rows.size(), 2);
+        QCOMPARE(rows[0].content, QStringLiteral("Delta five"));
+        QCOMPARE(rows[0].sibling_count, 2);
+        QVERIFY(!rows[1].content.isEmpty());
+        QCOMPARE(rows[1].sibling_count, 1);
+        auto db = reader();
+        QVERIFY(db);
+        const auto path = db->activePath(chat.chat_id()).value();
+        QCOMPARE(path.size(), 2);
+        QCOMPARE(path[0].content, QStringLiteral("Delta five"));
+        QCOMPARE(path[1].content, rows[1].content);
+
+        chat.showSibling(0, -1);
+        QCOMPARE(rows[0].content, QStringLiteral("Delta four"));
+        QCOMPARE(rows[1].content, QStringLiteral("A better answer."));
+
+        // In the window: ✎ opens the editor on the message's text, Cancel closes it unchanged.
+        auto* window = qobject_cast<QQuickWindow*>(shell_->qml().rootObjects().first());
+        QQuickItem* question = nullptr;
+        QTRY_VERIFY((question = gui_test::find_item(window->contentItem(), QStringLiteral("message0"))) &&
+                    question->property("content").toString() == QStringLiteral("Delta four"));
+        QQuickItem* edit = gui_test::find_item(question, QStringLiteral("editButton"));
+        QVERIFY(edit);
+        QVERIFY(QMetaObject::invokeMethod(edit, "clicked"));
+        QQuickItem* editor = gui_test::find_item(question, QStringLiteral("messageEditor"));
+        QVERIFY(editor);
+        QTRY_VERIFY(editor->isVisible());
+        QCOMPARE(editor->property("text").toString(), QStringLiteral("Delta four"));
+        QVERIFY(QMetaObject::invokeMethod(gui_test::find_item(question, QStringLiteral("cancelEditButton")), "clicked"));
+        QTRY_VERIFY(!editor->isVisible());
+        QCOMPARE(rows[0].content, QStringLiteral("Delta four"));
+    }
+
     void search_opens_the_chat_of_a_hit() {
         const QString marked = QStringLiteral("a<i>&") + QChar(ember::store::kMatchStart) + "x" +
                                QChar(ember::store::kMatchEnd);
