@@ -70,19 +70,13 @@ void ChatController::set_prompt_format(const QString& f) {
 void ChatController::set_system_prompt(const QString& s) {
     if (s == system_prompt_) return;
     system_prompt_ = s;
+    save_options();
     emit settingsChanged();
 }
 
-void ChatController::set_temperature(double t) {
-    if (t == temperature_) return;
-    temperature_ = t;
-    emit settingsChanged();
-}
-
-void ChatController::set_max_tokens(int n) {
-    if (n == max_tokens_) return;
-    max_tokens_ = n;
-    emit settingsChanged();
+void ChatController::save_options() {
+    if (store_ && chat_id_ != 0)
+        saved(store_->setChatOptions(chat_id_, store::ChatOptions{system_prompt_, to_json(settings_), engine_->model_path()}));
 }
 
 template <typename R>
@@ -100,7 +94,7 @@ void ChatController::send(const QString& text) {
     if (store_) {
         if (chat_id_ == 0) {
             auto chat = store_->createChat(text.simplified().left(60),
-                                           store::ChatOptions{system_prompt_, {}, engine_->model_path()});
+                                           store::ChatOptions{system_prompt_, to_json(settings_), engine_->model_path()});
             if (saved(chat)) set_chat_id(chat.value());
         }
         if (chat_id_ != 0) {
@@ -164,7 +158,8 @@ void ChatController::start_answer() {
     emit generatingChanged();
     pending_.clear();
     flush_timer_.start();
-    engine_->generate(prompt, max_tokens_, temperature_);
+    engine_->generate(prompt, settings_.max_tokens,
+                      sampling_params(settings_, std::uniform_int_distribution<uint64_t>()(random_)));
 }
 
 void ChatController::flush() {
@@ -233,6 +228,7 @@ void ChatController::show_chat(const store::Chat& chat, const QList<store::Messa
     QVector<ChatMessage> rows = rows_of(path);
     set_chat_id(chat.id);
     system_prompt_ = chat.options.systemPrompt;
+    settings_ = settings_from_json(chat.options.settings, settings_);
     emit settingsChanged();
     messages_.replace_from(0, std::move(rows));
 }

@@ -9,8 +9,11 @@
 #include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
+#include <random>
+
 #include "app/chat/chat_prompt.h"
 #include "app/chat/conversation_list_model.h"
+#include "app/chat/generation_settings.h"
 #include "app/chat/message_list_model.h"
 #include "app/chat/search_hit_model.h"
 
@@ -38,8 +41,14 @@ class ChatController : public QObject {
     Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
     Q_PROPERTY(QString promptFormat READ prompt_format WRITE set_prompt_format NOTIFY settingsChanged)
     Q_PROPERTY(QString systemPrompt READ system_prompt WRITE set_system_prompt NOTIFY settingsChanged)
+    // The open chat's sampling settings, saved with it (a new chat starts with the last ones).
     Q_PROPERTY(double temperature READ temperature WRITE set_temperature NOTIFY settingsChanged)
     Q_PROPERTY(int maxTokens READ max_tokens WRITE set_max_tokens NOTIFY settingsChanged)
+    Q_PROPERTY(int topK READ top_k WRITE set_top_k NOTIFY settingsChanged)
+    Q_PROPERTY(double topP READ top_p WRITE set_top_p NOTIFY settingsChanged)
+    Q_PROPERTY(double minP READ min_p WRITE set_min_p NOTIFY settingsChanged)
+    Q_PROPERTY(double repeatPenalty READ repeat_penalty WRITE set_repeat_penalty NOTIFY settingsChanged)
+    Q_PROPERTY(double seed READ seed WRITE set_seed NOTIFY settingsChanged)
     Q_PROPERTY(QString historyError READ history_error NOTIFY historyErrorChanged)
 
 public:
@@ -57,10 +66,21 @@ public:
     void set_prompt_format(const QString& f);
     QString system_prompt() const { return system_prompt_; }
     void set_system_prompt(const QString& s);
-    double temperature() const { return temperature_; }
-    void set_temperature(double t);
-    int max_tokens() const { return max_tokens_; }
-    void set_max_tokens(int n);
+    const GenerationSettings& settings() const { return settings_; }
+    double temperature() const { return settings_.temperature; }
+    void set_temperature(double t) { update_settings(&GenerationSettings::temperature, t); }
+    int max_tokens() const { return settings_.max_tokens; }
+    void set_max_tokens(int n) { update_settings(&GenerationSettings::max_tokens, n); }
+    int top_k() const { return settings_.top_k; }
+    void set_top_k(int k) { update_settings(&GenerationSettings::top_k, k); }
+    double top_p() const { return settings_.top_p; }
+    void set_top_p(double p) { update_settings(&GenerationSettings::top_p, p); }
+    double min_p() const { return settings_.min_p; }
+    void set_min_p(double p) { update_settings(&GenerationSettings::min_p, p); }
+    double repeat_penalty() const { return settings_.repeat_penalty; }
+    void set_repeat_penalty(double p) { update_settings(&GenerationSettings::repeat_penalty, p); }
+    double seed() const { return double(settings_.seed); }
+    void set_seed(double s) { update_settings(&GenerationSettings::seed, qint64(s)); }
     QString history_error() const { return history_error_; }
     qint64 chat_id() const { return chat_id_; }
     double chat_id_number() const { return double(chat_id_); }
@@ -105,6 +125,18 @@ signals:
     void historyErrorChanged();
 
 private:
+    // Sets one setting (clamped); a change is saved with the open chat.
+    template <typename T>
+    void update_settings(T GenerationSettings::*field, T value) {
+        GenerationSettings next = settings_;
+        next.*field = value;
+        next = clamped(next);
+        if (next == settings_) return;
+        settings_ = next;
+        save_options();
+        emit settingsChanged();
+    }
+    void save_options();
     void start_answer();
     void flush();
     void on_finished(const QVariantMap& stats);
@@ -135,8 +167,8 @@ private:
     bool generating_ = false;
     QString prompt_format_ = QStringLiteral("completion");
     QString system_prompt_;
-    double temperature_ = 0.7;
-    int max_tokens_ = 200;
+    GenerationSettings settings_;
+    std::mt19937_64 random_{std::random_device{}()};  // seeds for answers without a fixed seed
 };
 
 }  // namespace ember::app

@@ -104,11 +104,11 @@ void EngineController::loadModel(const QString& path, double budgetBytes) {
                               Qt::QueuedConnection);
 }
 
-void EngineController::generate(const QString& prompt, int maxTokens, double temperature) {
+void EngineController::generate(const QString& prompt, int max_tokens, const ember::SamplingParams& sampling) {
     GenerationRequest r;
     r.prompt = prompt;
-    r.max_tokens = maxTokens;
-    r.sampling.temperature = float(temperature);
+    r.max_tokens = max_tokens;
+    r.sampling = sampling;
     set_status(QStringLiteral("generating"));
     QMetaObject::invokeMethod(worker_, [w = worker_, r] { w->generate(r); }, Qt::QueuedConnection);
 }

@@ -66,7 +66,7 @@ public:
     LayerSplitModel* layers() { return &layers_; }
 
     Q_INVOKABLE void loadModel(const QString& path, double budgetBytes = 0);
-    Q_INVOKABLE void generate(const QString& prompt, int maxTokens, double temperature);
+    void generate(const QString& prompt, int max_tokens, const ember::SamplingParams& sampling);
     Q_INVOKABLE void stop();
     Q_INVOKABLE void setBudget(double bytes);
 

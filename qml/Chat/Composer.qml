@@ -13,6 +13,14 @@ ToolBar {
         input.clear();
     }
 
+    ChatSettings {
+        id: chatSettings
+    }
+    Shortcut {
+        sequence: "Ctrl+,"
+        onActivated: chatSettings.open()
+    }
+
     RowLayout {
         anchors.fill: parent
         anchors.margins: 8
@@ -38,6 +46,13 @@ ToolBar {
             onClicked: ChatController.copyConversation()
             ToolTip.visible: hovered
             ToolTip.text: qsTr("Copy the conversation as Markdown (Ctrl+Shift+C)")
+        }
+        Button {
+            objectName: "chatSettingsButton"
+            text: qsTr("Settings")
+            onClicked: chatSettings.open()
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("System prompt and sampling for this chat (Ctrl+,)")
         }
         Button {
             text: qsTr("Regenerate")

@@ -84,6 +84,51 @@ private slots:
         QCOMPARE(item("conversationList")->property("count").toInt(), 2);
     }
 
+    // Sampling settings and the system prompt belong to a chat: changed in one, kept there,
+    // not carried into another chat that has its own; Ctrl+, opens them in the window.
+    void settings_are_saved_per_chat() {
+        auto& chat = shell_->chat();
+        chat.openChat(alpha_);
+        chat.set_temperature(1.3);
+        chat.set_top_k(7);
+        chat.set_seed(42);
+        chat.set_system_prompt(QStringLiteral("Answer in verse."));
+        chat.openChat(bravo_);
+        QCOMPARE(chat.temperature(), 0.0);
+        QCOMPARE(chat.top_k(), 40);
+        QCOMPARE(chat.seed(), -1.0);
+        QCOMPARE(chat.system_prompt(), QString());
+        chat.openChat(alpha_);
+        QCOMPARE(chat.temperature(), 1.3);
+        QCOMPARE(chat.top_k(), 7);
+        QCOMPARE(chat.seed(), 42.0);
+        QCOMPARE(chat.max_tokens(), 4);
+        QCOMPARE(chat.system_prompt(), QStringLiteral("Answer in verse."));
+        auto db = reader();
+        QVERIFY(db);
+        const QJsonObject stored = db->chat(alpha_).value().options.settings;
+        QCOMPARE(stored.value(QStringLiteral("temperature")).toDouble(), 1.3);
+        QCOMPARE(stored.value(QStringLiteral("seed")).toDouble(), 42.0);
+        chat.set_temperature(2.5);  // out of range: clamped
+        QCOMPARE(chat.temperature(), 2.0);
+
+        auto* window = qobject_cast<QQuickWindow*>(shell_->qml().rootObjects().first());
+        QObject* dialog = window->findChild<QObject*>(QStringLiteral("chatSettings"));
+        QVERIFY(dialog);
+        QVERIFY(!dialog->property("visible").toBool());
+        QTest::keyClick(window, Qt::Key_Comma, Qt::ControlModifier);
+        QTRY_VERIFY(dialog->property("visible").toBool());
+        QVERIFY(QMetaObject::invokeMethod(dialog, "close"));
+        QTRY_VERIFY(!dialog->property("visible").toBool());
+
+        // Back to the settings and the open chat the later tests expect.
+        chat.set_temperature(0.0);
+        chat.set_top_k(40);
+        chat.set_seed(-1);
+        chat.set_system_prompt(QString());
+        chat.openChat(bravo_);
+    }
+
     void open_rename_pin_delete_and_undo() {
         auto& chat = shell_->chat();
         auto* conversations = chat.conversations();

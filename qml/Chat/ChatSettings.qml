@@ -1,0 +1,131 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember.App
+
+// The open chat's system prompt and sampling settings (Ctrl+,), saved with the chat.
+Dialog {
+    id: dialog
+
+    objectName: "chatSettings"
+    title: qsTr("Chat settings")
+    parent: Overlay.overlay
+    modal: true
+    anchors.centerIn: parent
+    width: Math.min(parent ? parent.width - 80 : 480, 520)
+    standardButtons: Dialog.Close
+
+    component SettingSlider: RowLayout {
+        id: row
+
+        required property string label
+        required property real from
+        required property real to
+        required property real stepSize
+        required property real value
+        required property string help
+        signal moved(real value)
+
+        Label {
+            text: row.label
+            Layout.preferredWidth: 120
+        }
+        Slider {
+            Layout.fillWidth: true
+            from: row.from
+            to: row.to
+            stepSize: row.stepSize
+            value: row.value
+            onMoved: row.moved(value)
+            Accessible.name: row.label
+            ToolTip.visible: hovered
+            ToolTip.text: row.help
+        }
+        Label {
+            text: row.value.toFixed(2)
+            Layout.preferredWidth: 40
+        }
+    }
+
+    ColumnLayout {
+        anchors.fill: parent
+        spacing: 6
+
+        Label { text: qsTr("System prompt") }
+        TextArea {
+            objectName: "systemPromptField"
+            Layout.fillWidth: true
+            Layout.preferredHeight: 70
+            wrapMode: TextEdit.Wrap
+            text: ChatController.systemPrompt
+            placeholderText: qsTr("Instructions the model sees before the conversation")
+            onEditingFinished: ChatController.systemPrompt = text
+            Accessible.name: qsTr("System prompt")
+        }
+        SettingSlider {
+            objectName: "temperatureSetting"
+            label: qsTr("Temperature")
+            from: 0; to: 2; stepSize: 0.05
+            value: ChatController.temperature
+            help: qsTr("0: always the most likely token; higher: more varied")
+            onMoved: v => ChatController.temperature = v
+        }
+        SettingSlider {
+            label: qsTr("Top-p")
+            from: 0; to: 1; stepSize: 0.01
+            value: ChatController.topP
+            help: qsTr("Sample from the smallest set of tokens whose probabilities reach p (1: off)")
+            onMoved: v => ChatController.topP = v
+        }
+        SettingSlider {
+            label: qsTr("Min-p")
+            from: 0; to: 1; stepSize: 0.01
+            value: ChatController.minP
+            help: qsTr("Drop tokens less likely than p × the most likely one (0: off)")
+            onMoved: v => ChatController.minP = v
+        }
+        SettingSlider {
+            label: qsTr("Repeat penalty")
+            from: 1; to: 2; stepSize: 0.01
+            value: ChatController.repeatPenalty
+            help: qsTr("Make recently used tokens less likely (1: off)")
+            onMoved: v => ChatController.repeatPenalty = v
+        }
+        GridLayout {
+            columns: 2
+            columnSpacing: 12
+
+            Label { text: qsTr("Top-k") }
+            SpinBox {
+                from: 0; to: 1000
+                value: ChatController.topK
+                editable: true
+                onValueModified: ChatController.topK = value
+                Accessible.name: qsTr("Top-k (0: off)")
+            }
+            Label { text: qsTr("Max tokens") }
+            SpinBox {
+                objectName: "maxTokensSetting"
+                from: 1; to: 32768
+                value: ChatController.maxTokens
+                editable: true
+                onValueModified: ChatController.maxTokens = value
+                Accessible.name: qsTr("Most tokens per answer")
+            }
+            Label { text: qsTr("Seed") }
+            RowLayout {
+                SpinBox {
+                    from: -1; to: 2147483647
+                    value: ChatController.seed
+                    editable: true
+                    onValueModified: ChatController.seed = value
+                    Accessible.name: qsTr("Seed (-1: random)")
+                }
+                Label {
+                    text: ChatController.seed < 0 ? qsTr("random") : qsTr("fixed: answers repeat")
+                    opacity: 0.7
+                }
+            }
+        }
+    }
+}
