@@ -39,6 +39,13 @@ ApplicationWindow {
     SearchPopup {
         id: search
     }
+    ShortcutSheet {
+        id: shortcutSheet
+    }
+    Shortcut {
+        sequence: "F1"
+        onActivated: shortcutSheet.open()
+    }
 
     ColumnLayout {
         anchors.fill: parent

@@ -47,6 +47,11 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         }
         emit deviceChanged();
     }, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::context_changed, this, [this](int used, int size) {
+        context_used_ = used;
+        context_size_ = size;
+        emit contextChanged();
+    }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::finished, this, [this](const GenerationStats& st) {
         set_status(QStringLiteral("ready"));
         emit generationFinished({{"promptTokens", st.prompt_tokens},

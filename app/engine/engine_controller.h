@@ -37,6 +37,9 @@ class EngineController : public QObject {
     Q_PROPERTY(double tokensPerSecond READ tokens_per_second NOTIFY splitChanged)
     Q_PROPERTY(double deviceShare READ device_share NOTIFY splitChanged)
     Q_PROPERTY(ember::app::LayerSplitModel* layers READ layers CONSTANT)
+    // The context meter: tokens of the conversation in the model's context, and its size.
+    Q_PROPERTY(int contextUsed READ context_used NOTIFY contextChanged)
+    Q_PROPERTY(int contextSize READ context_size NOTIFY contextChanged)
 
 public:
     // Not default-constructible on purpose: QML (Qt 6.4) would build its own instance instead
@@ -64,6 +67,8 @@ public:
     double tokens_per_second() const { return tokens_per_second_; }
     double device_share() const { return device_share_; }
     LayerSplitModel* layers() { return &layers_; }
+    int context_used() const { return context_used_; }
+    int context_size() const { return context_size_; }
 
     Q_INVOKABLE void loadModel(const QString& path, double budgetBytes = 0);
     void generate(const QString& prompt, int max_tokens, const ember::SamplingParams& sampling);
@@ -75,6 +80,7 @@ signals:
     void modelChanged();
     void deviceChanged();
     void splitChanged();
+    void contextChanged();
     void token(const QString& text);
     void generationFinished(const QVariantMap& stats);
     void generationFailed(const QString& error);
@@ -95,6 +101,8 @@ private:
     qint64 max_budget_ = 0;
     double tokens_per_second_ = 0.0;
     double device_share_ = 0.0;
+    int context_used_ = 0;
+    int context_size_ = 0;
 };
 
 }  // namespace ember::app

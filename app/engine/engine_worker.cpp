@@ -80,6 +80,7 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx) {
     // The file name is what the user downloaded or chose; general.name is often a converter's
     // folder name ("hf").
     emit loaded(LoadedModel{path, QFileInfo(path).completeBaseName(), describe(info), info.sparse, info.n_layer});
+    emit context_changed(0, session_->n_ctx());
     emit device_changed(device_state());
     emit split(snapshot(0.0));
 }
@@ -124,6 +125,7 @@ void EngineWorker::generate(const GenerationRequest& request) {
     if (!result) {
         context_.clear();
         session_->clear();
+        emit context_changed(0, session_->n_ctx());
         return emit failed(QString::fromStdString(result.error().message));
     }
     context_.insert(context_.end(), result->tokens.begin(), result->tokens.end());
@@ -137,6 +139,7 @@ void EngineWorker::generate(const GenerationRequest& request) {
     stats.first_token_ms = t.first_token_ms;
     stats.stop_reason = stop_.load() ? QStringLiteral("stopped")
                                      : QString::fromLatin1(ember::stop_reason_name(result->stop_reason));
+    emit context_changed(session_->n_past(), session_->n_ctx());
     emit finished(stats);
 }
 

@@ -76,6 +76,9 @@ signals:
     void finished(const ember::app::GenerationStats& stats);
     void failed(const QString& error);
     void device_changed(const ember::app::DeviceState& state);
+    // Tokens held in the context (the conversation so far) and its size, after a load and after
+    // each answer.
+    void context_changed(int used, int size);
 
 private:
     SplitSnapshot snapshot(double tokens_per_second);

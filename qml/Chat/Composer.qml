@@ -6,6 +6,14 @@ import Ember.App
 ToolBar {
     id: composer
 
+    // The chat the context meter's figures belong to: another chat's tokens are not shown as this one's.
+    property real contextChat: -1
+
+    Connections {
+        target: EngineController
+        function onContextChanged() { composer.contextChat = ChatController.chatId; }
+    }
+
     function submit() {
         if (input.text.length === 0)
             return;
@@ -25,6 +33,28 @@ ToolBar {
         anchors.fill: parent
         anchors.margins: 8
         spacing: 8
+
+        // The context meter: how much of the model's context the conversation fills. A full
+        // context ends the answer with "context full"; a new chat starts empty.
+        ColumnLayout {
+            objectName: "contextMeter"
+            spacing: 0
+            visible: EngineController.contextSize > 0 && composer.contextChat === ChatController.chatId
+            Accessible.name: qsTr("Context: %1 of %2 tokens").arg(EngineController.contextUsed).arg(EngineController.contextSize)
+
+            ProgressBar {
+                Layout.preferredWidth: 90
+                from: 0
+                to: Math.max(1, EngineController.contextSize)
+                value: EngineController.contextUsed
+            }
+            Label {
+                objectName: "contextLabel"
+                text: qsTr("%1 / %2 tokens").arg(EngineController.contextUsed).arg(EngineController.contextSize)
+                font.pointSize: 7
+                opacity: 0.7
+            }
+        }
 
         TextField {
             id: input

@@ -106,6 +106,15 @@ private slots:
         QVERIFY2(first.startsWith(second.left(first.size())) || second.startsWith(first),
                  qPrintable(first + " | " + second));
 
+        // The context meter: the prompt and the answer's tokens, out of the context's 2048.
+        QTRY_COMPARE(engine.context_size(), 2048);
+        QVERIFY(engine.context_used() > 8 && engine.context_used() < 2048);
+        QQuickItem* meter = gui_test::find_item(window->contentItem(), QStringLiteral("contextLabel"));
+        QVERIFY(meter);
+        QTRY_COMPARE(meter->property("text").toString(),
+                     QStringLiteral("%1 / 2048 tokens").arg(engine.context_used()));
+        QVERIFY(meter->isVisible());
+
         // The slider's re-plan: a budget that holds everything puts every neuron on the device.
         QSignalSpy device(&engine, &ember::app::EngineController::deviceChanged);
         engine.setBudget(64.0 * 1024 * 1024);

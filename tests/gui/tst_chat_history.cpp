@@ -85,7 +85,8 @@ private slots:
     }
 
     // Sampling settings and the system prompt belong to a chat: changed in one, kept there,
-    // not carried into another chat that has its own; Ctrl+, opens them in the window.
+    // not carried into another chat that has its own; Ctrl+, opens them in the window (and F1
+    // the list of shortcuts).
     void settings_are_saved_per_chat() {
         auto& chat = shell_->chat();
         chat.openChat(alpha_);
@@ -120,6 +121,12 @@ private slots:
         QTRY_VERIFY(dialog->property("visible").toBool());
         QVERIFY(QMetaObject::invokeMethod(dialog, "close"));
         QTRY_VERIFY(!dialog->property("visible").toBool());
+        QObject* sheet = window->findChild<QObject*>(QStringLiteral("shortcutSheet"));
+        QVERIFY(sheet);
+        QTest::keyClick(window, Qt::Key_F1);
+        QTRY_VERIFY(sheet->property("visible").toBool());
+        QVERIFY(QMetaObject::invokeMethod(sheet, "close"));
+        QTRY_VERIFY(!sheet->property("visible").toBool());
 
         // Back to the settings and the open chat the later tests expect.
         chat.set_temperature(0.0);
