@@ -120,6 +120,7 @@ void ChatController::stop() {
 
 void ChatController::newChat() {
     if (generating_) return;
+    set_context(0, false);
     set_chat_id(0);
     messages_.replace_from(0, {});
 }
@@ -138,7 +139,30 @@ void ChatController::copyConversation() {
 void ChatController::copyText(const QString& text) { QGuiApplication::clipboard()->setText(text); }
 
 QString ChatController::renderedPrompt() const {
-    return render_prompt(prompt_format_from_name(prompt_format_), system_prompt_, messages_.messages());
+    const QVector<ChatMessage>& rows = messages_.messages();
+    return render_prompt(prompt_format_from_name(prompt_format_), system_prompt_,
+                         rows.mid(std::min<qsizetype>(context_start_, rows.size())));
+}
+
+void ChatController::set_context(int start, bool full) {
+    if (start == context_start_ && full == context_full_) return;
+    context_start_ = start;
+    context_full_ = full;
+    emit contextChanged();
+}
+
+void ChatController::dropOldestTurn() {
+    if (generating_) return;
+    const QVector<ChatMessage>& rows = messages_.messages();
+    // The next question after the first one the model sees; the last question always stays.
+    int last_question = -1;
+    for (int r = 0; r < rows.size(); ++r)
+        if (rows[r].role == QLatin1String("user")) last_question = r;
+    int next = context_start_ + 1;
+    while (next < last_question && rows[next].role != QLatin1String("user")) ++next;
+    if (last_question < 0 || next > last_question) return;
+    set_context(next, false);
+    regenerate();
 }
 
 void ChatController::start_answer() {
@@ -175,12 +199,14 @@ void ChatController::flush() {
 
 void ChatController::on_finished(const QVariantMap& stats) {
     if (!generating_) return;
+    set_context(context_start_, stats.value(QStringLiteral("stopReason")).toString() == QLatin1String("context full"));
     finish_answer(stats_line(store_stats(stats)), stats);
     emit answerFinished(stats);
 }
 
 void ChatController::on_failed(const QString& error) {
     if (!generating_) return;
+    set_context(context_start_, error.contains(QLatin1String("context overflow")));
     finish_answer(tr("error: %1").arg(error), {{"stopReason", QStringLiteral("error: ") + error}});
 }
 
@@ -226,6 +252,7 @@ QVector<ChatMessage> ChatController::rows_of(const QList<store::Message>& path) 
 
 void ChatController::show_chat(const store::Chat& chat, const QList<store::Message>& path) {
     QVector<ChatMessage> rows = rows_of(path);
+    set_context(0, false);
     set_chat_id(chat.id);
     system_prompt_ = chat.options.systemPrompt;
     settings_ = settings_from_json(chat.options.settings, settings_);
@@ -309,6 +336,7 @@ void ChatController::editMessage(int row, const QString& text) {
     if (text == old.content) return;
     const bool question = old.role == QLatin1String("user");
     if (question && engine_->status() != QLatin1String("ready")) return;  // it would wait for an answer
+    set_context(std::min(context_start_, row), false);
     // Same parent as the original, so the edit and the original are siblings.
     const qint64 parent = row > 0 ? messages_.messages()[row - 1].id : 0;
     if (store_ && chat_id_ != 0 && old.id != 0) {

@@ -50,6 +50,10 @@ class ChatController : public QObject {
     Q_PROPERTY(double repeatPenalty READ repeat_penalty WRITE set_repeat_penalty NOTIFY settingsChanged)
     Q_PROPERTY(double seed READ seed WRITE set_seed NOTIFY settingsChanged)
     Q_PROPERTY(QString historyError READ history_error NOTIFY historyErrorChanged)
+    // The first row the model sees (earlier turns stay in the history, dimmed); and whether the
+    // last answer ran out of context, so the user chooses what happens next.
+    Q_PROPERTY(int contextStart READ context_start NOTIFY contextChanged)
+    Q_PROPERTY(bool contextFull READ context_full NOTIFY contextChanged)
 
 public:
     // store may be null (history could not be opened): the chat works, nothing is saved.
@@ -82,6 +86,8 @@ public:
     double seed() const { return double(settings_.seed); }
     void set_seed(double s) { update_settings(&GenerationSettings::seed, qint64(s)); }
     QString history_error() const { return history_error_; }
+    int context_start() const { return context_start_; }
+    bool context_full() const { return context_full_; }
     qint64 chat_id() const { return chat_id_; }
     double chat_id_number() const { return double(chat_id_); }
 
@@ -112,6 +118,9 @@ public:
     // The message at `row` rewritten as a new sibling of it (◀ n/m ▶ goes back to the original);
     // an edited question is answered anew, an edited answer just replaces what is shown.
     Q_INVOKABLE void editMessage(int row, const QString& text);
+    // The answer to a full context: leave the oldest question and its answer out of what the
+    // model sees (they stay in the history) and answer the last question again.
+    Q_INVOKABLE void dropOldestTurn();
     Q_INVOKABLE void search(const QString& text);
     // Opens the chat of a search hit on the branch holding the matching message.
     Q_INVOKABLE void openSearchHit(int row);
@@ -123,6 +132,7 @@ signals:
     void settingsChanged();
     void answerFinished(const QVariantMap& stats);
     void historyErrorChanged();
+    void contextChanged();
 
 private:
     // Sets one setting (clamped); a change is saved with the open chat.
@@ -137,6 +147,7 @@ private:
         emit settingsChanged();
     }
     void save_options();
+    void set_context(int start, bool full);
     void start_answer();
     void flush();
     void on_finished(const QVariantMap& stats);
@@ -168,6 +179,8 @@ private:
     QString prompt_format_ = QStringLiteral("completion");
     QString system_prompt_;
     GenerationSettings settings_;
+    int context_start_ = 0;
+    bool context_full_ = false;
     std::mt19937_64 random_{std::random_device{}()};  // seeds for answers without a fixed seed
 };
 

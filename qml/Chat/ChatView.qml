@@ -40,6 +40,34 @@ Pane {
             }
         }
 
+        // A full context is never cut silently: the user decides.
+        Pane {
+            objectName: "contextFullBar"
+            Layout.fillWidth: true
+            visible: ChatController.contextFull && !ChatController.generating
+
+            RowLayout {
+                anchors.fill: parent
+
+                Label {
+                    Layout.fillWidth: true
+                    wrapMode: Text.Wrap
+                    text: qsTr("The conversation fills the model's context (%1 tokens), so the answer stopped.")
+                          .arg(EngineController.contextSize)
+                }
+                Button {
+                    objectName: "dropOldestTurnButton"
+                    text: qsTr("Leave out the oldest turn")
+                    onClicked: ChatController.dropOldestTurn()
+                    ToolTip.visible: hovered
+                    ToolTip.text: qsTr("The model no longer sees the first question and its answer (they stay here) and answers again")
+                }
+                Button {
+                    text: qsTr("New chat")
+                    onClicked: ChatController.newChat()
+                }
+            }
+        }
         Composer {
             Layout.fillWidth: true
         }

@@ -25,6 +25,8 @@ Item {
     }
 
     implicitHeight: bubble.implicitHeight
+    // Turns left out of the model's context stay readable, dimmed.
+    opacity: index < ChatController.contextStart ? 0.45 : 1
 
     Rectangle {
         id: bubble

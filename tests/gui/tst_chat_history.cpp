@@ -257,6 +257,41 @@ private slots:
         QCOMPARE(rows[0].content, QStringLiteral("Delta four"));
     }
 
+    // A full context stops the answer and asks; leaving out the oldest turn answers again
+    // without it, and the turn stays in the history.
+    void full_context_lets_the_user_choose() {
+        auto& chat = shell_->chat();
+        const auto& rows = chat.messages()->messages();
+        const QString first = QStringLiteral("And the LORD spake unto Moses, saying, ").repeated(120);   // ~1080 tokens
+        const QString second = QStringLiteral("And God said unto Noah, behold, ").repeated(100);        // ~800 tokens
+        chat.newChat();
+        chat.send(first);
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        QVERIFY(!chat.context_full());
+        chat.set_max_tokens(1000);
+        chat.send(second);
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 60000);
+        QVERIFY2(chat.context_full(), qPrintable(rows.back().stats));
+        QVERIFY(rows.back().stats.contains(QStringLiteral("context full")));
+        auto* window = qobject_cast<QQuickWindow*>(shell_->qml().rootObjects().first());
+        QQuickItem* bar = gui_test::find_item(window->contentItem(), QStringLiteral("contextFullBar"));
+        QVERIFY(bar);
+        QTRY_VERIFY(bar->isVisible());
+
+        chat.set_max_tokens(4);
+        chat.dropOldestTurn();
+        QCOMPARE(chat.context_start(), 2);
+        QVERIFY(!chat.renderedPrompt().contains(QStringLiteral("Moses")));
+        QVERIFY(chat.renderedPrompt().contains(QStringLiteral("Noah")));
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        QVERIFY(!chat.context_full());
+        QTRY_VERIFY(!bar->isVisible());
+        QCOMPARE(rows.size(), 4);
+        QCOMPARE(rows[0].content, first);  // still in the history
+        chat.newChat();
+        QCOMPARE(chat.context_start(), 0);
+    }
+
     void search_opens_the_chat_of_a_hit() {
         const QString marked = QStringLiteral("a<i>&") + QChar(ember::store::kMatchStart) + "x" +
                                QChar(ember::store::kMatchEnd);
