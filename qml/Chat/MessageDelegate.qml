@@ -18,8 +18,7 @@ Item {
     required property var blocks
     property bool editing: false
 
-    function saveEdit() {
-        const text = editor.text;
+    function saveEdit(text) {
         delegate.editing = false;
         ChatController.editMessage(delegate.index, text);
     }
@@ -88,38 +87,46 @@ Item {
                     }
                 }
             }
-            // Editing: the text in place; the edit becomes a sibling of this message.
-            TextArea {
-                id: editor
-
-                objectName: "messageEditor"
+            // Editing: the text in place; the edit becomes a sibling of this message. Made only
+            // while editing, so an ordinary message costs no editor.
+            Loader {
                 Layout.fillWidth: true
-                visible: delegate.editing
-                wrapMode: TextEdit.Wrap
-                Keys.onPressed: event => {
-                    if ((event.key === Qt.Key_Return || event.key === Qt.Key_Enter) && (event.modifiers & Qt.ControlModifier)) {
-                        delegate.saveEdit();
-                        event.accepted = true;
-                    }
-                }
-                Keys.onEscapePressed: delegate.editing = false
-                Accessible.name: qsTr("Edit the message")
-            }
-            RowLayout {
-                visible: delegate.editing
+                active: delegate.editing
+                visible: active
 
-                Button {
-                    objectName: "saveEditButton"
-                    text: delegate.role === "user" ? qsTr("Save and send") : qsTr("Save")
-                    enabled: editor.text.trim().length > 0
-                    onClicked: delegate.saveEdit()
-                    ToolTip.visible: hovered
-                    ToolTip.text: qsTr("Ctrl+Enter")
-                }
-                Button {
-                    objectName: "cancelEditButton"
-                    text: qsTr("Cancel")
-                    onClicked: delegate.editing = false
+                sourceComponent: ColumnLayout {
+                    TextArea {
+                        id: editor
+
+                        objectName: "messageEditor"
+                        Layout.fillWidth: true
+                        text: delegate.content
+                        wrapMode: TextEdit.Wrap
+                        Component.onCompleted: forceActiveFocus()
+                        Keys.onPressed: event => {
+                            if ((event.key === Qt.Key_Return || event.key === Qt.Key_Enter) && (event.modifiers & Qt.ControlModifier)) {
+                                delegate.saveEdit(editor.text);
+                                event.accepted = true;
+                            }
+                        }
+                        Keys.onEscapePressed: delegate.editing = false
+                        Accessible.name: qsTr("Edit the message")
+                    }
+                    RowLayout {
+                        Button {
+                            objectName: "saveEditButton"
+                            text: delegate.role === "user" ? qsTr("Save and send") : qsTr("Save")
+                            enabled: editor.text.trim().length > 0
+                            onClicked: delegate.saveEdit(editor.text)
+                            ToolTip.visible: hovered
+                            ToolTip.text: qsTr("Ctrl+Enter")
+                        }
+                        Button {
+                            objectName: "cancelEditButton"
+                            text: qsTr("Cancel")
+                            onClicked: delegate.editing = false
+                        }
+                    }
                 }
             }
             RowLayout {
@@ -138,11 +145,7 @@ Item {
                     visible: !delegate.generating
                     enabled: !ChatController.generating
                     font.pointSize: 8
-                    onClicked: {
-                        editor.text = delegate.content;
-                        delegate.editing = true;
-                        editor.forceActiveFocus();
-                    }
+                    onClicked: delegate.editing = true
                     ToolTip.visible: hovered
                     ToolTip.text: qsTr("Edit")
                     Accessible.name: qsTr("Edit the message")

@@ -2,6 +2,7 @@
 // list fills from sending, open/rename/pin/delete/undo reach the store, regenerated answers are
 // switchable siblings, and Ctrl+K search opens the chat of a hit. Any QML warning fails it.
 #include <QAbstractItemModelTester>
+#include <QPointer>
 #include <QQuickItem>
 #include <QQuickWindow>
 #include <QSignalSpy>
@@ -248,13 +249,22 @@ private slots:
         QQuickItem* edit = gui_test::find_item(question, QStringLiteral("editButton"));
         QVERIFY(edit);
         QVERIFY(QMetaObject::invokeMethod(edit, "clicked"));
-        QQuickItem* editor = gui_test::find_item(question, QStringLiteral("messageEditor"));
-        QVERIFY(editor);
-        QTRY_VERIFY(editor->isVisible());
+        QPointer<QQuickItem> editor;
+        QTRY_VERIFY((editor = gui_test::find_item(question, QStringLiteral("messageEditor"))) && editor->isVisible());
         QCOMPARE(editor->property("text").toString(), QStringLiteral("Delta four"));
         QVERIFY(QMetaObject::invokeMethod(gui_test::find_item(question, QStringLiteral("cancelEditButton")), "clicked"));
-        QTRY_VERIFY(!editor->isVisible());
+        QTRY_VERIFY(!editor || !editor->isVisible());
         QCOMPARE(rows[0].content, QStringLiteral("Delta four"));
+
+        // Save on the answer: the text typed replaces it, as a new sibling.
+        QQuickItem* answer = gui_test::find_item(window->contentItem(), QStringLiteral("message1"));
+        QVERIFY(answer);
+        QVERIFY(QMetaObject::invokeMethod(gui_test::find_item(answer, QStringLiteral("editButton")), "clicked"));
+        QTRY_VERIFY((editor = gui_test::find_item(answer, QStringLiteral("messageEditor"))));
+        editor->setProperty("text", QStringLiteral("Edited in the window."));
+        QVERIFY(QMetaObject::invokeMethod(gui_test::find_item(answer, QStringLiteral("saveEditButton")), "clicked"));
+        QTRY_COMPARE(rows[1].content, QStringLiteral("Edited in the window."));
+        QCOMPARE(rows[1].sibling_count, 3);
     }
 
     // A full context stops the answer and asks; leaving out the oldest turn answers again
