@@ -31,16 +31,19 @@ AppShell::AppShell(const AppOptions& options)
     : options_(options),
       first_run_(!QFileInfo::exists(database_path(options.data_dir))),
       store_(open_store(database_path(options.data_dir), store_error_)),
+      settings_(options.data_dir + QStringLiteral("/settings.json")),
       engine_(nullptr),
       chat_(&engine_, store_.get()),
       hub_(options.data_dir + QStringLiteral("/models"), options.hub_endpoint, &engine_) {
     EngineController::set_instance(&engine_);
+    AppSettings::set_instance(&settings_);
     ChatController::set_instance(&chat_);
     HubController::set_instance(&hub_);
 }
 
 AppShell::~AppShell() {
     EngineController::set_instance(nullptr);
+    AppSettings::set_instance(nullptr);
     ChatController::set_instance(nullptr);
     HubController::set_instance(nullptr);
 }
@@ -50,6 +53,7 @@ bool AppShell::start() {
     qml_.load(QUrl(QStringLiteral("qrc:/qt/qml/Ember/Main.qml")));
     if (qml_.rootObjects().isEmpty()) return false;
     if (!store_error_.isEmpty()) qWarning("chat history is not saved: %s", qPrintable(store_error_));
+    if (!settings_.error().isEmpty()) qWarning("settings: %s", qPrintable(settings_.error()));
     chat_.open_latest_chat();
     QString model = options_.model_path;
     if (!options_.bundled_model.isEmpty()) {

@@ -10,6 +10,7 @@
 #include "app/chat/chat_controller.h"
 #include "app/engine/engine_controller.h"
 #include "app/hub/hub_controller.h"
+#include "app/settings/app_settings.h"
 #include "app/store/chat_store.h"
 
 namespace ember::app {
@@ -33,6 +34,7 @@ public:
     bool start();
 
     EngineController& engine() { return engine_; }
+    AppSettings& settings() { return settings_; }
     ChatController& chat() { return chat_; }
     HubController& hub() { return hub_; }
     static QString database_path(const QString& data_dir);
@@ -45,6 +47,7 @@ private:
     bool first_run_;  // no chat database existed yet
     std::unique_ptr<store::ChatStore> store_;  // <data dir>/chats.db; null when it cannot be opened
     QString store_error_;
+    AppSettings settings_;  // <data dir>/settings.json
     EngineController engine_;
     ChatController chat_;
     HubController hub_;  // models in <data_dir>/models

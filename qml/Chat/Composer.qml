@@ -36,14 +36,14 @@ ToolBar {
 
         // The context meter: how much of the model's context the conversation fills. A full
         // context ends the answer with "context full"; a new chat starts empty.
-        ColumnLayout {
+        RowLayout {
             objectName: "contextMeter"
-            spacing: 0
+            spacing: 4
             visible: EngineController.contextSize > 0 && composer.contextChat === ChatController.chatId
             Accessible.name: qsTr("Context: %1 of %2 tokens").arg(EngineController.contextUsed).arg(EngineController.contextSize)
 
             ProgressBar {
-                Layout.preferredWidth: 90
+                Layout.preferredWidth: 60
                 from: 0
                 to: Math.max(1, EngineController.contextSize)
                 value: EngineController.contextUsed
@@ -51,11 +51,10 @@ ToolBar {
             Label {
                 objectName: "contextLabel"
                 text: qsTr("%1 / %2 tokens").arg(EngineController.contextUsed).arg(EngineController.contextSize)
-                font.pointSize: 7
+                font.pointSize: Math.max(6, composer.font.pointSize * 0.8)
                 opacity: 0.7
             }
         }
-
         TextField {
             id: input
 

@@ -64,6 +64,7 @@ ColumnLayout {
         property string name
 
         anchors.centerIn: Overlay.overlay
+        width: 440  // a fixed width: the wrapped question would otherwise size the dialog by itself
         modal: true
         title: qsTr("Delete model")
         standardButtons: Dialog.Yes | Dialog.No

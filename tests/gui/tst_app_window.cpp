@@ -223,6 +223,39 @@ private slots:
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
+    // Theme and text size apply to the window at once and, with its size, come back after a
+    // restart.
+    void appearance_applies_and_is_restored() {
+        QTemporaryDir dir;
+        const QString model = gui_test::copy_demo_model(dir.path());
+        {
+            ember::app::AppShell shell(options(dir.path() + "/data", model));
+            QVERIFY(shell.start());
+            auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+            QVERIFY(QTest::qWaitForWindowExposed(window));
+            auto* palette = window->property("palette").value<QObject*>();
+            QVERIFY(palette);
+            const double base_size = window->property("font").value<QFont>().pointSizeF();
+            shell.settings().set_theme(QStringLiteral("dark"));
+            QTRY_COMPARE(palette->property("window").value<QColor>(), QColor(QStringLiteral("#202124")));
+            QCOMPARE(palette->property("windowText").value<QColor>(), QColor(QStringLiteral("#e8e8e8")));
+            shell.settings().set_font_scale(1.5);
+            QTRY_COMPARE(window->property("font").value<QFont>().pointSizeF(), base_size * 1.5);
+            window->resize(900, 640);
+            QTRY_COMPARE(window->width(), 900);
+            window->close();
+        }
+        ember::app::AppShell again(options(dir.path() + "/data", model));
+        QCOMPARE(again.settings().theme(), QStringLiteral("dark"));
+        QVERIFY(again.start());
+        auto* window = qobject_cast<QQuickWindow*>(again.qml().rootObjects().first());
+        QTRY_COMPARE(window->width(), 900);
+        QCOMPARE(window->height(), 640);
+        auto* palette = window->property("palette").value<QObject*>();
+        QCOMPARE(palette->property("window").value<QColor>(), QColor(QStringLiteral("#202124")));
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
     void reopening_shows_the_last_chat() {
         QTemporaryDir dir;
         const QString model = gui_test::copy_demo_model(dir.path());

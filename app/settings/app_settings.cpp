@@ -1,0 +1,90 @@
+#include "app/settings/app_settings.h"
+
+#include <QFile>
+#include <QJSEngine>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QSaveFile>
+
+#include <algorithm>
+
+namespace ember::app {
+namespace {
+
+AppSettings* g_instance = nullptr;
+
+bool valid_theme(const QString& t) {
+    return t == QLatin1String("system") || t == QLatin1String("light") || t == QLatin1String("dark");
+}
+
+}  // namespace
+
+AppSettings::AppSettings(const QString& path, QObject* parent) : QObject(parent), path_(path) {
+    QFile file(path_);
+    if (!file.exists()) return;
+    if (!file.open(QIODevice::ReadOnly)) {
+        error_ = QStringLiteral("%1: %2").arg(path_, file.errorString());
+        return;
+    }
+    QJsonParseError parse{};
+    const QJsonDocument doc = QJsonDocument::fromJson(file.readAll(), &parse);
+    if (!doc.isObject()) {
+        error_ = QStringLiteral("%1: not a JSON object (%2); using the defaults").arg(path_, parse.errorString());
+        return;
+    }
+    const QJsonObject o = doc.object();
+    if (const QString t = o.value(QStringLiteral("theme")).toString(); valid_theme(t)) theme_ = t;
+    if (const QJsonValue s = o.value(QStringLiteral("fontScale")); s.isDouble()) font_scale_ = std::clamp(s.toDouble(), 0.8, 1.6);
+    const QJsonObject g = o.value(QStringLiteral("window")).toObject();
+    const QRect rect(g.value(QStringLiteral("x")).toInt(), g.value(QStringLiteral("y")).toInt(),
+                     g.value(QStringLiteral("width")).toInt(), g.value(QStringLiteral("height")).toInt());
+    if (rect.width() >= 200 && rect.height() >= 150) geometry_ = rect;
+}
+
+AppSettings* AppSettings::create(QQmlEngine*, QJSEngine*) {
+    Q_ASSERT(g_instance);
+    QJSEngine::setObjectOwnership(g_instance, QJSEngine::CppOwnership);
+    return g_instance;
+}
+
+void AppSettings::set_instance(AppSettings* settings) { g_instance = settings; }
+
+void AppSettings::set_theme(const QString& theme) {
+    if (!valid_theme(theme) || theme == theme_) return;
+    theme_ = theme;
+    save();
+    emit changed();
+}
+
+void AppSettings::set_font_scale(double scale) {
+    scale = std::clamp(scale, 0.8, 1.6);
+    if (qFuzzyCompare(scale, font_scale_)) return;
+    font_scale_ = scale;
+    save();
+    emit changed();
+}
+
+void AppSettings::set_window_geometry(const QRect& rect) {
+    if (rect == geometry_ || rect.width() < 200 || rect.height() < 150) return;
+    geometry_ = rect;
+    save();
+    emit changed();
+}
+
+void AppSettings::save() {
+    QJsonObject o{{"theme", theme_}, {"fontScale", font_scale_}};
+    if (geometry_.isValid())
+        o.insert(QStringLiteral("window"), QJsonObject{{"x", geometry_.x()},
+                                                       {"y", geometry_.y()},
+                                                       {"width", geometry_.width()},
+                                                       {"height", geometry_.height()}});
+    QSaveFile file(path_);
+    if (!file.open(QIODevice::WriteOnly) || file.write(QJsonDocument(o).toJson()) < 0 || !file.commit()) {
+        error_ = QStringLiteral("%1: %2").arg(path_, file.errorString());
+        qWarning("settings not saved: %s", qPrintable(error_));
+        return;
+    }
+    error_.clear();
+}
+
+}  // namespace ember::app

@@ -1,0 +1,57 @@
+#pragma once
+// The app's own preferences (theme, text size, window geometry), kept in <data dir>/settings.json.
+// Written whenever one changes, atomically; a missing or unreadable file means the defaults, and
+// an unreadable one is left in place for the user to look at (it is replaced on the next change).
+
+#include <QObject>
+#include <QRect>
+#include <QString>
+#include <QtQml/qqmlregistration.h>
+
+class QQmlEngine;
+class QJSEngine;
+
+namespace ember::app {
+
+class AppSettings : public QObject {
+    Q_OBJECT
+    QML_ELEMENT
+    QML_SINGLETON
+
+    // "system" (the platform's colours), "light" or "dark".
+    Q_PROPERTY(QString theme READ theme WRITE set_theme NOTIFY changed)
+    // Scales every font of the window: 0.8 … 1.6.
+    Q_PROPERTY(double fontScale READ font_scale WRITE set_font_scale NOTIFY changed)
+    // The main window's last position and size; an empty rect before the first close.
+    Q_PROPERTY(QRect windowGeometry READ window_geometry WRITE set_window_geometry NOTIFY changed)
+
+public:
+    explicit AppSettings(const QString& path, QObject* parent = nullptr);
+
+    static AppSettings* create(QQmlEngine*, QJSEngine*);
+    static void set_instance(AppSettings* settings);
+
+    QString theme() const { return theme_; }
+    void set_theme(const QString& theme);
+    double font_scale() const { return font_scale_; }
+    void set_font_scale(double scale);
+    QRect window_geometry() const { return geometry_; }
+    void set_window_geometry(const QRect& rect);
+
+    // Why the file could not be read or written, if it could not.
+    QString error() const { return error_; }
+
+signals:
+    void changed();
+
+private:
+    void save();
+
+    QString path_;
+    QString theme_ = QStringLiteral("system");
+    double font_scale_ = 1.0;
+    QRect geometry_;
+    QString error_;
+};
+
+}  // namespace ember::app
