@@ -29,64 +29,80 @@ ToolBar {
         onActivated: chatSettings.open()
     }
 
-    RowLayout {
+    implicitHeight: rows.implicitHeight + 16
+
+    // The message and Send on top; the context meter and the chat's other actions under it.
+    ColumnLayout {
+        id: rows
+
         anchors.fill: parent
         anchors.margins: 8
-        spacing: 8
+        spacing: 4
 
-        // The context meter: how much of the model's context the conversation fills. A full
-        // context ends the answer with "context full"; a new chat starts empty.
         RowLayout {
-            objectName: "contextMeter"
+            spacing: 8
+
+            TextField {
+                id: input
+
+                objectName: "promptInput"
+                Layout.fillWidth: true
+                placeholderText: qsTr("Message (Enter to send, Esc to stop)")
+                enabled: EngineController.status === "ready" || EngineController.status === "generating"
+                onAccepted: composer.submit()
+                Accessible.name: qsTr("Message")
+            }
+            Button {
+                text: ChatController.generating ? qsTr("Stop") : qsTr("Send")
+                onClicked: ChatController.generating ? ChatController.stop() : composer.submit()
+            }
+        }
+        RowLayout {
             spacing: 4
-            visible: EngineController.contextSize > 0 && composer.contextChat === ChatController.chatId
-            Accessible.name: qsTr("Context: %1 of %2 tokens").arg(EngineController.contextUsed).arg(EngineController.contextSize)
 
-            ProgressBar {
-                Layout.preferredWidth: 60
-                from: 0
-                to: Math.max(1, EngineController.contextSize)
-                value: EngineController.contextUsed
-            }
-            Label {
-                objectName: "contextLabel"
-                text: qsTr("%1 / %2 tokens").arg(EngineController.contextUsed).arg(EngineController.contextSize)
-                font.pointSize: Math.max(6, composer.font.pointSize * 0.8)
-                opacity: 0.7
-            }
-        }
-        TextField {
-            id: input
+            // The context meter: how much of the model's context the conversation fills. A full
+            // context ends the answer and asks what to do (ChatView's bar).
+            RowLayout {
+                objectName: "contextMeter"
+                spacing: 4
+                visible: EngineController.contextSize > 0 && composer.contextChat === ChatController.chatId
+                Accessible.name: qsTr("Context: %1 of %2 tokens").arg(EngineController.contextUsed).arg(EngineController.contextSize)
 
-            objectName: "promptInput"
-            Layout.fillWidth: true
-            placeholderText: qsTr("Message (Enter to send, Esc to stop)")
-            enabled: EngineController.status === "ready" || EngineController.status === "generating"
-            onAccepted: composer.submit()
-            Accessible.name: qsTr("Message")
-        }
-        Button {
-            text: ChatController.generating ? qsTr("Stop") : qsTr("Send")
-            onClicked: ChatController.generating ? ChatController.stop() : composer.submit()
-        }
-        Button {
-            text: qsTr("Copy chat")
-            enabled: !ChatController.generating && ChatController.chatId > 0
-            onClicked: ChatController.copyConversation()
-            ToolTip.visible: hovered
-            ToolTip.text: qsTr("Copy the conversation as Markdown (Ctrl+Shift+C)")
-        }
-        Button {
-            objectName: "chatSettingsButton"
-            text: qsTr("Settings")
-            onClicked: chatSettings.open()
-            ToolTip.visible: hovered
-            ToolTip.text: qsTr("System prompt and sampling for this chat (Ctrl+,)")
-        }
-        Button {
-            text: qsTr("Regenerate")
-            enabled: !ChatController.generating
-            onClicked: ChatController.regenerate()
+                ProgressBar {
+                    Layout.preferredWidth: 80
+                    from: 0
+                    to: Math.max(1, EngineController.contextSize)
+                    value: EngineController.contextUsed
+                }
+                Label {
+                    objectName: "contextLabel"
+                    text: qsTr("%1 / %2 tokens").arg(EngineController.contextUsed).arg(EngineController.contextSize)
+                    opacity: 0.7
+                }
+            }
+            Item { Layout.fillWidth: true }
+            Button {
+                flat: true
+                text: qsTr("Copy chat")
+                enabled: !ChatController.generating && ChatController.chatId > 0
+                onClicked: ChatController.copyConversation()
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Copy the conversation as Markdown (Ctrl+Shift+C)")
+            }
+            Button {
+                objectName: "chatSettingsButton"
+                flat: true
+                text: qsTr("Settings")
+                onClicked: chatSettings.open()
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("System prompt and sampling for this chat (Ctrl+,)")
+            }
+            Button {
+                flat: true
+                text: qsTr("Regenerate")
+                enabled: !ChatController.generating
+                onClicked: ChatController.regenerate()
+            }
         }
     }
 }
