@@ -55,6 +55,8 @@ bool AppShell::start() {
     if (!store_error_.isEmpty()) qWarning("chat history is not saved: %s", qPrintable(store_error_));
     if (!settings_.error().isEmpty()) qWarning("settings: %s", qPrintable(settings_.error()));
     chat_.open_latest_chat();
+    if (options_.welcome && !settings_.welcomed())
+        QMetaObject::invokeMethod(qml_.rootObjects().first(), "showWelcome");
     QString model = options_.model_path;
     if (!options_.bundled_model.isEmpty()) {
         const QString demo = demo_model_path(options_.data_dir, options_.bundled_model);

@@ -23,6 +23,9 @@ struct AppOptions {
     // copied into the library, so it is listed, deletable, and its .gpuidx cache is written in
     // the user's data rather than beside the installed file.
     QString bundled_model;
+    // The first-run screen (this computer, a model that fits) until the user has closed it once.
+    // main() turns it on; tests that are not about it leave it off.
+    bool welcome = false;
 };
 
 class AppShell {

@@ -59,6 +59,7 @@ int main(int argc, char** argv) {
     options.model_path = cli.value(model);
     options.hub_endpoint = cli.value(hub_endpoint);
     options.bundled_model = bundled_model();
+    options.welcome = !cli.isSet(self_check);
     ember::app::AppShell shell(options);
     if (!shell.start()) return 1;
     std::unique_ptr<ember::app::SelfCheck> check;

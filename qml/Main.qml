@@ -84,6 +84,19 @@ ApplicationWindow {
     ShortcutSheet {
         id: shortcutSheet
     }
+    Welcome {
+        id: welcome
+
+        onShowModel: repo => {
+            tabs.currentIndex = 1;
+            HubController.openRepo(repo);
+        }
+    }
+
+    // Called by AppShell on the first run.
+    function showWelcome() {
+        welcome.open();
+    }
     Shortcut {
         sequence: "F1"
         onActivated: shortcutSheet.open()

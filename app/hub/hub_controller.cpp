@@ -1,4 +1,5 @@
 #include "app/hub/hub_controller.h"
+#include "app/hub/model_suggestion.h"
 
 #include <QDir>
 #include <QJSEngine>
@@ -109,6 +110,20 @@ HubController* HubController::create(QQmlEngine*, QJSEngine*) {
 }
 
 void HubController::set_instance(HubController* controller) { g_instance = controller; }
+
+QVariantMap HubController::hardwareSuggestion() const {
+    const Hardware hw = detect_hardware();
+    const ModelSuggestion s = suggest_model(hw);
+    const GpuInfo* gpu = hw.gpus.first_usable();
+    return {{"ram", double(hw.ram_bytes)},
+            {"threads", hw.cpu_threads},
+            {"gpu", gpu ? QString::fromStdString(gpu->name) : QString()},
+            {"gpuReason", QString::fromStdString(hw.gpus.reason)},
+            {"suggestionRepo", s.repo},
+            {"suggestionName", s.name},
+            {"suggestionBytes", double(s.approx_bytes)},
+            {"why", s.why}};
+}
 
 void HubController::search(const QString& text, const QString& sort) {
     const quint64 request = ++search_request_;

@@ -6,6 +6,7 @@
 #include <QObject>
 #include <QThread>
 #include <QTimer>
+#include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
 #include <map>
@@ -80,6 +81,9 @@ public:
     Q_INVOKABLE void deleteModel(int row);
 
     Q_INVOKABLE QString formatBytes(double bytes) const;
+    // The first-run screen: this computer and the model suggested for it
+    // ({ram, threads, gpu, suggestionRepo, suggestionName, suggestionBytes, why}).
+    Q_INVOKABLE QVariantMap hardwareSuggestion() const;
     Q_INVOKABLE QString formatDuration(double seconds) const;
 
 signals:

@@ -35,6 +35,7 @@ AppSettings::AppSettings(const QString& path, QObject* parent) : QObject(parent)
     const QJsonObject o = doc.object();
     if (const QString t = o.value(QStringLiteral("theme")).toString(); valid_theme(t)) theme_ = t;
     if (const QJsonValue s = o.value(QStringLiteral("fontScale")); s.isDouble()) font_scale_ = std::clamp(s.toDouble(), 0.8, 1.6);
+    welcomed_ = o.value(QStringLiteral("welcomed")).toBool();
     const QJsonObject g = o.value(QStringLiteral("window")).toObject();
     const QRect rect(g.value(QStringLiteral("x")).toInt(), g.value(QStringLiteral("y")).toInt(),
                      g.value(QStringLiteral("width")).toInt(), g.value(QStringLiteral("height")).toInt());
@@ -71,8 +72,15 @@ void AppSettings::set_window_geometry(const QRect& rect) {
     emit changed();
 }
 
+void AppSettings::set_welcomed(bool welcomed) {
+    if (welcomed == welcomed_) return;
+    welcomed_ = welcomed;
+    save();
+    emit changed();
+}
+
 void AppSettings::save() {
-    QJsonObject o{{"theme", theme_}, {"fontScale", font_scale_}};
+    QJsonObject o{{"theme", theme_}, {"fontScale", font_scale_}, {"welcomed", welcomed_}};
     if (geometry_.isValid())
         o.insert(QStringLiteral("window"), QJsonObject{{"x", geometry_.x()},
                                                        {"y", geometry_.y()},

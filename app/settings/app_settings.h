@@ -24,6 +24,8 @@ class AppSettings : public QObject {
     Q_PROPERTY(double fontScale READ font_scale WRITE set_font_scale NOTIFY changed)
     // The main window's last position and size; an empty rect before the first close.
     Q_PROPERTY(QRect windowGeometry READ window_geometry WRITE set_window_geometry NOTIFY changed)
+    // The first-run screen has been seen and closed.
+    Q_PROPERTY(bool welcomed READ welcomed WRITE set_welcomed NOTIFY changed)
 
 public:
     explicit AppSettings(const QString& path, QObject* parent = nullptr);
@@ -37,6 +39,8 @@ public:
     void set_font_scale(double scale);
     QRect window_geometry() const { return geometry_; }
     void set_window_geometry(const QRect& rect);
+    bool welcomed() const { return welcomed_; }
+    void set_welcomed(bool welcomed);
 
     // Why the file could not be read or written, if it could not.
     QString error() const { return error_; }
@@ -51,6 +55,7 @@ private:
     QString theme_ = QStringLiteral("system");
     double font_scale_ = 1.0;
     QRect geometry_;
+    bool welcomed_ = false;
     QString error_;
 };
 

@@ -14,6 +14,7 @@
 #include <QtTest>
 
 #include "app/app_shell.h"
+#include "app/hub/model_suggestion.h"
 #include "app/store/chat_store.h"
 #include "ember/gpu.h"
 #include "gui_test_support.h"
@@ -253,6 +254,47 @@ private slots:
         QCOMPARE(window->height(), 640);
         auto* palette = window->property("palette").value<QObject*>();
         QCOMPARE(palette->property("window").value<QColor>(), QColor(QStringLiteral("#202124")));
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    // The first run shows this computer and a model that fits, once; its button opens the
+    // Models tab on the suggested repo.
+    void first_run_suggests_a_model_once() {
+        QTemporaryDir dir;
+        const QString model = gui_test::copy_demo_model(dir.path());
+        ember::app::AppOptions o = options(dir.path() + "/data", model);
+        o.welcome = true;
+        o.hub_endpoint = QStringLiteral("http://127.0.0.1:9");  // nothing listens: no request leaves the machine
+        {
+            ember::app::AppShell shell(o);
+            QVERIFY(shell.start());
+            auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+            QVERIFY(QTest::qWaitForWindowExposed(window));
+            QObject* welcome = window->findChild<QObject*>(QStringLiteral("welcome"));
+            QVERIFY(welcome);
+            QTRY_VERIFY(welcome->property("visible").toBool());
+            auto* summary = window->findChild<QQuickItem*>(QStringLiteral("hardwareSummary"));
+            QVERIFY(summary);
+            QVERIFY2(summary->property("text").toString().contains(QStringLiteral("CPU threads")),
+                     qPrintable(summary->property("text").toString()));
+            const ember::app::ModelSuggestion expected = ember::app::suggest_model(ember::app::detect_hardware());
+            QQuickItem* suggestion = window->findChild<QQuickItem*>(QStringLiteral("suggestion"));
+            QVERIFY(suggestion);
+            if (!expected.repo.isEmpty()) {
+                QVERIFY(suggestion->property("text").toString().contains(expected.name));
+                QVERIFY(QMetaObject::invokeMethod(window->findChild<QObject*>(QStringLiteral("showSuggestedModel")), "clicked"));
+                QTRY_COMPARE(window->findChild<QObject*>(QStringLiteral("mainTabs"))->property("currentIndex").toInt(), 1);
+            } else {
+                QVERIFY(QMetaObject::invokeMethod(welcome, "close"));
+            }
+            QTRY_VERIFY(!welcome->property("visible").toBool());
+            QVERIFY(shell.settings().welcomed());
+        }
+        ember::app::AppShell again(o);
+        QVERIFY(again.start());
+        auto* window = qobject_cast<QQuickWindow*>(again.qml().rootObjects().first());
+        QTest::qWait(200);
+        QVERIFY(!window->findChild<QObject*>(QStringLiteral("welcome"))->property("visible").toBool());
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 

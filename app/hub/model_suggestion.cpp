@@ -1,0 +1,53 @@
+#include "app/hub/model_suggestion.h"
+
+#include <QThread>
+
+#include <unistd.h>
+
+namespace ember::app {
+namespace {
+
+struct Candidate {
+    const char* repo;
+    const char* name;
+    qint64 gib_tenths;  // Q4_0 file size in tenths of a GiB
+};
+
+// PowerInfer's published sparse models, largest first.
+const Candidate kCandidates[] = {
+    {"PowerInfer/ReluLLaMA-70B-PowerInfer-GGUF", "ReluLLaMA-70B", 365},
+    {"PowerInfer/ReluFalcon-40B-PowerInfer-GGUF", "ReluFalcon-40B", 220},
+    {"PowerInfer/prosparse-llama-2-13b-gguf", "ProSparse-Llama-2-13B", 69},
+    {"PowerInfer/prosparse-llama-2-7b-gguf", "ProSparse-Llama-2-7B", 36},
+};
+
+QString gib(qint64 bytes) { return QString::number(double(bytes) / double(1ll << 30), 'f', 1) + QStringLiteral(" GiB"); }
+
+}  // namespace
+
+Hardware detect_hardware() {
+    Hardware hw;
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    if (pages > 0 && page > 0) hw.ram_bytes = qint64(pages) * page;
+    hw.cpu_threads = QThread::idealThreadCount();
+    hw.gpus = probe_gpus();
+    return hw;
+}
+
+ModelSuggestion suggest_model(const Hardware& hw) {
+    const GpuInfo* gpu = hw.gpus.first_usable();
+    const qint64 vram = gpu ? qint64(gpu->free_bytes / 10 * 9) : 0;
+    const qint64 room = std::max<qint64>(0, hw.ram_bytes - (qint64(2) << 30)) + vram;
+    const QString where = gpu ? QStringLiteral("%1 of memory and %2 free on %3").arg(gib(hw.ram_bytes), gib(qint64(gpu->free_bytes)),
+                                                                               QString::fromStdString(gpu->name))
+                              : QStringLiteral("%1 of memory and no GPU").arg(gib(hw.ram_bytes));
+    for (const Candidate& c : kCandidates) {
+        const qint64 bytes = c.gib_tenths * (qint64(1) << 30) / 10;
+        if (bytes + bytes / 5 <= room)
+            return {QString::fromLatin1(c.repo), QString::fromLatin1(c.name), bytes,
+                    QStringLiteral("the largest that fits in %1").arg(where)};
+    }
+    return {{}, {}, 0, QStringLiteral("%1 is too little for a 7B model; the demo model runs anywhere").arg(where)};
+}
+
+}  // namespace ember::app

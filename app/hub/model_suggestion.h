@@ -1,0 +1,31 @@
+#pragma once
+// The first-run suggestion: what this computer has (memory, CPU threads, GPUs) and the largest
+// PowerInfer model that runs well on it, hot neurons on the GPU and the rest in memory.
+
+#include <QString>
+#include <QVector>
+
+#include "ember/gpu.h"
+
+namespace ember::app {
+
+struct Hardware {
+    qint64 ram_bytes = 0;   // physical memory; 0 when unknown
+    int cpu_threads = 0;
+    GpuProbe gpus;
+};
+
+struct ModelSuggestion {
+    QString repo;        // Hugging Face repo id; empty: nothing larger than the demo model fits
+    QString name;
+    qint64 approx_bytes = 0;  // the Q4_0 file, about
+    QString why;
+};
+
+Hardware detect_hardware();
+
+// The largest candidate whose weights, with a fifth more for the KV cache and scratch, fit in
+// the memory the OS leaves (all but 2 GiB) plus nine tenths of the first usable GPU's free memory.
+ModelSuggestion suggest_model(const Hardware& hw);
+
+}  // namespace ember::app

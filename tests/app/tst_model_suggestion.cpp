@@ -1,0 +1,62 @@
+// The first-run suggestion: the largest PowerInfer model that fits memory plus GPU, none when
+// the computer is too small, and the hardware read from this machine.
+#include <QtTest>
+
+#include "app/hub/model_suggestion.h"
+
+using ember::app::Hardware;
+
+namespace {
+
+constexpr qint64 kGiB = qint64(1) << 30;
+
+Hardware machine(qint64 ram_gib, qint64 gpu_free_gib = 0) {
+    Hardware hw;
+    hw.ram_bytes = ram_gib * kGiB;
+    hw.cpu_threads = 8;
+    if (gpu_free_gib > 0) {
+        ember::GpuInfo g;
+        g.name = "Test GPU";
+        g.total_bytes = g.free_bytes = uint64_t(gpu_free_gib * kGiB);
+        hw.gpus.gpus.push_back(g);
+    } else {
+        hw.gpus.reason = "no NVIDIA driver is installed";
+    }
+    return hw;
+}
+
+}  // namespace
+
+class TestModelSuggestion : public QObject {
+    Q_OBJECT
+
+private slots:
+    void largest_that_fits() {
+        auto s = ember::app::suggest_model(machine(24));
+        QCOMPARE(s.name, QStringLiteral("ProSparse-Llama-2-13B"));
+        QCOMPARE(s.repo, QStringLiteral("PowerInfer/prosparse-llama-2-13b-gguf"));
+        QVERIFY(s.why.contains(QStringLiteral("no GPU")));
+        // A GPU's free memory counts too: the hot neurons live there.
+        s = ember::app::suggest_model(machine(16, 24));
+        QCOMPARE(s.name, QStringLiteral("ReluFalcon-40B"));
+        QVERIFY(s.why.contains(QStringLiteral("Test GPU")));
+        QCOMPARE(ember::app::suggest_model(machine(64, 24)).name, QStringLiteral("ReluLLaMA-70B"));
+        QCOMPARE(ember::app::suggest_model(machine(8)).name, QStringLiteral("ProSparse-Llama-2-7B"));
+    }
+
+    void nothing_when_too_small() {
+        const auto s = ember::app::suggest_model(machine(4));
+        QVERIFY(s.repo.isEmpty());
+        QVERIFY(s.why.contains(QStringLiteral("too little")));
+    }
+
+    void reads_this_machine() {
+        const Hardware hw = ember::app::detect_hardware();
+        QVERIFY(hw.ram_bytes > kGiB);
+        QVERIFY(hw.cpu_threads >= 1);
+        QVERIFY(hw.gpus.first_usable() || !hw.gpus.reason.empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestModelSuggestion)
+#include "tst_model_suggestion.moc"
