@@ -3,6 +3,9 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QFileInfo>
+#include <QIcon>
+#include <QSystemTrayIcon>
+#include <QWindow>
 #include <QStandardPaths>
 #include <QtQml/qqmlextensionplugin.h>
 
@@ -10,6 +13,7 @@
 
 #include "app/app_shell.h"
 #include "app/self_check.h"
+#include "app/tray_icon.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
@@ -31,6 +35,10 @@ int main(int argc, char** argv) {
     QApplication::setApplicationName(QStringLiteral("Ember"));
     QApplication::setOrganizationName(QStringLiteral("Ember"));
     QApplication::setApplicationVersion(QStringLiteral(EMBER_VERSION));
+    QIcon icon;
+    for (int size : {16, 24, 32, 48, 64, 128, 256})
+        icon.addFile(QStringLiteral(":/icons/io.github.emberapp.Ember-%1.png").arg(size));
+    QApplication::setWindowIcon(icon);
 
     QCommandLineParser cli;
     cli.setApplicationDescription(QStringLiteral("Local LLM chat with predictor-guided hybrid sparse inference"));
@@ -67,5 +75,8 @@ int main(int argc, char** argv) {
         check = std::make_unique<ember::app::SelfCheck>(shell, cli.value(self_check), 120'000);
         check->start();
     }
+    std::unique_ptr<ember::app::TrayIcon> tray;
+    if (QSystemTrayIcon::isSystemTrayAvailable() && !cli.isSet(self_check))
+        tray = std::make_unique<ember::app::TrayIcon>(shell, qobject_cast<QWindow*>(shell.qml().rootObjects().first()));
     return QApplication::exec();
 }
