@@ -16,6 +16,7 @@
 #include "backend/device.h"
 #include "backend/gpu.h"
 #include "common/error.h"
+#include "random_vectors.h"
 #include "tensor/matmul.h"
 #include "tensor/quantize.h"
 
@@ -55,13 +56,7 @@ struct Layer {
     ember::backend::FfnRows rows() const { return {view(gate), view(up), view(down_t)}; }
 };
 
-std::vector<float> random_vector(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> dist(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto& x : v) x = dist(rng);
-    return v;
-}
+using test_helpers::random_vector;
 
 // `count` distinct neurons of n, ascending.
 std::vector<int32_t> pick(int64_t n, int64_t count, uint32_t seed) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backend/cuda/ffn_math.h"
+#include "random_vectors.h"
 #include "tensor/matmul.h"
 #include "tensor/quantize.h"
 
@@ -17,13 +18,7 @@ namespace gpu = ember::backend::gpu;
 
 namespace {
 
-std::vector<float> random_vector(size_t n, uint32_t seed) {
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> dist(0.0f, 1.0f);
-    std::vector<float> v(n);
-    for (auto& x : v) x = dist(rng);
-    return v;
-}
+using test_helpers::random_vector;
 
 std::vector<uint8_t> quantized(DType t, const std::vector<float>& x) {
     std::vector<uint8_t> out(ember::tensor::row_bytes(t, int64_t(x.size())));
