@@ -1,6 +1,8 @@
 #pragma once
 // The one seam between the engine and an accelerator (architecture.md, "Devices"): a device
-// holds the hot FFN neurons of each layer and computes them; the CPU computes the cold ones.
+// holds the hot FFN neurons of each layer and computes them, while the CPU computes the cold
+// ones; it also holds and multiplies the dense matrices the placement gives it (attention,
+// predictors, the LM head).
 // Device memory never leaves this folder; the engine asks through this interface only.
 
 #include <cstdint>
@@ -20,8 +22,10 @@ struct FfnRows {
 };
 
 struct DeviceTraffic {
-    uint64_t bytes_uploaded = 0;  // FFN rows copied to the device, ever
-    uint64_t rows_computed = 0;   // neuron rows (gate, up and down_t each count) computed there
+    uint64_t bytes_uploaded = 0;        // FFN rows copied to the device, ever
+    uint64_t rows_computed = 0;         // neuron rows (gate, up and down_t each count) computed there
+    uint64_t dense_bytes_uploaded = 0;  // dense matrices copied to the device, ever
+    uint64_t matmuls = 0;               // dense matrix products computed there (one per call)
 };
 
 class Device {
@@ -36,9 +40,13 @@ public:
     // it is below what is held now: shrink first.
     virtual void set_budget_bytes(uint64_t bytes) = 0;
 
-    // Sets the bytes held for dense parts placed on the device (attention, predictors, norms,
-    // output, KV cache) and compute scratch. Throws EngineError past the budget.
-    virtual void reserve_dense(uint64_t bytes) = 0;
+    // Makes exactly `matrices` resident (the dense weights the placement put on the device,
+    // known by their host data), copying only those not already there, and reserves
+    // `other_bytes` for the rest of the dense share (norms, KV cache, compute scratch). Throws
+    // EngineError, changing nothing, past the budget or for a type supports() refuses.
+    virtual void set_dense(std::span<const tensor::WeightView> matrices, uint64_t other_bytes) = 0;
+    // Whether `w` (by its host data) is resident through set_dense.
+    virtual bool holds(const tensor::WeightView& w) const = 0;
 
     // Makes exactly `neurons` (ascending) of layer il resident, copying only rows not already
     // there. Throws EngineError, changing nothing, when the result would exceed the budget.
@@ -56,6 +64,10 @@ public:
                             float* v) = 0;
     // Queues y (n_embd) = Σ coef[j] · down_t row of resident neuron ids[j], summed in the order given.
     virtual void begin_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) = 0;
+    // Queues y[t * w.n_rows + r] = row r of resident w · x row t, for t < n_tokens. x holds the
+    // rows prepared as tensor::PreparedActivations does for w's type, x_stride bytes apart.
+    virtual void begin_matmul(const tensor::WeightView& w, const uint8_t* x, size_t x_stride, int32_t n_tokens,
+                              float* y) = 0;
     // Blocks until the queued work is done; throws EngineError if it failed.
     virtual void wait() = 0;
 
@@ -64,8 +76,10 @@ public:
 
 // A host-memory stand-in with a byte budget: keeps its own copies of the hot rows, refuses
 // allocations past the budget, counts traffic, and computes with the CPU kernels on its own
-// thread, concurrently with the CPU's half as a GPU would. It makes placement, re-planning,
-// the join and the split view testable without a GPU.
-std::unique_ptr<Device> make_sim_device(uint64_t budget_bytes);
+// threads (n_threads of them), concurrently with the CPU's half as a GPU would. Dense matrices
+// are read in place (the model's weights are immutable and outlive the session) but counted
+// as held and uploaded. It makes placement, re-planning, the join and the split view testable
+// without a GPU.
+std::unique_ptr<Device> make_sim_device(uint64_t budget_bytes, int n_threads = 1);
 
 }  // namespace ember::backend

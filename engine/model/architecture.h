@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "backend/device.h"
 #include "ember/model.h"
@@ -42,6 +43,10 @@ public:
     // of every part for placement with a KV cache of n_ctx tokens.
     virtual backend::FfnRows ffn_rows(int32_t il) const = 0;
     virtual sparse::PlacementCosts placement_costs(int32_t n_ctx) const = 0;
+    // The weight matrices placement `p` puts on the device, in its priority order: attention of
+    // its first p.n_attn_layers layers, predictors of the first p.n_predictor_layers, the LM head
+    // when p.output_on_device.
+    virtual std::vector<tensor::WeightView> device_matrices(const sparse::Placement& p) const = 0;
 
     // Evaluates n tokens (n <= s.n_batch) at positions kv.n_past().., appends them to the cache
     // and writes logits: of every token ([n][n_vocab]) when logits_all, else of the last one.

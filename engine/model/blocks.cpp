@@ -33,6 +33,17 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
         sparse = std::make_unique<SparseScratch>(hp.n_ff, hp.max_predictor_rank, hp.n_embd, hp.n_layer);
 }
 
+void linear(const tensor::WeightView& w, const float* x, int64_t n, float* y, Scratch& s) {
+    backend::Device* device = s.sparse ? s.sparse->device : nullptr;
+    if (device && device->holds(w)) {
+        s.prepared.prepare(w.type, x, n, w.n_cols);
+        device->begin_matmul(w, s.prepared.row(0), s.prepared.row_stride(), int32_t(n), y);
+        device->wait();
+        return;
+    }
+    tensor::matmul(s.pool, w, x, n, y, s.prepared);
+}
+
 void rms_norm(const float* x, const float* w, float* out, int64_t n, int64_t n_tokens, float eps) {
     for (int64_t t = 0; t < n_tokens; ++t) {
         const float* xt = x + t * n;

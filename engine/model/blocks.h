@@ -37,6 +37,10 @@ struct Scratch {
     std::unique_ptr<SparseScratch> sparse;  // only for models with predictors
 };
 
+// y = w · x for n tokens ([n][w.n_cols] -> [n][w.n_rows]): on the session's device when the
+// placement put w there, else on the CPU.
+void linear(const tensor::WeightView& w, const float* x, int64_t n, float* y, Scratch& s);
+
 // out = x / sqrt(mean(x²) + eps) * w, for n_tokens rows of n.
 void rms_norm(const float* x, const float* w, float* out, int64_t n, int64_t n_tokens, float eps);
 

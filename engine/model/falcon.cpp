@@ -96,6 +96,15 @@ public:
         return c;
     }
 
+    std::vector<tensor::WeightView> device_matrices(const sparse::Placement& p) const override {
+        std::vector<tensor::WeightView> m;
+        for (int32_t il = 0; il < p.n_attn_layers; ++il) m.insert(m.end(), {layers_[size_t(il)].wqkv, layers_[size_t(il)].wo});
+        for (int32_t il = 0; il < p.n_predictor_layers; ++il)
+            m.insert(m.end(), {layers_[size_t(il)].sparse.fc1, layers_[size_t(il)].sparse.fc2});
+        if (p.output_on_device) m.push_back(output_);
+        return m;
+    }
+
     void forward(const int32_t* tokens, int32_t n, KvCache& kv, Scratch& s, float* logits,
                  bool logits_all) const override {
         const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, n_gqa = hp_.n_embd_gqa();
@@ -111,7 +120,7 @@ public:
                 layer_norm(s.x.data(), L.attn_norm.w, L.attn_norm.b, s.attn.data(), n_embd, n, hp_.norm_eps);
                 attn_in = s.attn.data();
             }
-            tensor::matmul(s.pool, L.wqkv, attn_in, n, s.qkv.data(), s.prepared);
+            linear(L.wqkv, attn_in, n, s.qkv.data(), s);
             for (int32_t t = 0; t < n; ++t) {
                 const float* row = s.qkv.data() + size_t(t) * n_qkv;
                 float* q = s.q.data() + size_t(t) * n_embd;
@@ -124,7 +133,7 @@ public:
                 rope(k, hp_.n_head_kv, hp_.head_dim(), pos, hp_, RopePairs::NeoX, s);
             }
             attention(hp_, il, n, kv, s);
-            tensor::matmul(s.pool, L.wo, s.attn.data(), n, s.out.data(), s.prepared);
+            linear(L.wo, s.attn.data(), n, s.out.data(), s);
             // The FFN's output goes to q, which attention no longer needs.
             float* ffn_out = s.q.data();
             if (s.sparse) {
@@ -143,7 +152,7 @@ public:
         const int32_t count = n - first;
         layer_norm(s.x.data() + size_t(first) * n_embd, output_norm_.w, output_norm_.b, s.xn.data(), n_embd, count,
                    hp_.norm_eps);
-        tensor::matmul(s.pool, output_, s.xn.data(), count, logits, s.prepared);
+        linear(output_, s.xn.data(), count, logits, s);
     }
 
 private:

@@ -87,6 +87,18 @@ public:
         return c;
     }
 
+    std::vector<tensor::WeightView> device_matrices(const sparse::Placement& p) const override {
+        std::vector<tensor::WeightView> m;
+        for (int32_t il = 0; il < p.n_attn_layers; ++il) {
+            const LlamaLayer& L = layers_[size_t(il)];
+            m.insert(m.end(), {L.wq, L.wk, L.wv, L.wo});
+        }
+        for (int32_t il = 0; il < p.n_predictor_layers; ++il)
+            m.insert(m.end(), {layers_[size_t(il)].sparse.fc1, layers_[size_t(il)].sparse.fc2});
+        if (p.output_on_device) m.push_back(output_);
+        return m;
+    }
+
     void forward(const int32_t* tokens, int32_t n, KvCache& kv, Scratch& s, float* logits,
                  bool logits_all) const override {
         const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
@@ -95,9 +107,9 @@ public:
             const LlamaLayer& L = layers_[size_t(il)];
             // Attention.
             rms_norm(s.x.data(), L.attn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
-            tensor::matmul(s.pool, L.wq, s.xn.data(), n, s.q.data(), s.prepared);
-            tensor::matmul(s.pool, L.wk, s.xn.data(), n, s.k.data(), s.prepared);
-            tensor::matmul(s.pool, L.wv, s.xn.data(), n, s.v.data(), s.prepared);
+            linear(L.wq, s.xn.data(), n, s.q.data(), s);
+            linear(L.wk, s.xn.data(), n, s.k.data(), s);
+            linear(L.wv, s.xn.data(), n, s.v.data(), s);
             for (int32_t t = 0; t < n; ++t) {
                 const int32_t pos = kv.n_past() + t;
                 rope(s.q.data() + size_t(t) * n_embd, hp_.n_head, hp_.head_dim(), pos, hp_, RopePairs::Adjacent, s);
@@ -105,7 +117,7 @@ public:
                      RopePairs::Adjacent, s);
             }
             attention(hp_, il, n, kv, s);
-            tensor::matmul(s.pool, L.wo, s.attn.data(), n, s.out.data(), s.prepared);
+            linear(L.wo, s.attn.data(), n, s.out.data(), s);
             add_in_place(s.x.data(), s.out.data(), n * n_embd);
             // Feed-forward.
             rms_norm(s.x.data(), L.ffn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
@@ -126,7 +138,7 @@ public:
         const int32_t first = logits_all ? 0 : n - 1;
         const int32_t count = n - first;
         rms_norm(s.x.data() + size_t(first) * n_embd, output_norm_, s.xn.data(), n_embd, count, hp_.norm_eps);
-        tensor::matmul(s.pool, output_, s.xn.data(), count, logits, s.prepared);
+        linear(output_, s.xn.data(), count, logits, s);
     }
 
 private:

@@ -45,7 +45,7 @@ void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss) {
     for (int32_t il = 0; il < n_layer; ++il)
         if (next[size_t(il)].size() < hot_[size_t(il)].size())
             device_->set_hot_neurons(il, arch_.ffn_rows(il), next[size_t(il)]);
-    device_->reserve_dense(p.bytes_used - p.ffn_bytes);
+    place_dense(p);
     for (int32_t il = 0; il < n_layer; ++il)
         if (next[size_t(il)].size() >= hot_[size_t(il)].size())
             device_->set_hot_neurons(il, arch_.ffn_rows(il), next[size_t(il)]);
@@ -56,6 +56,30 @@ void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss) {
     ss.hot.assign(size_t(n_layer), std::vector<uint8_t>(size_t(arch_.hparams().n_ff), 0));
     for (int32_t il = 0; il < n_layer; ++il)
         for (int32_t id : hot_[size_t(il)]) ss.hot[size_t(il)][size_t(id)] = 1;
+}
+
+void DevicePlacement::place_dense(const sparse::Placement& p) {
+    // A type the device has no kernel for (e.g. a Q6_K LM head) stays on the CPU, uncharged.
+    std::vector<tensor::WeightView> placed;
+    uint64_t placed_bytes = 0, refused_bytes = 0;
+    int64_t refused = 0;
+    for (const tensor::WeightView& w : arch_.device_matrices(p)) {
+        if (device_->supports(w.type)) {
+            placed.push_back(w);
+            placed_bytes += model::matrix_bytes(w);
+        } else {
+            ++refused;
+            refused_bytes += model::matrix_bytes(w);
+        }
+    }
+    device_->set_dense(placed, p.bytes_used - p.ffn_bytes - placed_bytes - refused_bytes);
+
+    const std::string n_layer = std::to_string(arch_.hparams().n_layer);
+    dense_note_ = "attention of " + std::to_string(p.n_attn_layers) + "/" + n_layer + " layers, predictors of " +
+                  std::to_string(p.n_predictor_layers) + "/" + n_layer + (p.output_on_device ? ", the LM head" : "") +
+                  " on the device";
+    if (refused > 0)
+        dense_note_ += "; " + std::to_string(refused) + " matrices of types it has no kernel for stay on the CPU";
 }
 
 std::vector<std::vector<int32_t>> DevicePlacement::choose_hot(const sparse::Placement& p) {
@@ -92,10 +116,14 @@ DeviceReport DevicePlacement::report() const {
     r.device = device_->name();
     r.budget_bytes = device_->budget_bytes();
     r.used_bytes = device_->used_bytes();
-    r.bytes_uploaded = device_->traffic().bytes_uploaded;
+    const backend::DeviceTraffic traffic = device_->traffic();
+    r.bytes_uploaded = traffic.bytes_uploaded;
+    r.dense_bytes_uploaded = traffic.dense_bytes_uploaded;
+    r.dense_products = traffic.matmuls;
     for (const auto& layer : hot_) r.hot_neurons += int64_t(layer.size());
     r.note = activation_note_.empty() ? placement_note_ : activation_note_;
     r.gpu_index = gpu_index_note_;
+    r.dense = dense_note_;
     return r;
 }
 

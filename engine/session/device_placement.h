@@ -36,6 +36,9 @@ public:
 
 private:
     std::vector<std::vector<int32_t>> choose_hot(const sparse::Placement& p);
+    // Makes the dense matrices `p` places resident on the device, with the rest of its dense
+    // share (norms, KV cache, scratch) reserved beside them.
+    void place_dense(const sparse::Placement& p);
 
     std::unique_ptr<backend::Device> device_;
     const model::Architecture& arch_;
@@ -49,6 +52,7 @@ private:
     std::string activation_note_;
     sparse::GpuIndexSource index_source_;          // model stamp and statistics hash, fixed at load
     std::string placement_note_;
+    std::string dense_note_;
     std::vector<std::vector<int32_t>> hot_;        // [n_layer] ascending
 };
 

@@ -29,6 +29,7 @@ public:
     void prepare(DType weight_type, const float* x, int64_t n_tokens, int64_t n_cols);
 
     const uint8_t* row(int64_t t) const { return data_ + size_t(t) * row_bytes_; }
+    size_t row_stride() const { return row_bytes_; }
 
 private:
     void grow(size_t bytes);

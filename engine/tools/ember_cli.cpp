@@ -249,6 +249,7 @@ int main(int argc, char** argv) {
                          d.device.c_str(), (long long)d.hot_neurons, double(d.used_bytes) / (1 << 20),
                          double(d.budget_bytes) / (1 << 20), double(d.bytes_uploaded) / (1 << 20),
                          d.note.empty() ? "" : "; ", d.note.c_str());
+        if (d.device != "cpu" && !d.dense.empty()) std::fprintf(stderr, "dense parts: %s\n", d.dense.c_str());
         if (d.device != "cpu" && !d.gpu_index.empty()) std::fprintf(stderr, "GPU index: %s\n", d.gpu_index.c_str());
     }
     return 0;

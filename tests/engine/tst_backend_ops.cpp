@@ -1,5 +1,5 @@
 // Every op of the device seam (gathered gate/up dot products, the ordered down-projection sum,
-// residency changes) × weight type × shape, on every device this machine has, against the CPU
+// dense matrix products, residency changes) × weight type × shape, on every device this machine has, against the CPU
 // kernels. The `sim` device is always here; GPUs are tested when probe_gpus() finds one, and
 // the GPU test says why it was skipped otherwise.
 #include <QtTest>
@@ -72,13 +72,13 @@ std::vector<int32_t> pick(int64_t n, int64_t count, uint32_t seed) {
 // is relative to the sum of the magnitudes of the terms.
 constexpr float kRelativeError = 2e-5f;
 
-// got == row `id` of m · the prepared x, within kRelativeError of the terms' magnitudes.
-bool close_to_cpu(const WeightView& m, int32_t id, const ember::tensor::PreparedActivations& x, float got) {
+// got == row `id` of m · prepared row x, within kRelativeError of the terms' magnitudes.
+bool close_to_cpu(const WeightView& m, int32_t id, const uint8_t* x, float got) {
     const int64_t n = m.n_cols;
-    const float want = ember::tensor::dot_row(m.type, n, m.row(id), x.row(0));
+    const float want = ember::tensor::dot_row(m.type, n, m.row(id), x);
     std::vector<float> w(static_cast<size_t>(n)), xs(static_cast<size_t>(n));
     ember::tensor::dequantize_row(m.type, m.row(id), w.data(), n);
-    ember::tensor::dequantize_row(ember::tensor::activation_type(m.type), x.row(0), xs.data(), n);
+    ember::tensor::dequantize_row(ember::tensor::activation_type(m.type), x, xs.data(), n);
     float magnitude = 0;
     for (int64_t i = 0; i < n; ++i) magnitude += std::fabs(w[size_t(i)] * xs[size_t(i)]);
     if (std::fabs(got - want) <= kRelativeError * magnitude + 1e-6f) return true;
@@ -99,6 +99,23 @@ void add_device_rows(const std::function<void(const QString&)>& rows) {
 }
 
 const DType kTypes[] = {DType::F16, DType::Q4_0, DType::Q8_0};
+
+// A dense matrix of n_rows rows of n_cols random values in one weight type.
+struct Matrix {
+    std::vector<uint8_t> data;
+    WeightView view;
+
+    Matrix(DType t, int64_t n_cols, int64_t n_rows, uint32_t seed) {
+        const size_t rb = ember::tensor::row_bytes(t, n_cols);
+        data.resize(rb * size_t(n_rows));
+        for (int64_t r = 0; r < n_rows; ++r) {
+            const std::vector<float> row = random_vector(size_t(n_cols), seed + uint32_t(r));
+            ember::tensor::quantize_row(t, row.data(), data.data() + size_t(r) * rb, n_cols);
+        }
+        view = {t, n_cols, n_rows, data.data(), rb};
+    }
+    uint64_t bytes() const { return data.size(); }
+};
 
 }  // namespace
 
@@ -171,8 +188,8 @@ private slots:
         dev->begin_dots(0, prepared.row(0), active, g.data(), v.data());
         dev->wait();
         for (size_t j = 0; j < active.size(); ++j) {
-            QVERIFY(close_to_cpu(rows.up, active[j], prepared, v[j]));
-            if (gated) QVERIFY(close_to_cpu(rows.gate, active[j], prepared, g[j]));
+            QVERIFY(close_to_cpu(rows.up, active[j], prepared.row(0), v[j]));
+            if (gated) QVERIFY(close_to_cpu(rows.gate, active[j], prepared.row(0), g[j]));
         }
 
         // The down-projection: ReLU-like coefficients, a third of them zero.
@@ -196,6 +213,96 @@ private slots:
         dev->begin_down(0, active, coef.data(), again.data());
         dev->wait();
         QVERIFY(std::memcmp(again.data(), y.data(), y.size() * sizeof(float)) == 0);
+    }
+
+    void dense_products_match_the_cpu_data() {
+        QTest::addColumn<QString>("device");
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("n_cols");
+        QTest::addColumn<int>("n_rows");
+        QTest::addColumn<int>("n_tokens");
+        // Row counts that fill no whole block of rows; batches of one token and of several.
+        const int shapes[][3] = {{32, 7, 1}, {96, 333, 3}, {1024, 2049, 1}, {160, 5000, 2}};
+        add_device_rows([&](const QString& device) {
+            for (DType t : kTypes)
+                for (const auto& s : shapes)
+                    QTest::addRow("%s %s %dx%d, %d tokens", qPrintable(device), ember::tensor::dtype_name(t), s[0], s[1], s[2])
+                        << device << int(t) << s[0] << s[1] << s[2];
+        });
+    }
+
+    void dense_products_match_the_cpu() {
+        QFETCH(QString, device);
+        QFETCH(int, type);
+        QFETCH(int, n_cols);
+        QFETCH(int, n_rows);
+        QFETCH(int, n_tokens);
+        const DType t = DType(type);
+        const Matrix m(t, n_cols, n_rows, uint32_t(n_cols + n_rows));
+        auto dev = open_device(device, 1ull << 30);
+        dev->set_dense(std::span(&m.view, 1), 0);
+        QVERIFY(dev->holds(m.view));
+        QCOMPARE(dev->traffic().dense_bytes_uploaded, m.bytes());
+
+        const std::vector<float> x = random_vector(size_t(n_cols) * size_t(n_tokens), 11);
+        ember::tensor::PreparedActivations prepared;
+        prepared.reserve(n_tokens, n_cols);
+        prepared.prepare(t, x.data(), n_tokens, n_cols);
+        std::vector<float> y(size_t(n_rows) * size_t(n_tokens), NAN);
+        dev->begin_matmul(m.view, prepared.row(0), prepared.row_stride(), n_tokens, y.data());
+        dev->wait();
+        for (int tok = 0; tok < n_tokens; ++tok)
+            for (int r = 0; r < n_rows; ++r)
+                QVERIFY(close_to_cpu(m.view, r, prepared.row(tok), y[size_t(tok) * size_t(n_rows) + size_t(r)]));
+        QCOMPARE(dev->traffic().matmuls, uint64_t(1));
+
+        std::vector<float> again(y.size());
+        dev->begin_matmul(m.view, prepared.row(0), prepared.row_stride(), n_tokens, again.data());
+        dev->wait();
+        QVERIFY(std::memcmp(again.data(), y.data(), y.size() * sizeof(float)) == 0);
+    }
+
+    void dense_residency_data() {
+        QTest::addColumn<QString>("device");
+        add_device_rows([](const QString& device) { QTest::newRow(qPrintable(device)) << device; });
+    }
+
+    void dense_residency() {
+        QFETCH(QString, device);
+        const Matrix a(DType::Q4_0, 256, 300, 1), b(DType::Q8_0, 256, 200, 2), c(DType::F16, 64, 100, 3);
+        const Layer layer(DType::Q4_0, 128, 600, true, 9);
+        const uint64_t per_neuron = 3 * ember::tensor::row_bytes(DType::Q4_0, 128);
+        const uint64_t budget = a.bytes() + b.bytes() + 1000 + 100 * per_neuron;
+        auto dev = open_device(device, budget);
+        dev->set_hot_neurons(0, layer.rows(), pick(600, 100, 1));
+        const WeightView ab[] = {a.view, b.view};
+        dev->set_dense(ab, 1000);
+        QCOMPARE(dev->used_bytes(), budget);
+        QCOMPARE(dev->traffic().dense_bytes_uploaded, a.bytes() + b.bytes());
+
+        // Past the budget: refused, and nothing changed.
+        const WeightView abc[] = {a.view, b.view, c.view};
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_dense(abc, 1000));
+        QCOMPARE(dev->used_bytes(), budget);
+        QVERIFY(dev->holds(a.view) && dev->holds(b.view) && !dev->holds(c.view));
+
+        // A new set: what stays is not uploaded again, what leaves frees its bytes.
+        const WeightView bc[] = {b.view, c.view};
+        dev->set_dense(bc, 0);
+        QCOMPARE(dev->traffic().dense_bytes_uploaded, a.bytes() + b.bytes() + c.bytes());
+        QCOMPARE(dev->used_bytes(), b.bytes() + c.bytes() + 100 * per_neuron);
+        QVERIFY(!dev->holds(a.view));
+
+        // A matrix that is not resident is an error, not a silent zero.
+        std::vector<float> y(300);
+        const std::vector<float> x = random_vector(256, 4);
+        ember::tensor::PreparedActivations prepared;
+        prepared.reserve(1, 256);
+        prepared.prepare(DType::Q4_0, x.data(), 1, 256);
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, {
+            dev->begin_matmul(a.view, prepared.row(0), prepared.row_stride(), 1, y.data());
+            dev->wait();
+        });
     }
 
     void replan_moves_only_changed_rows_data() {
@@ -237,8 +344,8 @@ private slots:
         dev->begin_dots(3, prepared.row(0), next, g.data(), v.data());
         dev->wait();
         for (size_t j = 0; j < next.size(); ++j) {
-            QVERIFY(close_to_cpu(rows.up, next[j], prepared, v[j]));
-            QVERIFY(close_to_cpu(rows.gate, next[j], prepared, g[j]));
+            QVERIFY(close_to_cpu(rows.up, next[j], prepared.row(0), v[j]));
+            QVERIFY(close_to_cpu(rows.gate, next[j], prepared.row(0), g[j]));
         }
         // A neuron that is not resident is an error, not a silent zero.
         int32_t absent = 0;

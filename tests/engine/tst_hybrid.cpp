@@ -116,13 +116,21 @@ private slots:
         for (double share : {0.0, 0.5, 0.7, 0.85, 1.0, 2.0}) {
             const uint64_t budget = uint64_t(double(everything) * share);
             auto s = sim_session(model, budget, false, false, dev);
+            for (size_t i = 0; i < std::size(kPrompts); ++i)
+                QCOMPARE(greedy_text(*s, *model, kPrompts[i]), expected[i]);
             const ember::DeviceReport r = s->device_report();
             QCOMPARE(QString::fromStdString(r.device), name);
             QVERIFY2(r.used_bytes <= budget, qPrintable(QString("used %1 of %2").arg(r.used_bytes).arg(budget)));
             // (Not monotonic: once the KV cache fits it is placed before FFN rows, PowerInfer's order.)
             hot_at_largest = r.hot_neurons;
-            for (size_t i = 0; i < std::size(kPrompts); ++i)
-                QCOMPARE(greedy_text(*s, *model, kPrompts[i]), expected[i]);
+            // Dense matrices run where they were placed: nowhere on the device at budget 0,
+            // all of them (attention, predictors, LM head) once everything fits.
+            if (share == 0.0) QCOMPARE(r.dense_products, uint64_t(0));
+            if (share >= 1.0) {
+                QVERIFY2(QString::fromStdString(r.dense).contains("the LM head"), r.dense.c_str());
+                QVERIFY(r.dense_bytes_uploaded > 0);
+                QVERIFY(r.dense_products > 0);
+            }
             int64_t on_device = 0;
             uint64_t device_bytes = 0;
             for (const auto& l : s->layer_sparsity()) {
@@ -135,9 +143,9 @@ private slots:
             const auto& info = model->info();
             const uint64_t neuron_bytes = 3 * uint64_t(info.n_embd) / 32 * 18;  // Q4_0 rows
             QCOMPARE(device_bytes, uint64_t(on_device) * neuron_bytes);
-            qInfo("budget %.0f %%: %lld hot neurons, %llu of %llu bytes used%s%s", 100 * share,
+            qInfo("budget %.0f %%: %lld hot neurons, %llu of %llu bytes used; %s%s%s", 100 * share,
                   (long long)r.hot_neurons, (unsigned long long)r.used_bytes, (unsigned long long)budget,
-                  r.note.empty() ? "" : "; ", r.note.c_str());
+                  r.dense.c_str(), r.note.empty() ? "" : "; ", r.note.c_str());
         }
         QCOMPARE(hot_at_largest, int64_t(model->info().n_layer) * model->info().n_ff);
     }

@@ -43,14 +43,17 @@ struct DotQ8_0 {
     __device__ static float row(const uint8_t* w, const uint8_t* x, int64_t n, int lane) { return dot_q8_0_lane(w, x, n, lane); }
 };
 
+// Row j of block row blockIdx.y: out[t * n + j] = row(local ? local[j] : j) · x row t.
 template <class Dot>
-__global__ void dots_kernel(const uint8_t* rows, size_t row_bytes, int64_t n_cols, const uint8_t* x,
+__global__ void dots_kernel(const uint8_t* rows, size_t row_bytes, int64_t n_cols, const uint8_t* x, size_t x_stride,
                             const int32_t* local, int32_t n, float* out) {
     const int lane = int(threadIdx.x) % kLanes;
     const int32_t j = int32_t(blockIdx.x) * kRowsPerBlock + int32_t(threadIdx.x) / kLanes;
     if (j >= n) return;  // the whole group leaves together, so the shuffles stay complete
-    const float acc = lanes_sum(Dot::row(rows + size_t(local[j]) * row_bytes, x, n_cols, lane));
-    if (lane == 0) out[j] = acc;
+    const size_t t = blockIdx.y;
+    const int32_t r = local ? local[j] : j;
+    const float acc = lanes_sum(Dot::row(rows + size_t(r) * row_bytes, x + t * x_stride, n_cols, lane));
+    if (lane == 0) out[t * size_t(n) + size_t(j)] = acc;
 }
 
 struct ValueF16 {
@@ -113,23 +116,37 @@ size_t activation_bytes(DType weight, int64_t n) {
     }
 }
 
-void launch_dots(const DeviceRows& rows, const uint8_t* x, const int32_t* local, int32_t n, float* out,
-                 gpuStream_t stream) {
-    if (n == 0) return;
-    const dim3 grid(blocks_for(n, kRowsPerBlock)), block(kLanes * kRowsPerBlock);
+namespace {
+
+void launch_dot_grid(const DeviceRows& rows, const uint8_t* x, size_t x_stride, int32_t n_tokens, const int32_t* local,
+                     int32_t n, float* out, gpuStream_t stream) {
+    if (n == 0 || n_tokens == 0) return;
+    const dim3 grid(blocks_for(n, kRowsPerBlock), unsigned(n_tokens)), block(kLanes * kRowsPerBlock);
     switch (rows.type) {
         case DType::F16:
-            dots_kernel<DotF16><<<grid, block, 0, stream>>>(rows.data, rows.row_bytes, rows.n_cols, x, local, n, out);
+            dots_kernel<DotF16><<<grid, block, 0, stream>>>(rows.data, rows.row_bytes, rows.n_cols, x, x_stride, local, n, out);
             break;
         case DType::Q4_0:
-            dots_kernel<DotQ4_0><<<grid, block, 0, stream>>>(rows.data, rows.row_bytes, rows.n_cols, x, local, n, out);
+            dots_kernel<DotQ4_0><<<grid, block, 0, stream>>>(rows.data, rows.row_bytes, rows.n_cols, x, x_stride, local, n, out);
             break;
         case DType::Q8_0:
-            dots_kernel<DotQ8_0><<<grid, block, 0, stream>>>(rows.data, rows.row_bytes, rows.n_cols, x, local, n, out);
+            dots_kernel<DotQ8_0><<<grid, block, 0, stream>>>(rows.data, rows.row_bytes, rows.n_cols, x, x_stride, local, n, out);
             break;
         default: unsupported(rows.type, "dot product");
     }
-    check(gpuGetLastError(), "launching the gate/up kernel");
+    check(gpuGetLastError(), "launching the dot-product kernel");
+}
+
+}  // namespace
+
+void launch_dots(const DeviceRows& rows, const uint8_t* x, const int32_t* local, int32_t n, float* out,
+                 gpuStream_t stream) {
+    launch_dot_grid(rows, x, 0, 1, local, n, out, stream);
+}
+
+void launch_matmul(const DeviceRows& rows, int32_t n_rows, const uint8_t* x, int32_t n_tokens, float* out,
+                   gpuStream_t stream) {
+    launch_dot_grid(rows, x, activation_bytes(rows.type, rows.n_cols), n_tokens, nullptr, n_rows, out, stream);
 }
 
 void launch_down(const DeviceRows& rows, const int32_t* local, const float* coef, int32_t n, float* partial,

@@ -1,6 +1,7 @@
 #pragma once
-// The hot-FFN kernels: gathered row dot products (gate/up) and the ordered down-projection sum,
-// for F16, Q4_0 and Q8_0 rows. Every pointer is device memory; every launch is queued on `stream`.
+// The device's kernels: gathered row dot products (hot gate/up), the ordered down-projection
+// sum, and the dense matrix product (attention, predictors, LM head), for F16, Q4_0 and Q8_0
+// rows. Every pointer is device memory; every launch is queued on `stream`.
 
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +27,11 @@ size_t activation_bytes(tensor::DType weight, int64_t n);
 // out[j] = rows[local[j]] · x for j < n. x is in the rows' activation type.
 void launch_dots(const DeviceRows& rows, const uint8_t* x, const int32_t* local, int32_t n, float* out,
                  gpuStream_t stream);
+
+// out[t * n_rows + r] = rows[r] · x row t, for r < n_rows and t < n_tokens; x holds n_tokens
+// activation rows back to back (activation_bytes apart).
+void launch_matmul(const DeviceRows& rows, int32_t n_rows, const uint8_t* x, int32_t n_tokens, float* out,
+                   gpuStream_t stream);
 
 // y (rows.n_cols) = Σ_j coef[j] · rows[local[j]], summed as down_chunks() says. partial holds
 // down_chunks(n) * rows.n_cols floats.

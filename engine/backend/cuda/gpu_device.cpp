@@ -1,6 +1,6 @@
-// A GPU behind the device seam: the hot rows of each layer in device memory, the gathered
-// gate/up dot products and the ordered down-projection sum as kernels on one stream, and the
-// join as one small copy back per half-layer.
+// A GPU behind the device seam: the hot rows of each layer and the dense matrices placed there
+// in device memory, the gathered gate/up dot products, the ordered down-projection sum and the
+// dense products as kernels on one stream, and the join as one small copy back per call.
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -65,6 +65,13 @@ struct LayerRows {
 
 };
 
+// A dense matrix placed on the device.
+struct DenseMatrix {
+    DeviceBuffer memory;
+    gpu::DeviceRows rows;
+    int32_t n_rows = 0;
+};
+
 // A half-layer's results, copied from pinned staging into the caller's arrays at wait().
 struct PendingCopy {
     float* dst;
@@ -81,16 +88,13 @@ public:
     ~GpuDevice() override {
         (void)gpuStreamSynchronize(stream_);
         layers_.clear();
+        matrices_.clear();
         (void)gpuStreamDestroy(stream_);
     }
 
     std::string name() const override { return name_; }
     uint64_t budget_bytes() const override { return budget_; }
-    uint64_t used_bytes() const override {
-        uint64_t used = dense_;
-        for (const auto& [il, l] : layers_) used += l.memory.bytes();
-        return used;
-    }
+    uint64_t used_bytes() const override { return dense_bytes() + ffn_bytes(); }
     bool supports(DType t) const override { return t == DType::F16 || t == DType::Q4_0 || t == DType::Q8_0; }
 
     void set_budget_bytes(uint64_t bytes) override {
@@ -100,14 +104,43 @@ public:
         budget_ = bytes;
     }
 
-    // The device's own scratch (activation, indices, results, down-projection partial sums) is
-    // part of the compute-scratch share the session reserves here.
-    void reserve_dense(uint64_t bytes) override {
-        if (used_bytes() - dense_ + bytes > budget_)
+    // The device's own scratch (activations, indices, results, partial sums) is part of the
+    // compute-scratch share the session reserves in other_bytes.
+    void set_dense(std::span<const tensor::WeightView> matrices, uint64_t other_bytes) override {
+        uint64_t bytes = other_bytes;
+        for (const tensor::WeightView& w : matrices) {
+            if (!supports(w.type))
+                fail(name_ + ": a dense matrix is " + tensor::dtype_name(w.type) +
+                     "; the GPU kernels take F16, Q4_0 and Q8_0");
+            bytes += uint64_t(w.row_bytes) * uint64_t(w.n_rows);
+        }
+        if (ffn_bytes() + bytes > budget_)
             fail(name_ + ": " + std::to_string(bytes) + " bytes of dense parts exceed the budget of " +
-                 std::to_string(budget_) + " bytes (" + std::to_string(used_bytes() - dense_) + " in use)");
-        dense_ = bytes;
+                 std::to_string(budget_) + " bytes (" + std::to_string(ffn_bytes()) + " in use)");
+        if (!pending_.empty()) wait();
+        select();
+        // Matrices leaving are freed before new ones arrive, so memory never holds both sets.
+        std::map<const uint8_t*, DenseMatrix> next;
+        for (const tensor::WeightView& w : matrices)
+            if (auto it = matrices_.find(w.data); it != matrices_.end()) next[w.data] = std::move(it->second);
+        matrices_ = std::move(next);
+        dense_other_ = other_bytes;
+        for (const tensor::WeightView& w : matrices) {
+            if (matrices_.count(w.data)) continue;
+            DenseMatrix m;
+            const size_t size = w.row_bytes * size_t(w.n_rows);
+            m.memory = DeviceBuffer(size);
+            m.rows = {w.type, m.memory.data(), w.row_bytes, w.n_cols};
+            m.n_rows = int32_t(w.n_rows);
+            // Synchronous from pageable memory: the model's weights are not pinned, and this
+            // happens only when the placement changes.
+            check(gpuMemcpy(m.memory.data(), w.data, size, gpuMemcpyHostToDevice), "uploading a dense matrix");
+            traffic_.dense_bytes_uploaded += size;
+            matrices_[w.data] = std::move(m);
+        }
     }
+
+    bool holds(const tensor::WeightView& w) const override { return matrices_.count(w.data) > 0; }
 
     void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) override {
         if (!pending_.empty()) wait();  // results in flight land before their buffers can change
@@ -210,6 +243,25 @@ public:
         for (int32_t j = 0; j < n; ++j) traffic_.rows_computed += coef[j] != 0.0f;
     }
 
+    void begin_matmul(const tensor::WeightView& w, const uint8_t* x, size_t x_stride, int32_t n_tokens,
+                      float* y) override {
+        if (!pending_.empty()) wait();
+        select();
+        auto it = matrices_.find(w.data);
+        if (it == matrices_.end()) fail(name_ + ": a matrix of " + std::to_string(w.n_rows) + " rows is not resident");
+        const DenseMatrix& m = it->second;
+        const size_t x_bytes = gpu::activation_bytes(w.type, w.n_cols);
+        const size_t y_count = size_t(n_tokens) * size_t(m.n_rows);
+        ensure_matmul_scratch(x_bytes * size_t(n_tokens), y_count * sizeof(float));
+        for (int32_t t = 0; t < n_tokens; ++t)
+            std::memcpy(host_mx_.data() + size_t(t) * x_bytes, x + size_t(t) * x_stride, x_bytes);
+        async_upload(dev_mx_.data(), host_mx_.data(), x_bytes * size_t(n_tokens));
+        gpu::launch_matmul(m.rows, m.n_rows, dev_mx_.data(), n_tokens, dev_my_.as<float>(), stream_);
+        async_download(host_my_.data(), dev_my_.data(), y_count * sizeof(float));
+        pending_.push_back({y, host_my_.as<float>(), y_count});
+        ++traffic_.matmuls;
+    }
+
     void wait() override {
         const gpuError_t e = gpuStreamSynchronize(stream_);
         std::vector<PendingCopy> done = std::exchange(pending_, {});
@@ -246,6 +298,29 @@ private:
     }
     void async_download(void* dst, const void* src, size_t bytes) {
         if (bytes) check(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDeviceToHost, stream_), "copying from the GPU");
+    }
+
+    uint64_t dense_bytes() const {
+        uint64_t bytes = dense_other_;
+        for (const auto& [data, m] : matrices_) bytes += m.memory.bytes();
+        return bytes;
+    }
+    uint64_t ffn_bytes() const {
+        uint64_t bytes = 0;
+        for (const auto& [il, l] : layers_) bytes += l.memory.bytes();
+        return bytes;
+    }
+
+    // Grow-only staging for dense products; called with nothing queued.
+    void ensure_matmul_scratch(size_t x_bytes, size_t y_bytes) {
+        if (x_bytes > dev_mx_.bytes()) {
+            dev_mx_ = DeviceBuffer(x_bytes);
+            host_mx_ = PinnedBuffer(x_bytes);
+        }
+        if (y_bytes > dev_my_.bytes()) {
+            dev_my_ = DeviceBuffer(y_bytes);
+            host_my_ = PinnedBuffer(y_bytes);
+        }
     }
 
     // Grow-only buffers for the largest layer seen; waits for queued work before replacing any.
@@ -314,15 +389,16 @@ private:
     int index_;
     std::string name_;
     uint64_t budget_;
-    uint64_t dense_ = 0;
+    uint64_t dense_other_ = 0;
     gpuStream_t stream_{};
     std::map<int32_t, LayerRows> layers_;
+    std::map<const uint8_t*, DenseMatrix> matrices_;  // keyed by the host copy's data
     DeviceTraffic traffic_;
     std::vector<PendingCopy> pending_;
     size_t scratch_ids_ = 0;
     int64_t scratch_in_ = 0, scratch_out_ = 0;
-    DeviceBuffer dev_x_, dev_local_, dev_g_, dev_v_, dev_coef_, dev_partial_, dev_y_;
-    PinnedBuffer host_x_, host_local_, host_g_, host_v_, host_coef_, host_y_;
+    DeviceBuffer dev_x_, dev_local_, dev_g_, dev_v_, dev_coef_, dev_partial_, dev_y_, dev_mx_, dev_my_;
+    PinnedBuffer host_x_, host_local_, host_g_, host_v_, host_coef_, host_y_, host_mx_, host_my_;
 };
 
 }  // namespace

@@ -25,6 +25,7 @@ constexpr gpuError_t gpuErrorInsufficientDriver = hipErrorInsufficientDriver;
 #define gpuFree hipFree
 #define gpuHostAlloc(p, n) hipHostMalloc(p, n, hipHostMallocDefault)
 #define gpuFreeHost hipHostFree
+#define gpuMemcpy hipMemcpy
 #define gpuMemcpyAsync hipMemcpyAsync
 #define gpuMemcpyHostToDevice hipMemcpyHostToDevice
 #define gpuMemcpyDeviceToHost hipMemcpyDeviceToHost
@@ -55,6 +56,7 @@ constexpr gpuError_t gpuErrorInsufficientDriver = cudaErrorInsufficientDriver;
 #define gpuFree cudaFree
 #define gpuHostAlloc(p, n) cudaMallocHost(p, n)
 #define gpuFreeHost cudaFreeHost
+#define gpuMemcpy cudaMemcpy
 #define gpuMemcpyAsync cudaMemcpyAsync
 #define gpuMemcpyHostToDevice cudaMemcpyHostToDevice
 #define gpuMemcpyDeviceToHost cudaMemcpyDeviceToHost

@@ -12,6 +12,7 @@
 #include "backend/device.h"
 #include "common/error.h"
 #include "tensor/matmul.h"
+#include "tensor/thread_pool.h"
 
 namespace ember::backend {
 namespace {
@@ -89,16 +90,12 @@ private:
 
 class SimDevice final : public Device {
 public:
-    explicit SimDevice(uint64_t budget) : budget_(budget) {}
+    SimDevice(uint64_t budget, int n_threads) : budget_(budget), pool_(std::max(n_threads, 1)) {}
     ~SimDevice() override = default;
 
     std::string name() const override { return "sim"; }
     uint64_t budget_bytes() const override { return budget_; }
-    uint64_t used_bytes() const override {
-        uint64_t used = dense_;
-        for (const auto& [il, l] : layers_) used += l.bytes();
-        return used;
-    }
+    uint64_t used_bytes() const override { return dense_bytes() + ffn_bytes(); }
     bool supports(tensor::DType) const override { return true; }
     void set_budget_bytes(uint64_t bytes) override {
         if (used_bytes() > bytes)
@@ -107,12 +104,23 @@ public:
         budget_ = bytes;
     }
 
-    void reserve_dense(uint64_t bytes) override {
-        if (used_bytes() - dense_ + bytes > budget_)
+    void set_dense(std::span<const tensor::WeightView> matrices, uint64_t other_bytes) override {
+        uint64_t bytes = other_bytes;
+        for (const tensor::WeightView& w : matrices) bytes += matrix_bytes(w);
+        if (ffn_bytes() + bytes > budget_)
             fail("sim device: " + std::to_string(bytes) + " bytes of dense parts exceed the budget of " +
-                 std::to_string(budget_) + " bytes (" + std::to_string(used_bytes() - dense_) + " in use)");
-        dense_ = bytes;
+                 std::to_string(budget_) + " bytes (" + std::to_string(ffn_bytes()) + " in use)");
+        queue_.wait();  // no product in flight reads the set being replaced
+        std::map<const uint8_t*, tensor::WeightView> next;
+        for (const tensor::WeightView& w : matrices) {
+            if (!matrices_.count(w.data)) traffic_.dense_bytes_uploaded += matrix_bytes(w);
+            next[w.data] = w;
+        }
+        matrices_ = std::move(next);
+        dense_other_ = other_bytes;
     }
+
+    bool holds(const tensor::WeightView& w) const override { return matrices_.count(w.data) > 0; }
 
     void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) override {
         const size_t per_neuron = (rows.gate.n_rows ? rows.gate.row_bytes : 0) + rows.up.row_bytes + rows.down_t.row_bytes;
@@ -181,11 +189,39 @@ public:
         });
     }
 
+    void begin_matmul(const tensor::WeightView& w, const uint8_t* x, size_t x_stride, int32_t n_tokens,
+                      float* y) override {
+        if (!holds(w)) fail("sim device: a matrix of " + std::to_string(w.n_rows) + " rows is not resident");
+        queue_.submit([this, w, x, x_stride, n_tokens, y] {
+            constexpr int64_t rows_per_task = 64;
+            pool_.run((w.n_rows + rows_per_task - 1) / rows_per_task, [&](int64_t task, int) {
+                const int64_t r1 = std::min(w.n_rows, (task + 1) * rows_per_task);
+                for (int32_t t = 0; t < n_tokens; ++t)
+                    for (int64_t r = task * rows_per_task; r < r1; ++r)
+                        y[size_t(t) * size_t(w.n_rows) + size_t(r)] =
+                            tensor::dot_row(w.type, w.n_cols, w.row(r), x + size_t(t) * x_stride);
+            });
+            ++traffic_.matmuls;
+        });
+    }
+
     void wait() override { queue_.wait(); }
 
     DeviceTraffic traffic() const override { return traffic_; }
 
 private:
+    static uint64_t matrix_bytes(const tensor::WeightView& w) { return uint64_t(w.row_bytes) * uint64_t(w.n_rows); }
+    uint64_t dense_bytes() const {
+        uint64_t bytes = dense_other_;
+        for (const auto& [data, w] : matrices_) bytes += matrix_bytes(w);
+        return bytes;
+    }
+    uint64_t ffn_bytes() const {
+        uint64_t bytes = 0;
+        for (const auto& [il, l] : layers_) bytes += l.bytes();
+        return bytes;
+    }
+
     const LayerRows& layer(int32_t il) const {
         auto it = layers_.find(il);
         if (it == layers_.end()) fail("sim device: layer " + std::to_string(il) + " has no resident neurons");
@@ -198,14 +234,18 @@ private:
     }
 
     uint64_t budget_;
-    uint64_t dense_ = 0;
+    uint64_t dense_other_ = 0;
+    std::map<const uint8_t*, tensor::WeightView> matrices_;  // the host's data, read in place
     std::map<int32_t, LayerRows> layers_;
-    DeviceTraffic traffic_;  // written by queued jobs; read after wait()
-    Queue queue_;            // last: its thread stops before the rows it reads go away
+    DeviceTraffic traffic_;       // written by queued jobs; read after wait()
+    tensor::ThreadPool pool_;     // used by queued jobs only
+    Queue queue_;                 // last: its thread stops before the rows and pool it uses go away
 };
 
 }  // namespace
 
-std::unique_ptr<Device> make_sim_device(uint64_t budget_bytes) { return std::make_unique<SimDevice>(budget_bytes); }
+std::unique_ptr<Device> make_sim_device(uint64_t budget_bytes, int n_threads) {
+    return std::make_unique<SimDevice>(budget_bytes, n_threads);
+}
 
 }  // namespace ember::backend

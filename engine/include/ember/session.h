@@ -40,6 +40,9 @@ struct DeviceReport {
     int64_t hot_neurons = 0;       // resident on the device, all layers
     std::string note;              // why less than asked is on the device, when it is
     std::string gpu_index;         // what happened to <model>.generated.gpuidx
+    std::string dense;             // which dense matrices the device computes
+    uint64_t dense_bytes_uploaded = 0;  // dense matrices copied to the device, ever
+    uint64_t dense_products = 0;        // dense matrix products computed there, ever
 };
 
 struct GenerateParams {
