@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tensor/matmul.h"
+#include "tensor/thread_pool.h"
 
 namespace ember::backend {
 
@@ -75,11 +76,12 @@ public:
 };
 
 // A host-memory stand-in with a byte budget: keeps its own copies of the hot rows, refuses
-// allocations past the budget, counts traffic, and computes with the CPU kernels on its own
-// threads (n_threads of them), concurrently with the CPU's half as a GPU would. Dense matrices
+// allocations past the budget, counts traffic, and computes the hot FFN half with the CPU
+// kernels on its own thread, concurrently with the CPU's half as a GPU would. Dense matrices
 // are read in place (the model's weights are immutable and outlive the session) but counted
-// as held and uploaded. It makes placement, re-planning, the join and the split view testable
-// without a GPU.
-std::unique_ptr<Device> make_sim_device(uint64_t budget_bytes, int n_threads = 1);
+// as held and uploaded; their products run on `pool` (the session's, which must outlive the
+// device; null: one thread of its own). It makes placement, re-planning, the join and the
+// split view testable without a GPU.
+std::unique_ptr<Device> make_sim_device(uint64_t budget_bytes, tensor::ThreadPool* pool = nullptr);
 
 }  // namespace ember::backend

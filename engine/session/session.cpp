@@ -128,7 +128,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
         auto impl = std::make_unique<Impl>(std::move(model), n_ctx, std::min(params.n_batch, n_ctx), n_threads);
         if (params.device != "cpu") {
             std::unique_ptr<backend::Device> device = gpu ? backend::make_gpu_device(*gpu, params.device_budget_bytes)
-                                                          : backend::make_sim_device(params.device_budget_bytes, n_threads);
+                                                          : backend::make_sim_device(params.device_budget_bytes, &impl->scratch.pool);
             impl->placement = std::make_unique<DevicePlacement>(std::move(device),
                                                                 impl->arch, impl->model->info().path, n_ctx,
                                                                 scratch_bytes(impl->scratch), params.reset_gpu_index,

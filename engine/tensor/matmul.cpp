@@ -81,6 +81,11 @@ void axpy_row(DType t, int64_t n, float a, const uint8_t* w, float* y) {
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tokens, float* y,
             PreparedActivations& scratch) {
     scratch.prepare(w.type, x, n_tokens, w.n_cols);
+    matmul_prepared(pool, w, scratch.row(0), scratch.row_stride(), n_tokens, y);
+}
+
+void matmul_prepared(ThreadPool& pool, const WeightView& w, const uint8_t* x, size_t x_stride, int64_t n_tokens,
+                     float* y) {
     // One token: split the rows evenly, a few tasks per thread for balance. A batch: blocks of
     // rows small enough to stay in L2 while every token's activation streams past them.
     int64_t rows_per_task = std::max<int64_t>(16, w.n_rows / (int64_t(pool.size()) * 8));
@@ -90,7 +95,7 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tok
         const int64_t r0 = task * rows_per_task;
         const int64_t r1 = std::min(w.n_rows, r0 + rows_per_task);
         for (int64_t t = 0; t < n_tokens; ++t) {
-            const uint8_t* xt = scratch.row(t);
+            const uint8_t* xt = x + size_t(t) * x_stride;
             float* yt = y + t * w.n_rows;
             int64_t r = r0;
             if (w.type == DType::Q4_0) {

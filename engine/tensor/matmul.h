@@ -50,4 +50,8 @@ void axpy_row(DType t, int64_t n, float a, const uint8_t* w_row, float* y);
 void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tokens, float* y,
             PreparedActivations& scratch);
 
+// The same over activations already prepared for w's type: row t at x + t * x_stride.
+void matmul_prepared(ThreadPool& pool, const WeightView& w, const uint8_t* x, size_t x_stride, int64_t n_tokens,
+                     float* y);
+
 }  // namespace ember::tensor

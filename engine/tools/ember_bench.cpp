@@ -187,9 +187,10 @@ int main(int argc, char** argv) {
             row("tg", opt.n_gen, st);
             if (const ember::DeviceReport d = s.device_report(); d.device != "cpu")
                 std::printf("device %s: budget %.0f MiB, %.0f MiB used, %lld hot neurons; %.1f %% of the predictor "
-                            "and FFN bytes read per token were read there\n",
+                            "and FFN bytes read per token were FFN rows read there; %s\n",
                             d.device.c_str(), double(d.budget_bytes) / (1 << 20), double(d.used_bytes) / (1 << 20),
-                            (long long)d.hot_neurons, sparse_bytes > 0 ? 100.0 * device_bytes / sparse_bytes : 0.0);
+                            (long long)d.hot_neurons, sparse_bytes > 0 ? 100.0 * device_bytes / sparse_bytes : 0.0,
+                            d.dense.c_str());
             // Dense parts are read in full for every token; the FFN and predictors as counted.
             const double tokens = double(opt.n_gen) * opt.reps;
             const double dense_part = double(info.bytes_per_token - (sparse ? info.ffn_bytes + info.predictor_bytes : 0));

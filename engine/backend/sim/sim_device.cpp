@@ -90,7 +90,8 @@ private:
 
 class SimDevice final : public Device {
 public:
-    SimDevice(uint64_t budget, int n_threads) : budget_(budget), pool_(std::max(n_threads, 1)) {}
+    SimDevice(uint64_t budget, tensor::ThreadPool* pool)
+        : budget_(budget), own_pool_(pool ? nullptr : std::make_unique<tensor::ThreadPool>(1)), pool_(pool ? pool : own_pool_.get()) {}
     ~SimDevice() override = default;
 
     std::string name() const override { return "sim"; }
@@ -189,20 +190,15 @@ public:
         });
     }
 
+    // Runs on the calling thread with the session's threads: the caller waits for a dense
+    // product at once anyway, and a second pool or a hand-off to the queue would only compete
+    // with it for the same cores.
     void begin_matmul(const tensor::WeightView& w, const uint8_t* x, size_t x_stride, int32_t n_tokens,
                       float* y) override {
         if (!holds(w)) fail("sim device: a matrix of " + std::to_string(w.n_rows) + " rows is not resident");
-        queue_.submit([this, w, x, x_stride, n_tokens, y] {
-            constexpr int64_t rows_per_task = 64;
-            pool_.run((w.n_rows + rows_per_task - 1) / rows_per_task, [&](int64_t task, int) {
-                const int64_t r1 = std::min(w.n_rows, (task + 1) * rows_per_task);
-                for (int32_t t = 0; t < n_tokens; ++t)
-                    for (int64_t r = task * rows_per_task; r < r1; ++r)
-                        y[size_t(t) * size_t(w.n_rows) + size_t(r)] =
-                            tensor::dot_row(w.type, w.n_cols, w.row(r), x + size_t(t) * x_stride);
-            });
-            ++traffic_.matmuls;
-        });
+        queue_.wait();
+        tensor::matmul_prepared(*pool_, w, x, x_stride, n_tokens, y);
+        ++traffic_.matmuls;
     }
 
     void wait() override { queue_.wait(); }
@@ -238,14 +234,15 @@ private:
     std::map<const uint8_t*, tensor::WeightView> matrices_;  // the host's data, read in place
     std::map<int32_t, LayerRows> layers_;
     DeviceTraffic traffic_;       // written by queued jobs; read after wait()
-    tensor::ThreadPool pool_;     // used by queued jobs only
+    std::unique_ptr<tensor::ThreadPool> own_pool_;  // when not given the session's
+    tensor::ThreadPool* pool_;                      // dense products, on the calling thread
     Queue queue_;                 // last: its thread stops before the rows and pool it uses go away
 };
 
 }  // namespace
 
-std::unique_ptr<Device> make_sim_device(uint64_t budget_bytes, int n_threads) {
-    return std::make_unique<SimDevice>(budget_bytes, n_threads);
+std::unique_ptr<Device> make_sim_device(uint64_t budget_bytes, tensor::ThreadPool* pool) {
+    return std::make_unique<SimDevice>(budget_bytes, pool);
 }
 
 }  // namespace ember::backend
