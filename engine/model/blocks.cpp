@@ -5,6 +5,7 @@
 #include <string>
 
 #include "common/error.h"
+#include "tensor/attention_head.h"
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
 #include "tensor/quantize.h"
@@ -115,33 +116,11 @@ void attention(const HParams& hp, int32_t il, int32_t n_tokens, KvCache& kv, Scr
     s.pool.run(int64_t(n_tokens) * hp.n_head, [&](int64_t task, int thread) {
         const int32_t t = int32_t(task / hp.n_head);
         const int32_t h = int32_t(task % hp.n_head);
-        const int32_t kvh = h / group;
-        const int32_t n_keys = pos0 + t + 1;  // causal: this token sees itself and everything before
-        uint16_t* half = s.half.data() + size_t(thread) * half_stride;
-        float* scores = s.scores.data() + size_t(thread) * score_stride;
-
-        // Q meets the F16 keys as F16, the way GGML's F16 dot products take their input.
-        kern.f32_to_f16(s.q.data() + size_t(t) * hp.n_embd + size_t(h) * hd, half, hd);
-        float max = -INFINITY;
-        for (int32_t p = 0; p < n_keys; ++p) {
-            scores[p] = kern.dot_f16(hd, kv.k(il, p) + size_t(kvh) * hd, half) * kq_scale;
-            max = std::max(max, scores[p]);
-        }
-        // exp goes through F16 on both sides, as GGML's table-driven softmax does.
-        double sum = 0.0;
-        for (int32_t p = 0; p < n_keys; ++p) {
-            const float shifted = tensor::fp16_to_f32(tensor::f32_to_fp16(scores[p] - max));
-            scores[p] = tensor::fp16_to_f32(tensor::f32_to_fp16(std::exp(shifted)));
-            sum += scores[p];
-        }
-        const float inv = float(1.0 / sum);
-        for (int32_t p = 0; p < n_keys; ++p) scores[p] *= inv;
-        // The weights meet the F16 values as F16 too.
-        kern.f32_to_f16(scores, half, n_keys);
-        float* out = s.attn.data() + size_t(t) * hp.n_embd + size_t(h) * hd;
-        std::fill(out, out + hd, 0.0f);
-        for (int32_t p = 0; p < n_keys; ++p)
-            kern.axpy_f16(hd, tensor::fp16_to_f32(half[p]), kv.v(il, p) + size_t(kvh) * hd, out);
+        const size_t kv_offset = size_t(h / group) * size_t(hd);
+        tensor::attend_head(s.q.data() + size_t(t) * hp.n_embd + size_t(h) * hd, kv.k(il, 0) + kv_offset,
+                            kv.v(il, 0) + kv_offset, size_t(n_gqa), pos0 + t + 1, hd, kq_scale,
+                            s.half.data() + size_t(thread) * half_stride, s.scores.data() + size_t(thread) * score_stride,
+                            s.attn.data() + size_t(t) * hp.n_embd + size_t(h) * hd);
     });
 }
 

@@ -1,0 +1,33 @@
+#include "tensor/attention_head.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "tensor/fp16.h"
+#include "tensor/kernels.h"
+
+namespace ember::tensor {
+
+void attend_head(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, int32_t n_keys, int32_t head_dim,
+                 float scale, uint16_t* half, float* scores, float* out) {
+    const KernelTable& kern = kernels();
+    kern.f32_to_f16(q, half, head_dim);
+    float max = -INFINITY;
+    for (int32_t p = 0; p < n_keys; ++p) {
+        scores[p] = kern.dot_f16(head_dim, k + size_t(p) * stride, half) * scale;
+        max = std::max(max, scores[p]);
+    }
+    double sum = 0.0;
+    for (int32_t p = 0; p < n_keys; ++p) {
+        const float shifted = fp16_to_f32(f32_to_fp16(scores[p] - max));
+        scores[p] = fp16_to_f32(f32_to_fp16(std::exp(shifted)));
+        sum += scores[p];
+    }
+    const float inv = float(1.0 / sum);
+    for (int32_t p = 0; p < n_keys; ++p) scores[p] *= inv;
+    kern.f32_to_f16(scores, half, n_keys);
+    std::fill(out, out + head_dim, 0.0f);
+    for (int32_t p = 0; p < n_keys; ++p) kern.axpy_f16(head_dim, fp16_to_f32(half[p]), v + size_t(p) * stride, out);
+}
+
+}  // namespace ember::tensor
