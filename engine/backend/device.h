@@ -22,11 +22,23 @@ struct FfnRows {
     tensor::WeightView down_t;  // row i: neuron i's output vector
 };
 
+// The F16 key/value cache a device holds: per layer, per position, n_head_kv * head_dim values.
+struct KvShape {
+    int32_t n_layer = 0;  // 0: no cache on the device
+    int32_t n_ctx = 0;
+    int32_t n_head = 0;
+    int32_t n_head_kv = 0;
+    int32_t head_dim = 0;
+    int32_t n_embd_gqa() const { return n_head_kv * head_dim; }
+    uint64_t bytes() const { return 2 * uint64_t(n_layer) * uint64_t(n_ctx) * uint64_t(n_embd_gqa()) * 2; }
+};
+
 struct DeviceTraffic {
     uint64_t bytes_uploaded = 0;        // FFN rows copied to the device, ever
     uint64_t rows_computed = 0;         // neuron rows (gate, up and down_t each count) computed there
     uint64_t dense_bytes_uploaded = 0;  // dense matrices copied to the device, ever
     uint64_t matmuls = 0;               // dense matrix products computed there (one per call)
+    uint64_t attentions = 0;            // layers of attention computed there (one per call)
 };
 
 class Device {
@@ -53,6 +65,13 @@ public:
     // there. Throws EngineError, changing nothing, when the result would exceed the budget.
     virtual void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) = 0;
 
+    // Moves the KV cache to the device (shape.n_layer > 0) or back to the host (an empty shape),
+    // with its first n_past positions: host_k and host_v are the host's caches in KvShape's
+    // layout, read when the cache arrives and written when it leaves. A cache of the same shape
+    // already held stays. Throws EngineError, changing nothing, past the budget.
+    virtual void set_kv_cache(const KvShape& shape, uint16_t* host_k, uint16_t* host_v, int32_t n_past) = 0;
+    virtual bool holds_kv_cache() const = 0;
+
     // The two halves of a layer's FFN run concurrently: the device's work is queued by begin_*
     // and the CPU computes the cold neurons meanwhile; wait() is the join. Every pointer and
     // span passed to begin_* must stay valid and unchanged until wait() returns.
@@ -69,6 +88,12 @@ public:
     // rows prepared as tensor::PreparedActivations does for w's type, x_stride bytes apart.
     virtual void begin_matmul(const tensor::WeightView& w, const uint8_t* x, size_t x_stride, int32_t n_tokens,
                               float* y) = 0;
+    // Queues, for layer il of the held KV cache: the K and V rows of n_tokens tokens (floats,
+    // [n_tokens][n_embd_gqa]) stored at positions pos0.. as F16, then causal attention (GQA: head
+    // h reads KV head h / (n_head / n_head_kv)) of q ([n_tokens][n_head * head_dim]) into out, as
+    // tensor::attend_head computes it for each token and head.
+    virtual void begin_attention(int32_t il, int32_t pos0, int32_t n_tokens, const float* q, const float* k,
+                                 const float* v, float* out) = 0;
     // Blocks until the queued work is done; throws EngineError if it failed.
     virtual void wait() = 0;
 

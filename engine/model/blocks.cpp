@@ -101,6 +101,11 @@ void rope(float* x, int32_t n_heads, int32_t head_dim, int32_t pos, const HParam
 }
 
 void attention(const HParams& hp, int32_t il, int32_t n_tokens, KvCache& kv, Scratch& s) {
+    if (backend::Device* device = s.sparse ? s.sparse->device : nullptr; device && device->holds_kv_cache()) {
+        device->begin_attention(il, kv.n_past(), n_tokens, s.q.data(), s.k.data(), s.v.data(), s.attn.data());
+        device->wait();
+        return;
+    }
     const int32_t hd = hp.head_dim();
     const int32_t n_gqa = hp.n_embd_gqa();
     const int32_t pos0 = kv.n_past();

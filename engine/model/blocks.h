@@ -57,6 +57,7 @@ void rope(float* x, int32_t n_heads, int32_t head_dim, int32_t pos, const HParam
 
 // Writes the batch's K and V rows into the cache at positions n_past.., then computes causal
 // attention for each token and head into s.attn. GQA: head h reads KV head h / (n_head / n_head_kv).
+// When the session's device holds the KV cache, both happen there.
 void attention(const HParams& hp, int32_t il, int32_t n_tokens, KvCache& kv, Scratch& s);
 
 // up[i] = the activation of (gate[i], up[i]) for n elements (gate unused for FfnGate::Relu).

@@ -31,7 +31,7 @@ DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const 
     index_source_.activation_hash = sparse::hash_activation(activation_);
 }
 
-void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss) {
+void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss, model::KvCache& kv) {
     sparse::PlacementCosts costs = arch_.placement_costs(n_ctx_);
     costs.margin_bytes = scratch_bytes_;
     const sparse::Placement p = sparse::plan_placement(costs, budget);
@@ -45,7 +45,7 @@ void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss) {
     for (int32_t il = 0; il < n_layer; ++il)
         if (next[size_t(il)].size() < hot_[size_t(il)].size())
             device_->set_hot_neurons(il, arch_.ffn_rows(il), next[size_t(il)]);
-    place_dense(p);
+    place_dense(p, kv);
     for (int32_t il = 0; il < n_layer; ++il)
         if (next[size_t(il)].size() >= hot_[size_t(il)].size())
             device_->set_hot_neurons(il, arch_.ffn_rows(il), next[size_t(il)]);
@@ -58,7 +58,7 @@ void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss) {
         for (int32_t id : hot_[size_t(il)]) ss.hot[size_t(il)][size_t(id)] = 1;
 }
 
-void DevicePlacement::place_dense(const sparse::Placement& p) {
+void DevicePlacement::place_dense(const sparse::Placement& p, model::KvCache& kv) {
     // A type the device has no kernel for (e.g. a Q6_K LM head) stays on the CPU, uncharged.
     std::vector<tensor::WeightView> placed;
     uint64_t placed_bytes = 0, refused_bytes = 0;
@@ -72,12 +72,21 @@ void DevicePlacement::place_dense(const sparse::Placement& p) {
             refused_bytes += model::matrix_bytes(w);
         }
     }
-    device_->set_dense(placed, p.bytes_used - p.ffn_bytes - placed_bytes - refused_bytes);
+    // Attention runs on the device only with both halves of the cache there; V alone (the
+    // placement's order puts it first) stays a reservation.
+    const model::HParams& hp = arch_.hparams();
+    backend::KvShape shape;
+    if (p.kv_k_on_device && p.kv_v_on_device) shape = {hp.n_layer, kv.n_ctx(), hp.n_head, hp.n_head_kv, hp.head_dim()};
+    // The cache leaves before and arrives after the matrices change, so the device never holds
+    // more than the larger of the two plans.
+    if (shape.n_layer == 0) device_->set_kv_cache(shape, kv.k(0, 0), kv.v(0, 0), kv.n_past());
+    device_->set_dense(placed, p.bytes_used - p.ffn_bytes - placed_bytes - refused_bytes - shape.bytes());
+    if (shape.n_layer > 0) device_->set_kv_cache(shape, kv.k(0, 0), kv.v(0, 0), kv.n_past());
 
-    const std::string n_layer = std::to_string(arch_.hparams().n_layer);
+    const std::string n_layer = std::to_string(hp.n_layer);
     dense_note_ = "attention of " + std::to_string(p.n_attn_layers) + "/" + n_layer + " layers, predictors of " +
                   std::to_string(p.n_predictor_layers) + "/" + n_layer + (p.output_on_device ? ", the LM head" : "") +
-                  " on the device";
+                  (shape.n_layer > 0 ? ", the KV cache" : "") + " on the device";
     if (refused > 0)
         dense_note_ += "; " + std::to_string(refused) + " matrices of types it has no kernel for stay on the CPU";
 }
@@ -120,6 +129,7 @@ DeviceReport DevicePlacement::report() const {
     r.bytes_uploaded = traffic.bytes_uploaded;
     r.dense_bytes_uploaded = traffic.dense_bytes_uploaded;
     r.dense_products = traffic.matmuls;
+    r.attention_layers = traffic.attentions;
     for (const auto& layer : hot_) r.hot_neurons += int64_t(layer.size());
     r.note = activation_note_.empty() ? placement_note_ : activation_note_;
     r.gpu_index = gpu_index_note_;

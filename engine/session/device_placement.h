@@ -10,6 +10,7 @@
 #include "backend/device.h"
 #include "ember/session.h"
 #include "model/architecture.h"
+#include "model/kv_cache.h"
 #include "model/sparse_scratch.h"
 #include "sparse/gpu_index.h"
 #include "sparse/placement.h"
@@ -27,18 +28,19 @@ public:
                     const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes, bool reset_gpu_index,
                     bool disable_gpu_index);
 
-    // Places dense parts and the hottest neurons within `budget` and updates `ss` (device and
-    // per-layer residency). Neurons already resident stay; only changed ones move.
-    void plan(uint64_t budget, model::SparseScratch& ss);
+    // Places dense parts, the KV cache and the hottest neurons within `budget` and updates `ss`
+    // (device and per-layer residency). Neurons already resident stay; only changed ones move;
+    // a KV cache that changes side takes its valid positions along (kv is the host's).
+    void plan(uint64_t budget, model::SparseScratch& ss, model::KvCache& kv);
 
     DeviceReport report() const;
     const std::vector<std::vector<int32_t>>& hot() const { return hot_; }
 
 private:
     std::vector<std::vector<int32_t>> choose_hot(const sparse::Placement& p);
-    // Makes the dense matrices `p` places resident on the device, with the rest of its dense
-    // share (norms, KV cache, scratch) reserved beside them.
-    void place_dense(const sparse::Placement& p);
+    // Makes the dense matrices and the KV cache `p` places resident on the device, with the
+    // rest of its dense share (norms, scratch) reserved beside them.
+    void place_dense(const sparse::Placement& p, model::KvCache& kv);
 
     std::unique_ptr<backend::Device> device_;
     const model::Architecture& arch_;

@@ -133,7 +133,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
                                                                 impl->arch, impl->model->info().path, n_ctx,
                                                                 scratch_bytes(impl->scratch), params.reset_gpu_index,
                                                                 params.disable_gpu_index);
-            impl->placement->plan(params.device_budget_bytes, *impl->scratch.sparse);
+            impl->placement->plan(params.device_budget_bytes, *impl->scratch.sparse, impl->kv);
         }
         return std::unique_ptr<Session>(new Session(std::move(impl)));
     } catch (const std::bad_alloc&) {
@@ -234,7 +234,7 @@ void Session::truncate(int32_t n_keep) { impl_->kv.truncate(n_keep); }
 Status Session::set_device_budget(uint64_t bytes) {
     if (!impl_->placement) return Error{"this session has no device to re-plan"};
     try {
-        impl_->placement->plan(bytes, *impl_->scratch.sparse);
+        impl_->placement->plan(bytes, *impl_->scratch.sparse, impl_->kv);
         return Ok{};
     } catch (const EngineError& e) {
         return Error{e.what()};

@@ -17,6 +17,8 @@
 #include "backend/gpu.h"
 #include "common/error.h"
 #include "random_vectors.h"
+#include "tensor/attention_head.h"
+#include "tensor/fp16.h"
 #include "tensor/matmul.h"
 #include "tensor/quantize.h"
 
@@ -303,6 +305,95 @@ private slots:
             dev->begin_matmul(a.view, prepared.row(0), prepared.row_stride(), 1, y.data());
             dev->wait();
         });
+    }
+
+    void attention_matches_the_cpu_data() {
+        QTest::addColumn<QString>("device");
+        QTest::addColumn<int>("n_head");
+        QTest::addColumn<int>("n_head_kv");
+        QTest::addColumn<int>("head_dim");
+        QTest::addColumn<int>("n_past");
+        QTest::addColumn<int>("n_tokens");
+        // GQA and not; head sizes that are not powers of two; more keys than a block has threads.
+        const int shapes[][5] = {{4, 4, 64, 0, 1}, {4, 2, 80, 5, 3}, {8, 1, 128, 300, 2}, {2, 2, 32, 130, 1}};
+        add_device_rows([&](const QString& device) {
+            for (const auto& s : shapes)
+                QTest::addRow("%s heads %d/%d x %d, %d past, %d tokens", qPrintable(device), s[0], s[1], s[2], s[3], s[4])
+                    << device << s[0] << s[1] << s[2] << s[3] << s[4];
+        });
+    }
+
+    // Tokens appended to a cache that already holds n_past positions (moved there from the
+    // host), their attention against the CPU's, then the cache moved back with every position.
+    void attention_matches_the_cpu() {
+        QFETCH(QString, device);
+        QFETCH(int, n_head);
+        QFETCH(int, n_head_kv);
+        QFETCH(int, head_dim);
+        QFETCH(int, n_past);
+        QFETCH(int, n_tokens);
+        const ember::backend::KvShape shape{2, 512, n_head, n_head_kv, head_dim};
+        const size_t n_gqa = size_t(shape.n_embd_gqa()), n_embd = size_t(n_head) * size_t(head_dim);
+        const size_t cache = size_t(shape.n_layer) * size_t(shape.n_ctx) * n_gqa;
+        std::vector<uint16_t> host_k(cache), host_v(cache);
+        const std::vector<float> kf = random_vector(cache, 21), vf = random_vector(cache, 22);
+        for (size_t i = 0; i < cache; ++i) {
+            host_k[i] = ember::tensor::f32_to_fp16(kf[i]);
+            host_v[i] = ember::tensor::f32_to_fp16(vf[i]);
+        }
+        auto dev = open_device(device, 1ull << 30);
+        dev->set_kv_cache(shape, host_k.data(), host_v.data(), n_past);
+        QVERIFY(dev->holds_kv_cache());
+        QCOMPARE(dev->used_bytes(), shape.bytes());
+
+        const int32_t il = 1;
+        const std::vector<float> q = random_vector(size_t(n_tokens) * n_embd, 23);
+        const std::vector<float> k = random_vector(size_t(n_tokens) * n_gqa, 24), v = random_vector(size_t(n_tokens) * n_gqa, 25);
+        std::vector<float> out(size_t(n_tokens) * n_embd, NAN);
+        dev->begin_attention(il, n_past, n_tokens, q.data(), k.data(), v.data(), out.data());
+        dev->wait();
+
+        // The CPU's answer over the same cache: the host's positions, then the new rows.
+        std::vector<uint16_t> want_k = host_k, want_v = host_v;
+        uint16_t* layer_k = want_k.data() + size_t(il) * size_t(shape.n_ctx) * n_gqa;
+        uint16_t* layer_v = want_v.data() + size_t(il) * size_t(shape.n_ctx) * n_gqa;
+        for (size_t i = 0; i < size_t(n_tokens) * n_gqa; ++i) {
+            layer_k[size_t(n_past) * n_gqa + i] = ember::tensor::f32_to_fp16(k[i]);
+            layer_v[size_t(n_past) * n_gqa + i] = ember::tensor::f32_to_fp16(v[i]);
+        }
+        std::vector<uint16_t> half(size_t(std::max(head_dim, shape.n_ctx)));
+        std::vector<float> scores(static_cast<size_t>(shape.n_ctx)), want(static_cast<size_t>(head_dim));
+        const float scale = 1.0f / std::sqrt(float(head_dim));
+        for (int t = 0; t < n_tokens; ++t)
+            for (int h = 0; h < n_head; ++h) {
+                const size_t offset = size_t(h / (n_head / n_head_kv)) * size_t(head_dim);
+                ember::tensor::attend_head(q.data() + size_t(t) * n_embd + size_t(h) * size_t(head_dim), layer_k + offset,
+                                           layer_v + offset, n_gqa, n_past + t + 1, head_dim, scale, half.data(),
+                                           scores.data(), want.data());
+                // The weights sum to 1, so an output is at most the largest value (N(0, 1) values:
+                // below 6); a weight rounded to F16 the other way in another summation order moves
+                // it by about one F16 step (2^-11) of that.
+                for (int d = 0; d < head_dim; ++d) {
+                    const float got = out[size_t(t) * n_embd + size_t(h) * size_t(head_dim) + size_t(d)];
+                    if (!(std::fabs(got - want[size_t(d)]) <= 6.0f / 2048))
+                        QFAIL(qPrintable(QStringLiteral("token %1 head %2 element %3: %4, the CPU says %5")
+                                             .arg(t).arg(h).arg(d).arg(got).arg(want[size_t(d)])));
+                }
+            }
+        QCOMPARE(dev->traffic().attentions, uint64_t(1));
+
+        // Leaving the device, the cache takes every valid position back to the host.
+        std::vector<uint16_t> back_k(cache, 0), back_v(cache, 0);
+        dev->set_kv_cache({}, back_k.data(), back_v.data(), n_past + n_tokens);
+        QVERIFY(!dev->holds_kv_cache());
+        QCOMPARE(dev->used_bytes(), uint64_t(0));
+        // (Layer il gained the new tokens; the other layer was given no rows past n_past.)
+        for (int32_t layer = 0; layer < shape.n_layer; ++layer) {
+            const size_t at = size_t(layer) * size_t(shape.n_ctx) * n_gqa;
+            const size_t n = size_t(n_past + (layer == il ? n_tokens : 0)) * n_gqa;
+            QVERIFY(std::equal(back_k.begin() + long(at), back_k.begin() + long(at + n), want_k.begin() + long(at)));
+            QVERIFY(std::equal(back_v.begin() + long(at), back_v.begin() + long(at + n), want_v.begin() + long(at)));
+        }
     }
 
     void replan_moves_only_changed_rows_data() {

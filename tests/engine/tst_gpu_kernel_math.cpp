@@ -1,6 +1,6 @@
-// The GPU kernels' arithmetic (engine/backend/cuda/ffn_math.h), run on the CPU with the lanes of
-// a row and the chunks of the down-projection summed as the kernels sum them, against the CPU
-// kernels. It checks block layouts, nibble order, lane striding and odd widths on machines
+// The GPU kernels' arithmetic (engine/backend/cuda/ffn_math.h, attention_math.h), run on the CPU
+// with the lanes of a row, the chunks of the down-projection and attention's per-thread sums
+// reduced as the kernels reduce them, against the CPU kernels. It checks block layouts, nibble order, lane striding and odd widths on machines
 // without a GPU; tst_backend_ops checks the kernels themselves where there is one.
 #include <QtTest>
 
@@ -8,8 +8,10 @@
 #include <random>
 #include <vector>
 
+#include "backend/cuda/attention_math.h"
 #include "backend/cuda/ffn_math.h"
 #include "random_vectors.h"
+#include "tensor/attention_head.h"
 #include "tensor/matmul.h"
 #include "tensor/quantize.h"
 
@@ -47,6 +49,37 @@ float gpu_value(DType t, const uint8_t* w, int64_t c) {
         case DType::Q4_0: return gpu::value_q4_0(w, c);
         default: return gpu::value_q8_0(w, c);
     }
+}
+
+// What attention_kernel computes for one head: per-thread strided maxima and sums of the F16
+// softmax weights, reduced by the kernel's tree, then each output element summed in order.
+std::vector<float> gpu_attention_head(const float* q, const uint16_t* k, const uint16_t* v, size_t stride,
+                                      int32_t n_keys, int32_t hd, float scale) {
+    constexpr int threads = gpu::kAttentionThreads;
+    std::vector<uint16_t> q_half(static_cast<size_t>(hd));
+    for (int32_t d = 0; d < hd; ++d) q_half[size_t(d)] = gpu::float_to_half(q[d]);
+    std::vector<float> scores(static_cast<size_t>(n_keys)), part(threads, -INFINITY);
+    for (int32_t p = 0; p < n_keys; ++p) {
+        scores[size_t(p)] = gpu::attention_score(k + size_t(p) * stride, q_half.data(), hd, scale);
+        part[size_t(p % threads)] = std::max(part[size_t(p % threads)], scores[size_t(p)]);
+    }
+    auto reduce = [&](auto op) {
+        for (int width = threads / 2; width > 0; width /= 2)
+            for (int i = 0; i < width; ++i) part[size_t(i)] = op(part[size_t(i)], part[size_t(i + width)]);
+        return part[0];
+    };
+    const float max = reduce([](float a, float b) { return std::max(a, b); });
+    std::fill(part.begin(), part.end(), 0.0f);
+    for (int32_t p = 0; p < n_keys; ++p) {
+        scores[size_t(p)] = gpu::softmax_weight(scores[size_t(p)], max);
+        part[size_t(p % threads)] += scores[size_t(p)];
+    }
+    const float inv = 1.0f / reduce([](float a, float b) { return a + b; });
+    std::vector<float> out(static_cast<size_t>(hd), 0.0f);
+    for (int32_t d = 0; d < hd; ++d)
+        for (int32_t p = 0; p < n_keys; ++p)
+            out[size_t(d)] += gpu::round_to_half(scores[size_t(p)] * inv) * gpu::half_to_float(v[size_t(p) * stride + size_t(d)]);
+    return out;
 }
 
 }  // namespace
@@ -113,6 +146,43 @@ private slots:
             }
             QVERIFY2(std::fabs(y - want[size_t(c)]) <= 1e-5f * float(rows) * (1.0f + std::fabs(want[size_t(c)])),
                      qPrintable(QStringLiteral("column %1: %2, the CPU says %3").arg(c).arg(y).arg(want[size_t(c)])));
+        }
+    }
+
+    void attention_matches_cpu_data() {
+        QTest::addColumn<int>("head_dim");
+        QTest::addColumn<int>("n_keys");
+        for (int hd : {64, 80, 128})
+            for (int n_keys : {1, 7, 128, 129, 1000}) QTest::addRow("head %d, %d keys", hd, n_keys) << hd << n_keys;
+    }
+
+    void attention_matches_cpu() {
+        QFETCH(int, head_dim);
+        QFETCH(int, n_keys);
+        const size_t stride = size_t(head_dim) * 2;  // two KV heads; this one is the second
+        const std::vector<float> kf = random_vector(stride * size_t(n_keys), 31), vf = random_vector(stride * size_t(n_keys), 32);
+        std::vector<uint16_t> k(kf.size()), v(vf.size());
+        for (size_t i = 0; i < kf.size(); ++i) {
+            k[i] = ember::tensor::f32_to_fp16(kf[i]);
+            v[i] = ember::tensor::f32_to_fp16(vf[i]);
+        }
+        // Queries of a few sizes: sharp and flat softmax distributions.
+        for (float sharpness : {0.1f, 1.0f, 8.0f}) {
+            std::vector<float> q = random_vector(size_t(head_dim), 33);
+            for (float& x : q) x *= sharpness;
+            const float scale = 1.0f / std::sqrt(float(head_dim));
+            std::vector<uint16_t> half(size_t(std::max(head_dim, n_keys)));
+            std::vector<float> scores(static_cast<size_t>(n_keys)), want(static_cast<size_t>(head_dim));
+            const uint16_t* k_head = k.data() + head_dim;
+            const uint16_t* v_head = v.data() + head_dim;
+            ember::tensor::attend_head(q.data(), k_head, v_head, stride, n_keys, head_dim, scale, half.data(), scores.data(),
+                                       want.data());
+            const std::vector<float> got = gpu_attention_head(q.data(), k_head, v_head, stride, n_keys, head_dim, scale);
+            // As in tst_backend_ops: about one F16 step of the largest value (below 6).
+            for (int d = 0; d < head_dim; ++d)
+                QVERIFY2(std::fabs(got[size_t(d)] - want[size_t(d)]) <= 6.0f / 2048,
+                         qPrintable(QStringLiteral("sharpness %1, element %2: %3, the CPU says %4")
+                                        .arg(sharpness).arg(d).arg(got[size_t(d)]).arg(want[size_t(d)])));
         }
     }
 

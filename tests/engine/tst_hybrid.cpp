@@ -125,11 +125,15 @@ private slots:
             hot_at_largest = r.hot_neurons;
             // Dense matrices run where they were placed: nowhere on the device at budget 0,
             // all of them (attention, predictors, LM head) once everything fits.
-            if (share == 0.0) QCOMPARE(r.dense_products, uint64_t(0));
+            if (share == 0.0) {
+                QCOMPARE(r.dense_products, uint64_t(0));
+                QCOMPARE(r.attention_layers, uint64_t(0));
+            }
             if (share >= 1.0) {
-                QVERIFY2(QString::fromStdString(r.dense).contains("the LM head"), r.dense.c_str());
+                QVERIFY2(QString::fromStdString(r.dense).contains("the LM head, the KV cache"), r.dense.c_str());
                 QVERIFY(r.dense_bytes_uploaded > 0);
                 QVERIFY(r.dense_products > 0);
+                QVERIFY(r.attention_layers > 0);
             }
             int64_t on_device = 0;
             uint64_t device_bytes = 0;
@@ -172,6 +176,32 @@ private slots:
         QVERIFY(s->device_report().used_bytes <= everything * 5 / 10);
         auto cpu = test_helpers::open_session(model, 64, 2);
         QCOMPARE(greedy_text(*s, *model, kPrompts[0]), greedy_text(*cpu, *model, kPrompts[0]));
+    }
+
+    // The KV cache leaves the device when a smaller budget no longer has room for it and comes
+    // back when a larger one does, in the middle of an answer, with every position it held.
+    void kv_cache_follows_a_replan_mid_answer() {
+        auto model = test_helpers::load_model(kModel);
+        const uint64_t everything = sim_session(model, uint64_t(1) << 30)->device_report().used_bytes;
+        auto s = sim_session(model, everything);
+        auto cpu = test_helpers::open_session(model, 64, 2);
+        const std::string want = greedy_text(*cpu, *model, kPrompts[1]);
+
+        std::string text, failure;
+        std::vector<bool> kv_on_device;
+        auto r = s->generate(model->tokenize(kPrompts[1], true), test_helpers::greedy(24), [&](const ember::TokenEvent& ev) {
+            text += ev.text;
+            const size_t n = kv_on_device.size();
+            if ((n == 4 && !s->set_device_budget(everything / 2).ok()) || (n == 12 && !s->set_device_budget(everything).ok()))
+                failure = "re-plan at token " + std::to_string(n) + " failed";
+            kv_on_device.push_back(s->device_report().dense.find("KV cache") != std::string::npos);
+            return true;
+        });
+        QVERIFY2(r.ok(), r.ok() ? "" : r.error().message.c_str());
+        QVERIFY2(failure.empty(), failure.c_str());
+        QCOMPARE(kv_on_device.size(), size_t(24));
+        QVERIFY(kv_on_device[3] && !kv_on_device[4] && !kv_on_device[11] && kv_on_device[12] && kv_on_device[23]);
+        QCOMPARE(text, want);
     }
 
     void missing_statistics_fall_back_to_cpu() {

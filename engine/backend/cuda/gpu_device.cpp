@@ -2,12 +2,15 @@
 // in device memory, the gathered gate/up dot products, the ordered down-projection sum and the
 // dense products as kernels on one stream, and the join as one small copy back per call.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "backend/cuda/attention_kernels.h"
+#include "backend/cuda/attention_math.h"
 #include "backend/cuda/ffn_kernels.h"
 #include "backend/cuda/gpu_runtime.h"
 #include "backend/gpu.h"
@@ -89,12 +92,14 @@ public:
         (void)gpuStreamSynchronize(stream_);
         layers_.clear();
         matrices_.clear();
+        kv_k_ = DeviceBuffer();
+        kv_v_ = DeviceBuffer();
         (void)gpuStreamDestroy(stream_);
     }
 
     std::string name() const override { return name_; }
     uint64_t budget_bytes() const override { return budget_; }
-    uint64_t used_bytes() const override { return dense_bytes() + ffn_bytes(); }
+    uint64_t used_bytes() const override { return dense_bytes() + kv_shape_.bytes() + ffn_bytes(); }
     bool supports(DType t) const override { return t == DType::F16 || t == DType::Q4_0 || t == DType::Q8_0; }
 
     void set_budget_bytes(uint64_t bytes) override {
@@ -114,9 +119,10 @@ public:
                      "; the GPU kernels take F16, Q4_0 and Q8_0");
             bytes += uint64_t(w.row_bytes) * uint64_t(w.n_rows);
         }
-        if (ffn_bytes() + bytes > budget_)
+        const uint64_t others = ffn_bytes() + kv_shape_.bytes();
+        if (others + bytes > budget_)
             fail(name_ + ": " + std::to_string(bytes) + " bytes of dense parts exceed the budget of " +
-                 std::to_string(budget_) + " bytes (" + std::to_string(ffn_bytes()) + " in use)");
+                 std::to_string(budget_) + " bytes (" + std::to_string(others) + " in use)");
         if (!pending_.empty()) wait();
         select();
         // Matrices leaving are freed before new ones arrive, so memory never holds both sets.
@@ -141,6 +147,47 @@ public:
     }
 
     bool holds(const tensor::WeightView& w) const override { return matrices_.count(w.data) > 0; }
+
+    void set_kv_cache(const KvShape& shape, uint16_t* host_k, uint16_t* host_v, int32_t n_past) override {
+        const KvShape& old = kv_shape_;
+        if (shape.n_layer == old.n_layer && shape.n_ctx == old.n_ctx && shape.n_head == old.n_head &&
+            shape.n_head_kv == old.n_head_kv && shape.head_dim == old.head_dim)
+            return;
+        if (shape.head_dim > gpu::kMaxHeadDim)
+            fail(name_ + ": heads of " + std::to_string(shape.head_dim) + " values exceed the attention kernel's " +
+                 std::to_string(gpu::kMaxHeadDim));
+        if (used_bytes() - old.bytes() + shape.bytes() > budget_)
+            fail(name_ + ": a KV cache of " + std::to_string(shape.bytes()) + " bytes exceeds the budget of " +
+                 std::to_string(budget_) + " bytes (" + std::to_string(used_bytes() - old.bytes()) + " in use)");
+        if (!pending_.empty()) wait();
+        select();
+        if (old.n_layer > 0) {
+            copy_kv(old, n_past, [&](size_t offset, size_t bytes) {
+                check(gpuMemcpy(reinterpret_cast<uint8_t*>(host_k) + offset, kv_k_.data() + offset, bytes,
+                                gpuMemcpyDeviceToHost), "copying the KV cache back");
+                check(gpuMemcpy(reinterpret_cast<uint8_t*>(host_v) + offset, kv_v_.data() + offset, bytes,
+                                gpuMemcpyDeviceToHost), "copying the KV cache back");
+            });
+        }
+        kv_k_ = DeviceBuffer();
+        kv_v_ = DeviceBuffer();
+        dev_scores_ = DeviceBuffer();
+        kv_shape_ = {};
+        if (shape.n_layer == 0) return;
+        kv_k_ = DeviceBuffer(shape.bytes() / 2);
+        kv_v_ = DeviceBuffer(shape.bytes() / 2);
+        dev_scores_ = DeviceBuffer(size_t(shape.n_head) * size_t(shape.n_ctx) * sizeof(float));
+        copy_kv(shape, n_past, [&](size_t offset, size_t bytes) {
+            check(gpuMemcpy(kv_k_.data() + offset, reinterpret_cast<const uint8_t*>(host_k) + offset, bytes,
+                            gpuMemcpyHostToDevice), "uploading the KV cache");
+            check(gpuMemcpy(kv_v_.data() + offset, reinterpret_cast<const uint8_t*>(host_v) + offset, bytes,
+                            gpuMemcpyHostToDevice), "uploading the KV cache");
+            traffic_.dense_bytes_uploaded += 2 * bytes;
+        });
+        kv_shape_ = shape;
+    }
+
+    bool holds_kv_cache() const override { return kv_shape_.n_layer > 0; }
 
     void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) override {
         if (!pending_.empty()) wait();  // results in flight land before their buffers can change
@@ -262,6 +309,42 @@ public:
         ++traffic_.matmuls;
     }
 
+    void begin_attention(int32_t il, int32_t pos0, int32_t n_tokens, const float* q, const float* k, const float* v,
+                         float* out) override {
+        const KvShape& kv = kv_shape_;
+        if (kv.n_layer == 0) fail(name_ + ": no KV cache is held");
+        if (il < 0 || il >= kv.n_layer || pos0 < 0 || n_tokens < 0 || pos0 + n_tokens > kv.n_ctx)
+            fail(name_ + ": attention at layer " + std::to_string(il) + ", positions " + std::to_string(pos0) + ".." +
+                 std::to_string(pos0 + n_tokens) + " is outside its KV cache");
+        if (!pending_.empty()) wait();
+        select();
+        const size_t n_gqa = size_t(kv.n_embd_gqa()), n_embd = size_t(kv.n_head) * size_t(kv.head_dim);
+        const size_t q_count = size_t(n_tokens) * n_embd, kv_count = size_t(n_tokens) * n_gqa;
+        ensure_attention_scratch((q_count + 2 * kv_count) * sizeof(float), q_count * sizeof(float));
+        float* host_in = host_ain_.as<float>();
+        std::memcpy(host_in, q, q_count * sizeof(float));
+        std::memcpy(host_in + q_count, k, kv_count * sizeof(float));
+        std::memcpy(host_in + q_count + kv_count, v, kv_count * sizeof(float));
+        async_upload(dev_ain_.data(), host_in, (q_count + 2 * kv_count) * sizeof(float));
+        const float* dev_q = dev_ain_.as<float>();
+        const size_t layer = size_t(il) * size_t(kv.n_ctx) * n_gqa;
+        uint16_t* k_layer = kv_k_.as<uint16_t>() + layer;
+        uint16_t* v_layer = kv_v_.as<uint16_t>() + layer;
+        gpu::launch_store_half(dev_q + q_count, n_tokens, int32_t(n_gqa), k_layer + size_t(pos0) * n_gqa, n_gqa, stream_);
+        gpu::launch_store_half(dev_q + q_count + kv_count, n_tokens, int32_t(n_gqa), v_layer + size_t(pos0) * n_gqa, n_gqa,
+                               stream_);
+        for (int32_t t = 0; t < n_tokens; ++t) {
+            const gpu::AttentionArgs a{dev_q + size_t(t) * n_embd, k_layer, v_layer, n_gqa, pos0 + t + 1,
+                                       kv.n_head, kv.n_head / kv.n_head_kv, kv.head_dim,
+                                       1.0f / std::sqrt(float(kv.head_dim)), dev_scores_.as<float>(),
+                                       dev_aout_.as<float>() + size_t(t) * n_embd};
+            gpu::launch_attention(a, stream_);
+        }
+        async_download(host_aout_.data(), dev_aout_.data(), q_count * sizeof(float));
+        pending_.push_back({out, host_aout_.as<float>(), q_count});
+        ++traffic_.attentions;
+    }
+
     void wait() override {
         const gpuError_t e = gpuStreamSynchronize(stream_);
         std::vector<PendingCopy> done = std::exchange(pending_, {});
@@ -309,6 +392,27 @@ private:
         uint64_t bytes = 0;
         for (const auto& [il, l] : layers_) bytes += l.memory.bytes();
         return bytes;
+    }
+
+    // fn(byte offset, bytes) for each layer's first n_past positions of a cache of `shape`
+    // (the same offsets in K and V, on the host and on the device).
+    template <class Fn>
+    static void copy_kv(const KvShape& shape, int32_t n_past, Fn fn) {
+        const size_t row = size_t(shape.n_embd_gqa()) * 2;
+        for (int32_t il = 0; il < shape.n_layer; ++il)
+            if (n_past > 0) fn(size_t(il) * size_t(shape.n_ctx) * row, size_t(n_past) * row);
+    }
+
+    // Grow-only staging for attention's inputs (q, k, v) and output; called with nothing queued.
+    void ensure_attention_scratch(size_t in_bytes, size_t out_bytes) {
+        if (in_bytes > dev_ain_.bytes()) {
+            dev_ain_ = DeviceBuffer(in_bytes);
+            host_ain_ = PinnedBuffer(in_bytes);
+        }
+        if (out_bytes > dev_aout_.bytes()) {
+            dev_aout_ = DeviceBuffer(out_bytes);
+            host_aout_ = PinnedBuffer(out_bytes);
+        }
     }
 
     // Grow-only staging for dense products; called with nothing queued.
@@ -393,12 +497,14 @@ private:
     gpuStream_t stream_{};
     std::map<int32_t, LayerRows> layers_;
     std::map<const uint8_t*, DenseMatrix> matrices_;  // keyed by the host copy's data
+    KvShape kv_shape_;
+    DeviceBuffer kv_k_, kv_v_, dev_scores_;
     DeviceTraffic traffic_;
     std::vector<PendingCopy> pending_;
     size_t scratch_ids_ = 0;
     int64_t scratch_in_ = 0, scratch_out_ = 0;
-    DeviceBuffer dev_x_, dev_local_, dev_g_, dev_v_, dev_coef_, dev_partial_, dev_y_, dev_mx_, dev_my_;
-    PinnedBuffer host_x_, host_local_, host_g_, host_v_, host_coef_, host_y_, host_mx_, host_my_;
+    DeviceBuffer dev_x_, dev_local_, dev_g_, dev_v_, dev_coef_, dev_partial_, dev_y_, dev_mx_, dev_my_, dev_ain_, dev_aout_;
+    PinnedBuffer host_x_, host_local_, host_g_, host_v_, host_coef_, host_y_, host_mx_, host_my_, host_ain_, host_aout_;
 };
 
 }  // namespace

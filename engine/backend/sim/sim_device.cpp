@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -11,6 +12,8 @@
 
 #include "backend/device.h"
 #include "common/error.h"
+#include "tensor/attention_head.h"
+#include "tensor/kernels.h"
 #include "tensor/matmul.h"
 #include "tensor/thread_pool.h"
 
@@ -96,7 +99,7 @@ public:
 
     std::string name() const override { return "sim"; }
     uint64_t budget_bytes() const override { return budget_; }
-    uint64_t used_bytes() const override { return dense_bytes() + ffn_bytes(); }
+    uint64_t used_bytes() const override { return dense_bytes() + kv_shape_.bytes() + ffn_bytes(); }
     bool supports(tensor::DType) const override { return true; }
     void set_budget_bytes(uint64_t bytes) override {
         if (used_bytes() > bytes)
@@ -108,9 +111,10 @@ public:
     void set_dense(std::span<const tensor::WeightView> matrices, uint64_t other_bytes) override {
         uint64_t bytes = other_bytes;
         for (const tensor::WeightView& w : matrices) bytes += matrix_bytes(w);
-        if (ffn_bytes() + bytes > budget_)
+        const uint64_t others = ffn_bytes() + kv_shape_.bytes();
+        if (others + bytes > budget_)
             fail("sim device: " + std::to_string(bytes) + " bytes of dense parts exceed the budget of " +
-                 std::to_string(budget_) + " bytes (" + std::to_string(ffn_bytes()) + " in use)");
+                 std::to_string(budget_) + " bytes (" + std::to_string(others) + " in use)");
         queue_.wait();  // no product in flight reads the set being replaced
         std::map<const uint8_t*, tensor::WeightView> next;
         for (const tensor::WeightView& w : matrices) {
@@ -122,6 +126,31 @@ public:
     }
 
     bool holds(const tensor::WeightView& w) const override { return matrices_.count(w.data) > 0; }
+
+    void set_kv_cache(const KvShape& shape, uint16_t* host_k, uint16_t* host_v, int32_t n_past) override {
+        const bool same = shape.n_layer == kv_shape_.n_layer && shape.n_ctx == kv_shape_.n_ctx &&
+                          shape.n_head == kv_shape_.n_head && shape.n_head_kv == kv_shape_.n_head_kv &&
+                          shape.head_dim == kv_shape_.head_dim;
+        if (same) return;
+        if (used_bytes() - kv_shape_.bytes() + shape.bytes() > budget_)
+            fail("sim device: a KV cache of " + std::to_string(shape.bytes()) + " bytes exceeds the budget of " +
+                 std::to_string(budget_) + " bytes (" + std::to_string(used_bytes() - kv_shape_.bytes()) + " in use)");
+        queue_.wait();
+        if (kv_shape_.n_layer > 0) copy_kv(kv_shape_, kv_k_.data(), kv_v_.data(), host_k, host_v, n_past);
+        kv_shape_ = shape;
+        const size_t elems = size_t(shape.bytes() / 4);
+        kv_k_.assign(elems, 0);
+        kv_v_.assign(elems, 0);
+        if (shape.n_layer > 0) {
+            copy_kv(shape, host_k, host_v, kv_k_.data(), kv_v_.data(), n_past);
+            traffic_.dense_bytes_uploaded += 2 * uint64_t(shape.n_layer) * uint64_t(n_past) * uint64_t(shape.n_embd_gqa()) * 2;
+            const size_t per_thread = size_t(std::max(shape.head_dim, shape.n_ctx));
+            half_.assign(per_thread * size_t(pool_->size()), 0);
+            scores_.assign(per_thread * size_t(pool_->size()), 0.0f);
+        }
+    }
+
+    bool holds_kv_cache() const override { return kv_shape_.n_layer > 0; }
 
     void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) override {
         const size_t per_neuron = (rows.gate.n_rows ? rows.gate.row_bytes : 0) + rows.up.row_bytes + rows.down_t.row_bytes;
@@ -201,6 +230,36 @@ public:
         ++traffic_.matmuls;
     }
 
+    void begin_attention(int32_t il, int32_t pos0, int32_t n_tokens, const float* q, const float* k, const float* v,
+                         float* out) override {
+        const KvShape& kv = kv_shape_;
+        if (kv.n_layer == 0) fail("sim device: no KV cache is held");
+        if (il < 0 || il >= kv.n_layer || pos0 < 0 || n_tokens < 0 || pos0 + n_tokens > kv.n_ctx)
+            fail("sim device: attention at layer " + std::to_string(il) + ", positions " + std::to_string(pos0) + ".." +
+                 std::to_string(pos0 + n_tokens) + " is outside its KV cache");
+        queue_.wait();
+        const tensor::KernelTable& kern = tensor::kernels();
+        const size_t n_gqa = size_t(kv.n_embd_gqa());
+        uint16_t* k_layer = kv_k_.data() + size_t(il) * size_t(kv.n_ctx) * n_gqa;
+        uint16_t* v_layer = kv_v_.data() + size_t(il) * size_t(kv.n_ctx) * n_gqa;
+        for (int32_t t = 0; t < n_tokens; ++t) {
+            kern.f32_to_f16(k + size_t(t) * n_gqa, k_layer + size_t(pos0 + t) * n_gqa, int64_t(n_gqa));
+            kern.f32_to_f16(v + size_t(t) * n_gqa, v_layer + size_t(pos0 + t) * n_gqa, int64_t(n_gqa));
+        }
+        const int32_t hd = kv.head_dim, group = kv.n_head / kv.n_head_kv;
+        const float scale = 1.0f / std::sqrt(float(hd));
+        const size_t per_thread = half_.size() / size_t(pool_->size());
+        const size_t n_embd = size_t(kv.n_head) * size_t(hd);
+        pool_->run(int64_t(n_tokens) * kv.n_head, [&](int64_t task, int thread) {
+            const int32_t t = int32_t(task / kv.n_head), h = int32_t(task % kv.n_head);
+            const size_t offset = size_t(h / group) * size_t(hd);
+            tensor::attend_head(q + size_t(t) * n_embd + size_t(h) * size_t(hd), k_layer + offset, v_layer + offset, n_gqa,
+                                pos0 + t + 1, hd, scale, half_.data() + size_t(thread) * per_thread,
+                                scores_.data() + size_t(thread) * per_thread, out + size_t(t) * n_embd + size_t(h) * size_t(hd));
+        });
+        ++traffic_.attentions;
+    }
+
     void wait() override { queue_.wait(); }
 
     DeviceTraffic traffic() const override { return traffic_; }
@@ -218,6 +277,17 @@ private:
         return bytes;
     }
 
+    // The first n_past positions of every layer, from one cache of `shape` to another.
+    static void copy_kv(const KvShape& shape, const uint16_t* k_from, const uint16_t* v_from, uint16_t* k_to,
+                        uint16_t* v_to, int32_t n_past) {
+        const size_t layer = size_t(shape.n_ctx) * size_t(shape.n_embd_gqa());
+        const size_t used = size_t(n_past) * size_t(shape.n_embd_gqa());
+        for (int32_t il = 0; il < shape.n_layer; ++il) {
+            std::copy_n(k_from + size_t(il) * layer, used, k_to + size_t(il) * layer);
+            std::copy_n(v_from + size_t(il) * layer, used, v_to + size_t(il) * layer);
+        }
+    }
+
     const LayerRows& layer(int32_t il) const {
         auto it = layers_.find(il);
         if (it == layers_.end()) fail("sim device: layer " + std::to_string(il) + " has no resident neurons");
@@ -233,6 +303,10 @@ private:
     uint64_t dense_other_ = 0;
     std::map<const uint8_t*, tensor::WeightView> matrices_;  // the host's data, read in place
     std::map<int32_t, LayerRows> layers_;
+    KvShape kv_shape_;
+    std::vector<uint16_t> kv_k_, kv_v_;
+    std::vector<uint16_t> half_;   // attention scratch, per pool thread
+    std::vector<float> scores_;
     DeviceTraffic traffic_;       // written by queued jobs; read after wait()
     std::unique_ptr<tensor::ThreadPool> own_pool_;  // when not given the session's
     tensor::ThreadPool* pool_;                      // dense products, on the calling thread

@@ -43,6 +43,7 @@ struct DeviceReport {
     std::string dense;             // which dense matrices the device computes
     uint64_t dense_bytes_uploaded = 0;  // dense matrices copied to the device, ever
     uint64_t dense_products = 0;        // dense matrix products computed there, ever
+    uint64_t attention_layers = 0;      // layers of attention computed there (KV cache on the device), ever
 };
 
 struct GenerateParams {
