@@ -31,6 +31,10 @@ class EngineController : public QObject {
     Q_PROPERTY(QString deviceNote READ device_note NOTIFY deviceChanged)
     Q_PROPERTY(double budgetBytes READ budget_bytes NOTIFY deviceChanged)
     Q_PROPERTY(double usedBytes READ used_bytes NOTIFY deviceChanged)
+    // usedBytes by kind: dense matrices with norms and scratch, the KV cache, hot FFN rows.
+    Q_PROPERTY(double denseBytes READ dense_bytes NOTIFY deviceChanged)
+    Q_PROPERTY(double kvBytes READ kv_bytes NOTIFY deviceChanged)
+    Q_PROPERTY(double hotBytes READ hot_bytes NOTIFY deviceChanged)
     Q_PROPERTY(double maxBudgetBytes READ max_budget_bytes NOTIFY modelChanged)
     Q_PROPERTY(double hotNeurons READ hot_neurons NOTIFY deviceChanged)
     Q_PROPERTY(double totalNeurons READ total_neurons NOTIFY deviceChanged)
@@ -61,6 +65,9 @@ public:
     QString device_note() const { return device_.note; }
     double budget_bytes() const { return double(device_.budget_bytes); }
     double used_bytes() const { return double(device_.used_bytes); }
+    double dense_bytes() const { return double(device_.dense_bytes); }
+    double kv_bytes() const { return double(device_.kv_bytes); }
+    double hot_bytes() const { return double(device_.hot_bytes); }
     double max_budget_bytes() const { return double(max_budget_); }
     double hot_neurons() const { return double(device_.hot_neurons); }
     double total_neurons() const { return double(device_.total_neurons); }

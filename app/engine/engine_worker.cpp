@@ -174,6 +174,9 @@ DeviceState EngineWorker::device_state() const {
     d.device = QString::fromStdString(r.device);
     d.budget_bytes = qint64(r.budget_bytes);
     d.used_bytes = qint64(r.used_bytes);
+    d.dense_bytes = qint64(r.dense_bytes);
+    d.kv_bytes = qint64(r.kv_bytes);
+    d.hot_bytes = qint64(r.ffn_bytes);
     d.hot_neurons = r.hot_neurons;
     d.total_neurons = qint64(model_->info().n_layer) * model_->info().n_ff;
     d.max_budget_bytes = gpu_free_bytes_;

@@ -45,7 +45,10 @@ struct DeviceState {
     QString device;  // "cpu", "sim" (no GPU in use: a preview on the CPU) or the GPU's name
     qint64 max_budget_bytes = 0;  // the GPU's free memory when the model was loaded; 0 without one
     qint64 budget_bytes = 0;
-    qint64 used_bytes = 0;
+    qint64 used_bytes = 0;    // dense_bytes + kv_bytes + hot_bytes
+    qint64 dense_bytes = 0;
+    qint64 kv_bytes = 0;
+    qint64 hot_bytes = 0;
     qint64 hot_neurons = 0;
     qint64 total_neurons = 0;
     QString note;  // why less than asked is on the device, or why there is no device

@@ -33,6 +33,14 @@ struct KvShape {
     uint64_t bytes() const { return 2 * uint64_t(n_layer) * uint64_t(n_ctx) * uint64_t(n_embd_gqa()) * 2; }
 };
 
+// What a device holds, by kind; the budget covers their sum.
+struct DeviceUsage {
+    uint64_t dense = 0;  // dense matrices and the reserved rest of the dense share (norms, scratch)
+    uint64_t kv = 0;     // the KV cache
+    uint64_t ffn = 0;    // hot FFN rows
+    uint64_t total() const { return dense + kv + ffn; }
+};
+
 struct DeviceTraffic {
     uint64_t bytes_uploaded = 0;        // FFN rows copied to the device, ever
     uint64_t rows_computed = 0;         // neuron rows (gate, up and down_t each count) computed there
@@ -47,7 +55,8 @@ public:
 
     virtual std::string name() const = 0;
     virtual uint64_t budget_bytes() const = 0;
-    virtual uint64_t used_bytes() const = 0;
+    virtual DeviceUsage usage() const = 0;
+    uint64_t used_bytes() const { return usage().total(); }
     virtual bool supports(tensor::DType type) const = 0;
     // The most this session may hold on the device (the VRAM slider). Throws EngineError when
     // it is below what is held now: shrink first.

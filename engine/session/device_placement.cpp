@@ -72,8 +72,6 @@ void DevicePlacement::place_dense(const sparse::Placement& p, model::KvCache& kv
             refused_bytes += model::matrix_bytes(w);
         }
     }
-    // Attention runs on the device only with both halves of the cache there; V alone (the
-    // placement's order puts it first) stays a reservation.
     const model::HParams& hp = arch_.hparams();
     backend::KvShape shape;
     if (p.kv_k_on_device && p.kv_v_on_device) shape = {hp.n_layer, kv.n_ctx(), hp.n_head, hp.n_head_kv, hp.head_dim()};
@@ -124,7 +122,11 @@ DeviceReport DevicePlacement::report() const {
     DeviceReport r;
     r.device = device_->name();
     r.budget_bytes = device_->budget_bytes();
-    r.used_bytes = device_->used_bytes();
+    const backend::DeviceUsage usage = device_->usage();
+    r.used_bytes = usage.total();
+    r.dense_bytes = usage.dense;
+    r.kv_bytes = usage.kv;
+    r.ffn_bytes = usage.ffn;
     const backend::DeviceTraffic traffic = device_->traffic();
     r.bytes_uploaded = traffic.bytes_uploaded;
     r.dense_bytes_uploaded = traffic.dense_bytes_uploaded;

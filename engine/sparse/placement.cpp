@@ -204,22 +204,15 @@ Placement plan_placement(const PlacementCosts& costs, uint64_t budget_bytes) {
         return p;
     }
 
-    // KV cache: V first, K only after V (the runtime has no K-on-device-without-V mode).
-    if (costs.kv_v_bytes <= left) {
-        left -= costs.kv_v_bytes;
-        p.kv_bytes += costs.kv_v_bytes;
-        p.kv_v_on_device = true;
-        ++p.n_gpu_layers;
-        if (costs.kv_k_bytes <= left) {
-            left -= costs.kv_k_bytes;
-            p.kv_bytes += costs.kv_k_bytes;
-            p.kv_k_on_device = true;
-            ++p.n_gpu_layers;
-        } else {
-            p.explanation = "K cache stays on CPU (" + stopped("K", costs.kv_k_bytes) + ")";
-        }
+    // KV cache: K and V together. PowerInfer places V alone when K does not fit; Ember's
+    // device attends only with both halves, so a lone V would hold memory for nothing.
+    if (const uint64_t kv = costs.kv_v_bytes + costs.kv_k_bytes; kv <= left) {
+        left -= kv;
+        p.kv_bytes = kv;
+        p.kv_v_on_device = p.kv_k_on_device = true;
+        p.n_gpu_layers += 2;
     } else {
-        p.explanation = "KV cache stays on CPU (" + stopped("V", costs.kv_v_bytes) + ")";
+        p.explanation = "KV cache stays on CPU (" + stopped("the KV cache", kv) + ")";
     }
 
     // FFN neurons with the rest, charged at the dearest layer's neuron so any solution fits.

@@ -73,8 +73,8 @@ struct Placement {
     int32_t n_ffn_norm_layers = 0;   // ffn_norm of layers [0, n) on the device
     bool output_on_device = false;
     bool dense_complete = false;     // every dense group placed: the FFN split is allowed (§4.1 step 4)
-    bool kv_v_on_device = false;     // V is placed before K (§4.1 step 3)
-    bool kv_k_on_device = false;     // only ever together with V
+    bool kv_v_on_device = false;     // K and V are placed together (see plan_placement)
+    bool kv_k_on_device = false;
 
     uint64_t budget_bytes = 0;
     uint64_t margin_bytes = 0;       // charged whenever anything is on the device, else 0
@@ -101,7 +101,8 @@ struct Placement {
 //   4. the output group — each a unit in that order, and the first unit that does not fit stops
 //      all further dense offloading (the reference does this tensor by tensor; Ember keeps a
 //      layer's attention whole);
-//   5. only if all of that fit: V then K cache (K only after V);
+//   5. only if all of that fit: the K and V caches, together (PowerInfer may place V alone,
+//      which Ember's device could not use: attention runs there only with both);
 //   6. only if all dense groups fit: FFN neurons with the rest R. The capacity is
 //      floor(R / max neuron_bytes) rounded down to a multiple of `bucket` and capped at what the
 //      solver can place, so any solution costs at most R.

@@ -52,8 +52,14 @@ Pane {
             onPressedChanged: if (!pressed) EngineController.setBudget(value)
             Accessible.name: qsTr("VRAM budget")
         }
+        VramBar {
+            Layout.fillWidth: true
+            visible: EngineController.sparse
+        }
         Label {
-            text: qsTr("Used %1 · %2 of %3 neurons hot").arg(panel.mib(EngineController.usedBytes))
+            objectName: "vramUsedLabel"
+            text: qsTr("Used %1 of %2 · %3 of %4 neurons hot").arg(panel.mib(EngineController.usedBytes))
+                  .arg(panel.mib(EngineController.budgetBytes))
                   .arg(EngineController.hotNeurons).arg(EngineController.totalNeurons)
             opacity: 0.7
         }

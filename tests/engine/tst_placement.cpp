@@ -529,8 +529,10 @@ private slots:
                                    << "budget too small for the output layer";
         QTest::newRow("dense complete, no KV") << quint64(576) << 4 << 4 << 4 << true << false << false << qint64(0)
                                                << 5 << "KV cache stays on CPU";
-        QTest::newRow("V only") << quint64(656) << 4 << 4 << 4 << true << true << false << qint64(0) << 6
-                                << "K cache stays on CPU";
+        // Room for V but not K: neither goes (a lone V would be of no use to the device), and
+        // FFN neurons get those bytes instead.
+        QTest::newRow("V only") << quint64(656) << 4 << 4 << 4 << true << false << false << qint64(26) << 5
+                                << "KV cache stays on CPU";
         QTest::newRow("V and K") << quint64(736) << 4 << 4 << 4 << true << true << true << qint64(0) << 7 << "";
         QTest::newRow("less than a bucket of neurons") << quint64(741) << 4 << 4 << 4 << true << true << true
                                                        << qint64(0) << 7 << "";

@@ -122,6 +122,13 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
         QCOMPARE(engine.hot_neurons(), engine.total_neurons());
         QVERIFY(engine.used_bytes() <= 64.0 * 1024 * 1024);
+        // The panel's VRAM bar: dense parts, the KV cache and hot neurons, adding up to what is used.
+        QVERIFY(engine.dense_bytes() > 0 && engine.kv_bytes() > 0 && engine.hot_bytes() > 0);
+        QCOMPARE(engine.dense_bytes() + engine.kv_bytes() + engine.hot_bytes(), engine.used_bytes());
+        QQuickItem* legend = gui_test::find_item(window->contentItem(), QStringLiteral("vramLegendKV cache"));
+        QVERIFY(legend);
+        QTRY_COMPARE(legend->property("text").toString(),
+                     QStringLiteral("KV cache %1 MiB").arg(engine.kv_bytes() / 1048576.0, 0, 'f', 1));
 
         // Everything is in the database: the user's message and both answers as siblings, the
         // stopped one and the regenerated one, with their text and stats.

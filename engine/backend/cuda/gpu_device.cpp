@@ -99,7 +99,7 @@ public:
 
     std::string name() const override { return name_; }
     uint64_t budget_bytes() const override { return budget_; }
-    uint64_t used_bytes() const override { return dense_bytes() + kv_shape_.bytes() + ffn_bytes(); }
+    DeviceUsage usage() const override { return {dense_bytes(), kv_shape_.bytes(), ffn_bytes()}; }
     bool supports(DType t) const override { return t == DType::F16 || t == DType::Q4_0 || t == DType::Q8_0; }
 
     void set_budget_bytes(uint64_t bytes) override {

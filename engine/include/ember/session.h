@@ -35,7 +35,10 @@ struct SessionParams {
 struct DeviceReport {
     std::string device;            // "cpu" or the device's name
     uint64_t budget_bytes = 0;
-    uint64_t used_bytes = 0;       // never above the budget
+    uint64_t used_bytes = 0;       // never above the budget: the sum of the next three
+    uint64_t dense_bytes = 0;      // dense matrices, norms and compute scratch
+    uint64_t kv_bytes = 0;         // the KV cache, when it is on the device
+    uint64_t ffn_bytes = 0;        // hot neurons' FFN rows
     uint64_t bytes_uploaded = 0;   // FFN rows copied to the device, ever
     int64_t hot_neurons = 0;       // resident on the device, all layers
     std::string note;              // why less than asked is on the device, when it is

@@ -1,0 +1,73 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember.App
+
+// What the device holds against its budget: dense parts, the KV cache and hot neurons, as one
+// stacked bar with a legend.
+ColumnLayout {
+    id: vram
+
+    function mib(bytes) {
+        return (bytes / 1048576).toFixed(1) + " MiB";
+    }
+    function share(bytes) {
+        return EngineController.budgetBytes > 0 ? Math.min(1, bytes / EngineController.budgetBytes) : 0;
+    }
+
+    readonly property var parts: [
+        { name: qsTr("Dense"), bytes: EngineController.denseBytes, tint: "#2f6fe0" },
+        { name: qsTr("KV cache"), bytes: EngineController.kvBytes, tint: "#8e44ad" },
+        { name: qsTr("Hot neurons"), bytes: EngineController.hotBytes, tint: "#e08a2f" }
+    ]
+
+    spacing: 4
+
+    Rectangle {
+        objectName: "vramBar"
+        Layout.fillWidth: true
+        implicitHeight: 12
+        radius: 3
+        color: Qt.rgba(0.5, 0.5, 0.5, 0.25)
+        clip: true
+        Accessible.role: Accessible.ProgressBar
+        Accessible.name: qsTr("VRAM used: %1 of %2").arg(vram.mib(EngineController.usedBytes)).arg(vram.mib(EngineController.budgetBytes))
+
+        Row {
+            anchors.fill: parent
+            Repeater {
+                model: vram.parts
+                Rectangle {
+                    required property var modelData
+                    width: parent.width * vram.share(modelData.bytes)
+                    height: parent.height
+                    color: modelData.tint
+                }
+            }
+        }
+    }
+    Flow {
+        Layout.fillWidth: true
+        spacing: 10
+        Repeater {
+            model: vram.parts
+            Row {
+                required property var modelData
+                spacing: 4
+                Rectangle {
+                    width: 10
+                    height: 10
+                    radius: 2
+                    color: modelData.tint
+                    anchors.verticalCenter: parent.verticalCenter
+                }
+                Label {
+                    objectName: "vramLegend" + modelData.name
+                    text: modelData.name + " " + vram.mib(modelData.bytes)
+                    opacity: 0.8
+                    font.pixelSize: 11
+                }
+            }
+        }
+    }
+}
