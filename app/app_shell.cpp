@@ -34,7 +34,8 @@ AppShell::AppShell(const AppOptions& options)
       settings_(options.data_dir + QStringLiteral("/settings.json")),
       engine_(nullptr),
       chat_(&engine_, store_.get()),
-      hub_(options.data_dir + QStringLiteral("/models"), options.hub_endpoint, &engine_) {
+      hub_(options.data_dir + QStringLiteral("/models"), options.hub_endpoint, &engine_,
+           options.data_dir + QStringLiteral("/downloads.json")) {
     EngineController::set_instance(&engine_);
     AppSettings::set_instance(&settings_);
     ChatController::set_instance(&chat_);

@@ -2,6 +2,8 @@
 
 #include <QVariantMap>
 
+#include <algorithm>
+
 namespace ember::app {
 
 int DownloadListModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
@@ -87,6 +89,25 @@ void DownloadListModel::fail(int row, const QString& error) {
     r.progress.state = hub::JobState::Failed;
     r.progress.error = error.toStdString();
     changed(row);
+}
+
+void DownloadListModel::mark_paused(int row, const std::vector<uint64_t>& have) {
+    hub::JobProgress& p = rows_[size_t(row)].progress;
+    p.state = hub::JobState::Cancelled;
+    p.bytes_done = 0;
+    for (size_t i = 0; i < p.files.size() && i < have.size(); ++i) {
+        hub::FileProgress& f = p.files[i];
+        f.bytes_done = std::min(have[i], f.bytes_total);
+        f.state = f.bytes_done == f.bytes_total ? hub::FileState::Done : hub::FileState::Cancelled;
+        p.bytes_done += f.bytes_done;
+    }
+    changed(row);
+}
+
+void DownloadListModel::remove(int row) {
+    beginRemoveRows({}, row, row);
+    rows_.erase(rows_.begin() + row);
+    endRemoveRows();
 }
 
 void DownloadListModel::changed(int row) { emit dataChanged(index(row), index(row)); }

@@ -45,6 +45,7 @@ public:
     int find(const std::string& repo, const QString& model) const;
     int row_of(hub::JobId id) const;
     const hub::Job& job(int row) const { return rows_[size_t(row)].job; }
+    const QString& model(int row) const { return rows_[size_t(row)].model; }
     hub::JobState state(int row) const { return rows_[size_t(row)].progress.state; }
     hub::JobId job_id(int row) const { return rows_[size_t(row)].id; }
 
@@ -53,6 +54,9 @@ public:
     void restart(int row, hub::JobId id);
     // Starting (or restarting) the job failed before any transfer: the row shows why.
     void fail(int row, const QString& error);
+    // A download restored paused from an earlier run: have[i] bytes of file i are on disk.
+    void mark_paused(int row, const std::vector<uint64_t>& have);
+    void remove(int row);
 
 private:
     struct Row {

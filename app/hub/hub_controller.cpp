@@ -2,10 +2,13 @@
 #include "app/hub/model_suggestion.h"
 
 #include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QJSEngine>
 #include <QLocale>
 
 #include "app/engine/engine_controller.h"
+#include "app/hub/download_queue.h"
 #include "app/hub/hub_worker.h"
 #include "app/hub/repo_input.h"
 
@@ -45,8 +48,8 @@ QString sort_key(const QString& sort) {
 }  // namespace
 
 HubController::HubController(const QString& models_dir, const QString& endpoint, EngineController* engine,
-                             QObject* parent)
-    : QObject(parent), models_dir_(models_dir), engine_(engine) {
+                             const QString& queue_file, QObject* parent)
+    : QObject(parent), models_dir_(models_dir), engine_(engine), queue_file_(queue_file) {
     qRegisterMetaType<std::vector<SearchHit>>();
     qRegisterMetaType<RepoListing>();
     qRegisterMetaType<std::vector<LibraryEntry>>();
@@ -92,6 +95,55 @@ HubController::HubController(const QString& models_dir, const QString& endpoint,
     flush_timer_.setInterval(progress_flush_ms);
     connect(&flush_timer_, &QTimer::timeout, this, &HubController::flush_progress);
     refreshLibrary();
+    restore_downloads();
+}
+
+void HubController::restore_downloads() {
+    if (queue_file_.isEmpty()) return;
+    QString error;
+    std::vector<SavedDownload> saved = read_download_queue(queue_file_, &error);
+    if (!error.isEmpty()) {
+        // Kept aside, not overwritten by the next save: nothing the user had is lost.
+        const QString aside = queue_file_ + QStringLiteral(".bad");
+        QFile::remove(aside);
+        QFile::rename(queue_file_, aside);
+        set_downloads_error(tr("%1; the file is kept as %2").arg(error, aside));
+        return;
+    }
+    for (SavedDownload& d : saved) {
+        const int row = downloads_.add(d.model, std::move(d.job));
+        if (!d.paused) {
+            start_job(row);
+            continue;
+        }
+        std::vector<uint64_t> have;
+        const hub::Job& job = downloads_.job(row);
+        for (const hub::FileEntry& f : job.files) {
+            const QString dest = QString::fromStdString((job.models_dir / job.repo / f.path).string());
+            const QFileInfo done(dest), part(dest + QStringLiteral(".part"));
+            have.push_back(done.exists() ? uint64_t(done.size()) : part.exists() ? uint64_t(part.size()) : 0);
+        }
+        downloads_.mark_paused(row, have);
+    }
+}
+
+void HubController::save_downloads() {
+    if (queue_file_.isEmpty()) return;
+    std::vector<SavedDownload> unfinished;
+    for (int row = 0; row < downloads_.rowCount(); ++row) {
+        const hub::JobState state = downloads_.state(row);
+        if (state != hub::JobState::Done)
+            unfinished.push_back({downloads_.model(row), downloads_.job(row), state != hub::JobState::Running});
+    }
+    QString error;
+    write_download_queue(queue_file_, unfinished, &error);
+    set_downloads_error(error);
+}
+
+void HubController::set_downloads_error(const QString& error) {
+    if (error == downloads_error_) return;
+    downloads_error_ = error;
+    emit downloadsErrorChanged();
 }
 
 HubController::~HubController() {
@@ -170,6 +222,7 @@ void HubController::start_job(int row) {
     });
     if (id) downloads_.restart(row, *id);
     else downloads_.fail(row, QString::fromStdString(id.error().message));
+    save_downloads();
 }
 
 void HubController::cancel(int row) {
@@ -182,6 +235,16 @@ void HubController::retry(int row) {
     start_job(row);
 }
 
+void HubController::removeDownload(int row) {
+    if (row < 0 || row >= downloads_.rowCount() || downloads_.state(row) == hub::JobState::Running) return;
+    const hub::Job job = downloads_.job(row);
+    if (downloads_.state(row) != hub::JobState::Done)
+        for (const hub::FileEntry& f : job.files)
+            QFile::remove(QString::fromStdString((job.models_dir / job.repo / f.path).string()) + QStringLiteral(".part"));
+    downloads_.remove(row);
+    save_downloads();
+}
+
 void HubController::queue_progress(const hub::JobProgress& progress) {
     pending_[progress.id] = progress;
     // An ended job shows at once; running ones wait for the next tick.
@@ -190,14 +253,16 @@ void HubController::queue_progress(const hub::JobProgress& progress) {
 }
 
 void HubController::flush_progress() {
-    bool finished = false;
+    bool finished = false, ended = false;
     for (const auto& [id, progress] : pending_) {
         const int row = downloads_.row_of(id);
         if (row < 0) continue;  // a job since restarted under a new id
         downloads_.update(row, progress);
         finished = finished || progress.state == hub::JobState::Done;
+        ended = ended || progress.state != hub::JobState::Running;
     }
     pending_.clear();
+    if (ended) save_downloads();
     if (finished) refreshLibrary();
 }
 

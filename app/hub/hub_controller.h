@@ -43,13 +43,16 @@ class HubController : public QObject {
     Q_PROPERTY(bool repoGated READ repo_gated NOTIFY repoChanged)
     Q_PROPERTY(QString repoError READ repo_error NOTIFY repoChanged)
     Q_PROPERTY(QString libraryError READ library_error NOTIFY libraryErrorChanged)
+    // Why the saved downloads could not be read or written; empty when they could.
+    Q_PROPERTY(QString downloadsError READ downloads_error NOTIFY downloadsErrorChanged)
 
 public:
     // endpoint: the Hub to use; empty means HF_ENDPOINT, else huggingface.co. engine may be null
-    // (tests of the hub alone); Load then does nothing. Not default-constructible, so QML (Qt
-    // 6.4) calls create() instead of building its own.
+    // (tests of the hub alone); Load then does nothing. queue_file keeps unfinished downloads
+    // across restarts (empty: not kept): they come back paused, or running if they were. Not
+    // default-constructible, so QML (Qt 6.4) calls create() instead of building its own.
     HubController(const QString& models_dir, const QString& endpoint, EngineController* engine,
-                  QObject* parent = nullptr);
+                  const QString& queue_file = {}, QObject* parent = nullptr);
     ~HubController() override;
 
     static HubController* create(QQmlEngine*, QJSEngine*);
@@ -66,6 +69,7 @@ public:
     bool repo_gated() const { return listing_.gated; }
     QString repo_error() const { return repo_error_; }
     QString library_error() const { return library_error_; }
+    QString downloads_error() const { return downloads_error_; }
 
     // sort: "downloads", "likes" or "updated".
     Q_INVOKABLE void search(const QString& text, const QString& sort = QStringLiteral("downloads"));
@@ -73,9 +77,12 @@ public:
     Q_INVOKABLE bool openRepo(const QString& input);
     // Downloads the open repo's model file and what it needs; false when it is not a model.
     Q_INVOKABLE bool download(const QString& model_path);
+    // Pauses a running download: its .part files stay, for Resume now or after a restart.
     Q_INVOKABLE void cancel(int row);
-    // Starts a failed or cancelled download again; finished files stay, .part files resume.
+    // Starts a failed or paused download again; finished files stay, .part files resume.
     Q_INVOKABLE void retry(int row);
+    // Forgets a download that is not running, with its .part files.
+    Q_INVOKABLE void removeDownload(int row);
     Q_INVOKABLE void refreshLibrary();
     Q_INVOKABLE void loadModel(int row);
     Q_INVOKABLE void deleteModel(int row);
@@ -90,12 +97,16 @@ signals:
     void searchChanged();
     void repoChanged();
     void libraryErrorChanged();
+    void downloadsErrorChanged();
 
 private:
     void start_job(int row);
     void queue_progress(const hub::JobProgress& progress);
     void flush_progress();
     void set_library_error(const QString& error);
+    void restore_downloads();
+    void save_downloads();
+    void set_downloads_error(const QString& error);
 
     QString models_dir_;
     EngineController* engine_;
@@ -113,6 +124,8 @@ private:
     RepoListing listing_;
     QString repo_error_;
     QString library_error_;
+    QString queue_file_;
+    QString downloads_error_;
 
     // Latest progress per job since the last flush; the timer caps updates at 10 Hz per job.
     std::map<hub::JobId, hub::JobProgress> pending_;

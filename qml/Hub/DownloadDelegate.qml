@@ -36,8 +36,8 @@ Frame {
             }
             Button {
                 visible: job.jobState === "running"
-                text: qsTr("Cancel")
-                Accessible.name: qsTr("Cancel download of %1").arg(job.modelFile)
+                text: qsTr("Pause")
+                Accessible.name: qsTr("Pause download of %1").arg(job.modelFile)
                 onClicked: HubController.cancel(job.index)
             }
             Button {
@@ -46,6 +46,15 @@ Frame {
                 Accessible.name: job.jobState === "failed" ? qsTr("Retry download of %1").arg(job.modelFile)
                                                            : qsTr("Resume download of %1").arg(job.modelFile)
                 onClicked: HubController.retry(job.index)
+            }
+            Button {
+                visible: job.jobState !== "running"
+                text: job.jobState === "done" ? qsTr("Clear") : qsTr("Remove")
+                ToolTip.visible: hovered
+                ToolTip.text: job.jobState === "done" ? qsTr("Remove from this list (the model stays)")
+                                                      : qsTr("Forget this download and delete its partial files")
+                Accessible.name: qsTr("Remove download of %1").arg(job.modelFile)
+                onClicked: HubController.removeDownload(job.index)
             }
         }
         ProgressBar {
@@ -60,7 +69,7 @@ Frame {
                     .arg(HubController.formatBytes(job.bytesTotal)).arg(HubController.formatBytes(job.speed))
                     .arg(HubController.formatDuration(job.eta))
                   : job.jobState === "done" ? qsTr("Done · %1").arg(HubController.formatBytes(job.bytesTotal))
-                  : job.jobState === "cancelled" ? qsTr("Cancelled at %1 of %2").arg(HubController.formatBytes(job.bytesDone))
+                  : job.jobState === "cancelled" ? qsTr("Paused at %1 of %2").arg(HubController.formatBytes(job.bytesDone))
                     .arg(HubController.formatBytes(job.bytesTotal))
                   : qsTr("Failed")
             font.pointSize: 8

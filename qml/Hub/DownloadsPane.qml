@@ -3,7 +3,8 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
 
-// Every download of this session, running or ended, with its progress and actions.
+// Every download of this session, running or ended, and the unfinished ones of earlier
+// sessions, with their progress and actions.
 ColumnLayout {
     id: pane
 
@@ -12,6 +13,14 @@ ColumnLayout {
     Label {
         text: qsTr("Downloads")
         font.bold: true
+    }
+    Label {
+        objectName: "downloadsError"
+        Layout.fillWidth: true
+        visible: HubController.downloadsError.length > 0
+        text: HubController.downloadsError
+        wrapMode: Text.Wrap
+        color: "#c0392b"
     }
     ListView {
         id: list

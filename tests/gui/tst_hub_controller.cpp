@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "app/engine/engine_controller.h"
+#include "app/hub/download_queue.h"
 #include "app/hub/hub_controller.h"
 #include "app/hub/repo_input.h"
 #include "hub_fixture.h"
@@ -35,8 +36,9 @@ QVariant cell(QAbstractItemModel* model, int row, int role) { return model->inde
 
 // A controller on a fresh models folder, with every list model under a tester.
 struct Hub {
-    Hub(const QString& models_dir, const QString& endpoint, ember::app::EngineController* engine = nullptr)
-        : controller(models_dir, endpoint, engine),
+    Hub(const QString& models_dir, const QString& endpoint, ember::app::EngineController* engine = nullptr,
+        const QString& queue_file = {})
+        : controller(models_dir, endpoint, engine, queue_file),
           testers{std::make_unique<QAbstractItemModelTester>(controller.search_results()),
                   std::make_unique<QAbstractItemModelTester>(controller.repo_files()),
                   std::make_unique<QAbstractItemModelTester>(controller.downloads()),
@@ -272,6 +274,86 @@ private slots:
         QVERIFY(!QFile::exists(final_path + ".part"));
         QVERIFY(server_.stats()["range_requests"].toInt() > ranges_before);  // resumed, not restarted
         QTRY_COMPARE_WITH_TIMEOUT(hub.library()->rowCount(), 1, 5000);
+    }
+
+    // A download running when the app quits resumes by itself at the next start, from its .part
+    // files; one the user paused comes back paused with the bytes it has, until Resume; Remove
+    // forgets it with its .part files.
+    void downloads_survive_a_restart() {
+        const QString models = fresh_models_dir();
+        const QString queue = models + ".downloads.json";
+        const QString final_big = models + "/" + tiny + "/" + big_model;
+        server_.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", big_model}, {"bytes_per_second", 1000000}}});
+        {
+            Hub h(models, server_.endpoint(), nullptr, queue);
+            QVERIFY(open_tiny(h.controller));
+            QVERIFY(h.controller.download(big_model));
+            QTRY_VERIFY_WITH_TIMEOUT(cell(h.controller.downloads(), 0, DownloadListModel::BytesDoneRole).toDouble() > 200000,
+                                     10000);
+        }  // quits mid-download
+        QVERIFY(!QFile::exists(final_big));
+        QVERIFY(QFile(final_big + ".part").size() > 0);
+        server_.set_faults({});
+        const int ranges_before = server_.stats()["range_requests"].toInt();
+        {
+            Hub h(models, server_.endpoint(), nullptr, queue);
+            QCOMPARE(h.controller.downloads()->rowCount(), 1);
+            QCOMPARE(cell(h.controller.downloads(), 0, DownloadListModel::ModelRole).toString(), big_model);
+            QTRY_COMPARE_WITH_TIMEOUT(state(h.controller, 0), QStringLiteral("done"), 15000);
+            QCOMPARE(QFile(final_big).size(), qint64(3 << 20));
+            QVERIFY(server_.stats()["range_requests"].toInt() > ranges_before);  // resumed, not restarted
+        }
+        QString error;
+        QVERIFY(ember::app::read_download_queue(queue, &error).empty());
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+
+        const QString final_small = models + "/" + tiny + "/" + small_model;
+        server_.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", small_model}, {"bytes_per_second", 500000}}});
+        {
+            Hub h(models, server_.endpoint(), nullptr, queue);
+            QVERIFY(open_tiny(h.controller));
+            QVERIFY(h.controller.download(small_model));
+            QTRY_VERIFY_WITH_TIMEOUT(cell(h.controller.downloads(), 0, DownloadListModel::BytesDoneRole).toDouble() > 100000,
+                                     10000);
+            h.controller.cancel(0);
+            QTRY_COMPARE_WITH_TIMEOUT(state(h.controller, 0), QStringLiteral("cancelled"), 5000);
+        }
+        server_.set_faults({});
+        const qint64 part = QFile(final_small + ".part").size();
+        QVERIFY(part > 0);
+        Hub h(models, server_.endpoint(), nullptr, queue);
+        HubController& hub = h.controller;
+        QCOMPARE(hub.downloads()->rowCount(), 1);
+        QCOMPARE(state(hub, 0), QStringLiteral("cancelled"));  // paused: nothing starts by itself
+        QVERIFY(cell(hub.downloads(), 0, DownloadListModel::BytesDoneRole).toDouble() >= double(part));
+        QTest::qWait(300);
+        QCOMPARE(QFile(final_small + ".part").size(), part);
+        hub.removeDownload(0);
+        QCOMPARE(hub.downloads()->rowCount(), 0);
+        QVERIFY(!QFile::exists(final_small + ".part"));
+        QVERIFY(!QFile::exists(final_small));
+        QVERIFY(ember::app::read_download_queue(queue, &error).empty());
+        QVERIFY2(error.isEmpty(), qPrintable(error));
+    }
+
+    // A saved list that cannot be read is set aside untouched, with an error naming it.
+    void a_malformed_download_list_is_kept_aside() {
+        const QString models = fresh_models_dir();
+        QDir().mkpath(models);
+        const QString queue = models + ".downloads.json";
+        const QByteArray bad = R"({"downloads": [{"model": 3, "repo": "a/b"}]})";
+        {
+            QFile f(queue);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write(bad);
+        }
+        Hub h(models, server_.endpoint(), nullptr, queue);
+        QCOMPARE(h.controller.downloads()->rowCount(), 0);
+        const QString error = h.controller.downloads_error();
+        QVERIFY2(error.contains(queue) && error.contains(QLatin1String("\"model\"")), qPrintable(error));
+        QFile aside(queue + ".bad");
+        QVERIFY(aside.open(QIODevice::ReadOnly));
+        QCOMPARE(aside.readAll(), bad);
     }
 
     void library_loads_into_the_engine() {
