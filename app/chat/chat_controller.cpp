@@ -183,7 +183,8 @@ void ChatController::start_answer() {
     pending_.clear();
     flush_timer_.start();
     engine_->generate(prompt, settings_.max_tokens,
-                      sampling_params(settings_, std::uniform_int_distribution<uint64_t>()(random_)));
+                      sampling_params(settings_, std::uniform_int_distribution<uint64_t>()(random_)),
+                      settings_.context_length);
 }
 
 void ChatController::flush() {

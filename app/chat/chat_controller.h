@@ -49,6 +49,9 @@ class ChatController : public QObject {
     Q_PROPERTY(double minP READ min_p WRITE set_min_p NOTIFY settingsChanged)
     Q_PROPERTY(double repeatPenalty READ repeat_penalty WRITE set_repeat_penalty NOTIFY settingsChanged)
     Q_PROPERTY(double seed READ seed WRITE set_seed NOTIFY settingsChanged)
+    // Tokens of context for this chat's answers; the engine resizes its session to it before the
+    // next answer (the conversation is then evaluated again).
+    Q_PROPERTY(int contextLength READ context_length WRITE set_context_length NOTIFY settingsChanged)
     Q_PROPERTY(QString historyError READ history_error NOTIFY historyErrorChanged)
     // The first row the model sees (earlier turns stay in the history, dimmed); and whether the
     // last answer ran out of context, so the user chooses what happens next.
@@ -85,6 +88,8 @@ public:
     void set_repeat_penalty(double p) { update_settings(&GenerationSettings::repeat_penalty, p); }
     double seed() const { return double(settings_.seed); }
     void set_seed(double s) { update_settings(&GenerationSettings::seed, qint64(s)); }
+    int context_length() const { return settings_.context_length; }
+    void set_context_length(int n) { update_settings(&GenerationSettings::context_length, n); }
     QString history_error() const { return history_error_; }
     int context_start() const { return context_start_; }
     bool context_full() const { return context_full_; }

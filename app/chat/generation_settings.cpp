@@ -20,13 +20,14 @@ GenerationSettings clamped(GenerationSettings s) {
     s.repeat_penalty = std::clamp(s.repeat_penalty, 1.0, 2.0);
     s.max_tokens = std::clamp(s.max_tokens, 1, 32768);
     s.seed = std::clamp<qint64>(s.seed, -1, (qint64(1) << 53) - 1);  // exact in a JSON number
+    s.context_length = std::clamp(s.context_length, 256, 131072);
     return s;
 }
 
 QJsonObject to_json(const GenerationSettings& s) {
     return {{"temperature", s.temperature}, {"topK", s.top_k},         {"topP", s.top_p},
             {"minP", s.min_p},              {"repeatPenalty", s.repeat_penalty}, {"maxTokens", s.max_tokens},
-            {"seed", double(s.seed)}};
+            {"seed", double(s.seed)},       {"contextLength", s.context_length}};
 }
 
 GenerationSettings settings_from_json(const QJsonObject& json, const GenerationSettings& defaults) {
@@ -38,6 +39,7 @@ GenerationSettings settings_from_json(const QJsonObject& json, const GenerationS
     s.repeat_penalty = number(json, "repeatPenalty", defaults.repeat_penalty);
     s.max_tokens = int(std::clamp(number(json, "maxTokens", defaults.max_tokens), 0.0, 1e6));
     s.seed = qint64(std::clamp(number(json, "seed", double(defaults.seed)), -2.0, 1e16));
+    s.context_length = int(std::clamp(number(json, "contextLength", defaults.context_length), 0.0, 1e7));
     return clamped(s);
 }
 

@@ -18,6 +18,7 @@ struct GenerationSettings {
     double repeat_penalty = 1.1;
     int max_tokens = 256;
     qint64 seed = -1;  // -1: a new random seed for every answer
+    int context_length = 2048;  // tokens the session holds; the KV cache grows with it
 
     friend bool operator==(const GenerationSettings&, const GenerationSettings&) = default;
 };

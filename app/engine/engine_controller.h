@@ -44,6 +44,10 @@ class EngineController : public QObject {
     // The context meter: tokens of the conversation in the model's context, and its size.
     Q_PROPERTY(int contextUsed READ context_used NOTIFY contextChanged)
     Q_PROPERTY(int contextSize READ context_size NOTIFY contextChanged)
+    // For the context-length setting: the KV cache's bytes per token of context, and the
+    // context the model was trained for (beyond it, answers degrade).
+    Q_PROPERTY(double kvBytesPerToken READ kv_bytes_per_token NOTIFY modelChanged)
+    Q_PROPERTY(int trainedContext READ trained_context NOTIFY modelChanged)
 
 public:
     // Not default-constructible on purpose: QML (Qt 6.4) would build its own instance instead
@@ -61,6 +65,8 @@ public:
     QString model_name() const { return model_.name; }
     QString model_description() const { return model_.description; }
     bool sparse() const { return model_.sparse; }
+    double kv_bytes_per_token() const { return double(model_.kv_bytes_per_token); }
+    int trained_context() const { return model_.n_ctx_train; }
     QString device_name() const { return device_.device; }
     QString device_note() const { return device_.note; }
     double budget_bytes() const { return double(device_.budget_bytes); }
@@ -78,7 +84,8 @@ public:
     int context_size() const { return context_size_; }
 
     Q_INVOKABLE void loadModel(const QString& path, double budgetBytes = 0);
-    void generate(const QString& prompt, int max_tokens, const ember::SamplingParams& sampling);
+    // n_ctx: the context the session must hold (it is resized first when it differs); 0 keeps it.
+    void generate(const QString& prompt, int max_tokens, const ember::SamplingParams& sampling, int n_ctx = 0);
     Q_INVOKABLE void stop();
     Q_INVOKABLE void setBudget(double bytes);
 

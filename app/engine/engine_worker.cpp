@@ -70,6 +70,7 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx) {
     }
     if (!session) return emit load_failed(QString::fromStdString(session.error().message));
     model_ = *model;
+    session_params_ = sp;
     {
         std::lock_guard lock(session_mutex_);
         session_ = std::move(*session);
@@ -79,7 +80,9 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx) {
     const ember::ModelInfo& info = model_->info();
     // The file name is what the user downloaded or chose; general.name is often a converter's
     // folder name ("hf").
-    emit loaded(LoadedModel{path, QFileInfo(path).completeBaseName(), describe(info), info.sparse, info.n_layer});
+    const qint64 kv_per_token = 2 * qint64(info.n_layer) * (info.n_head > 0 ? info.n_embd / info.n_head : 0) * info.n_head_kv * 2;
+    emit loaded(LoadedModel{path, QFileInfo(path).completeBaseName(), describe(info), info.sparse, info.n_layer,
+                            info.n_ctx_train, kv_per_token});
     emit context_changed(0, session_->n_ctx());
     emit device_changed(device_state());
     emit split(snapshot(0.0));
@@ -94,10 +97,34 @@ void EngineWorker::apply_pending_budget() {
     emit device_changed(device_state());
 }
 
+bool EngineWorker::resize_context(int n_ctx) {
+    ember::SessionParams sp = session_params_;
+    sp.n_ctx = n_ctx;
+    if (model_->info().sparse) sp.device_budget_bytes = session_->device_report().budget_bytes;
+    auto session = ember::Session::create(model_, sp);
+    if (!session) {
+        emit failed(QStringLiteral("cannot make a context of %1 tokens: %2")
+                        .arg(n_ctx)
+                        .arg(QString::fromStdString(session.error().message)));
+        return false;
+    }
+    {
+        std::lock_guard lock(session_mutex_);
+        session_ = std::move(*session);
+    }
+    session_params_ = sp;
+    context_.clear();
+    refresh_hot();
+    emit context_changed(0, session_->n_ctx());
+    emit device_changed(device_state());
+    return true;
+}
+
 void EngineWorker::generate(const GenerationRequest& request) {
     if (!session_) return emit failed(QStringLiteral("no model is loaded"));
     stop_.store(false);
     apply_pending_budget();
+    if (request.n_ctx > 0 && request.n_ctx != session_->n_ctx() && !resize_context(request.n_ctx)) return;
     std::vector<int32_t> prompt = model_->tokenize(request.prompt.toStdString(), model_->add_bos());
     // Keep the cached prefix the new prompt shares with the context (the earlier turns), and
     // evaluate at least one token so there are logits to sample from.

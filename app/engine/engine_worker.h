@@ -22,6 +22,7 @@ struct GenerationRequest {
     QString prompt;            // the whole rendered conversation
     int max_tokens = 256;
     ember::SamplingParams sampling;
+    int n_ctx = 0;  // the context the session must hold; 0 keeps it
 };
 
 struct GenerationStats {
@@ -39,6 +40,8 @@ struct LoadedModel {
     QString description;  // architecture, size, weight type, sparse or dense
     bool sparse = false;
     int n_layer = 0;
+    int n_ctx_train = 0;
+    qint64 kv_bytes_per_token = 0;  // F16 K and V, all layers
 };
 
 struct DeviceState {
@@ -87,10 +90,14 @@ private:
     SplitSnapshot snapshot(double tokens_per_second);
     DeviceState device_state() const;
     void refresh_hot();  // hot neurons per layer, after a load or a re-plan
+    // A new session of n_ctx tokens on the same model and device; false (and failed()) when it
+    // cannot be made, the old one kept.
+    bool resize_context(int n_ctx);
 
     std::shared_ptr<ember::Model> model_;
     std::unique_ptr<ember::Session> session_;  // replaced under session_mutex_ (request_stop reads it)
     std::mutex session_mutex_;
+    ember::SessionParams session_params_;  // what session_ was made with
     std::vector<int32_t> context_;  // tokens in the session's KV cache
     std::vector<ember::LayerSparsity> previous_;
     std::vector<int> hot_per_layer_;

@@ -112,6 +112,27 @@ Dialog {
                 onValueModified: ChatController.maxTokens = value
                 Accessible.name: qsTr("Most tokens per answer")
             }
+            Label { text: qsTr("Context") }
+            RowLayout {
+                SpinBox {
+                    objectName: "contextLengthSetting"
+                    from: 256; to: 131072
+                    stepSize: 256
+                    value: ChatController.contextLength
+                    editable: true
+                    onValueModified: ChatController.contextLength = value
+                    Accessible.name: qsTr("Context length in tokens")
+                }
+                Label {
+                    objectName: "contextCost"
+                    Layout.fillWidth: true
+                    wrapMode: Text.Wrap
+                    text: qsTr("tokens · KV cache %1").arg(HubController.formatBytes(ChatController.contextLength * EngineController.kvBytesPerToken))
+                          + (EngineController.trainedContext > 0 && ChatController.contextLength > EngineController.trainedContext
+                             ? qsTr(" · beyond the %1 tokens this model was trained for").arg(EngineController.trainedContext) : "")
+                    opacity: 0.7
+                }
+            }
             Label { text: qsTr("Seed") }
             RowLayout {
                 SpinBox {

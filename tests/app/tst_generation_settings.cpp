@@ -20,6 +20,7 @@ private slots:
         s.repeat_penalty = 1.3;
         s.max_tokens = 999;
         s.seed = 123456789012;
+        s.context_length = 4096;
         QCOMPARE(ember::app::settings_from_json(ember::app::to_json(s), {}), s);
     }
 
@@ -36,7 +37,7 @@ private slots:
 
     void values_are_clamped() {
         const QJsonObject json{{"temperature", -3}, {"topP", 7}, {"repeatPenalty", 0.2}, {"maxTokens", 1e9},
-                               {"seed", -50}, {"topK", 1e300}};
+                               {"seed", -50}, {"topK", 1e300}, {"contextLength", 10}};
         const GenerationSettings s = ember::app::settings_from_json(json, {});
         QCOMPARE(s.temperature, 0.0);
         QCOMPARE(s.top_p, 1.0);
@@ -44,6 +45,8 @@ private slots:
         QCOMPARE(s.max_tokens, 32768);
         QCOMPARE(s.seed, qint64(-1));
         QCOMPARE(s.top_k, 1000);
+        QCOMPARE(s.context_length, 256);
+        QCOMPARE(ember::app::settings_from_json({{"contextLength", 1e12}}, {}).context_length, 131072);
     }
 
     void seed_minus_one_is_random() {

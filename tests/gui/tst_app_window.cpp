@@ -116,6 +116,7 @@ private slots:
                      QStringLiteral("%1 / 2048 tokens").arg(engine.context_used()));
         QVERIFY(meter->isVisible());
 
+
         // The slider's re-plan: a budget that holds everything puts every neuron on the device.
         QSignalSpy device(&engine, &ember::app::EngineController::deviceChanged);
         engine.setBudget(64.0 * 1024 * 1024);
@@ -156,6 +157,16 @@ private slots:
         const QString copied = QGuiApplication::clipboard()->text();
         QVERIFY2(copied.contains(QStringLiteral("In the beginning")) && copied.contains(second.trimmed()), qPrintable(copied));
         QVERIFY(!copied.contains(first.trimmed()) || second.startsWith(first));
+
+        // The chat's context length: the next answer runs in a session of that size.
+        chat.set_context_length(1024);
+        QCOMPARE(engine.context_size(), 2048);  // not before the next answer
+        chat.regenerate();
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        QTRY_COMPARE(engine.context_size(), 1024);
+        QVERIFY(engine.context_used() > 8 && engine.context_used() < 1024);
+        QTRY_COMPARE(meter->property("text").toString(), QStringLiteral("%1 / 1024 tokens").arg(engine.context_used()));
+        QVERIFY(engine.kv_bytes_per_token() > 0);
 
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }

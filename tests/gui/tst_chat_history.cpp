@@ -120,6 +120,15 @@ private slots:
         QVERIFY(!dialog->property("visible").toBool());
         QTest::keyClick(window, Qt::Key_Comma, Qt::ControlModifier);
         QTRY_VERIFY(dialog->property("visible").toBool());
+        // The context length shows what its KV cache costs, for the loaded model.
+        chat.set_context_length(4096);
+        QObject* cost = window->findChild<QObject*>(QStringLiteral("contextCost"));
+        QVERIFY(cost);
+        const double kv = shell_->engine().kv_bytes_per_token();
+        QVERIFY(kv > 0);
+        const QString expected = shell_->hub().formatBytes(4096 * kv);
+        QTRY_VERIFY2(cost->property("text").toString().contains(expected), qPrintable(cost->property("text").toString()));
+        chat.set_context_length(2048);
         QVERIFY(QMetaObject::invokeMethod(dialog, "close"));
         QTRY_VERIFY(!dialog->property("visible").toBool());
         QObject* sheet = window->findChild<QObject*>(QStringLiteral("shortcutSheet"));
