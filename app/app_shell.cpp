@@ -33,7 +33,7 @@ AppShell::AppShell(const AppOptions& options)
       store_(open_store(database_path(options.data_dir), store_error_)),
       settings_(options.data_dir + QStringLiteral("/settings.json")),
       engine_(nullptr),
-      chat_(&engine_, store_.get()),
+      chat_(&engine_, store_.get(), &settings_),
       hub_(options.data_dir + QStringLiteral("/models"), options.hub_endpoint, &engine_,
            options.data_dir + QStringLiteral("/downloads.json")) {
     EngineController::set_instance(&engine_);

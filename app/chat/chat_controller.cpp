@@ -6,7 +6,9 @@
 
 #include <utility>
 
+#include "app/chat/template_detect.h"
 #include "app/engine/engine_controller.h"
+#include "app/settings/app_settings.h"
 #include "app/store/chat_store.h"
 
 namespace ember::app {
@@ -42,8 +44,10 @@ QString stats_line(const store::GenerationStats& s) {
 
 }  // namespace
 
-ChatController::ChatController(EngineController* engine, store::ChatStore* store, QObject* parent)
-    : QObject(parent), engine_(engine), store_(store) {
+ChatController::ChatController(EngineController* engine, store::ChatStore* store, AppSettings* app_settings,
+                               QObject* parent)
+    : QObject(parent), engine_(engine), store_(store), app_settings_(app_settings) {
+    connect(engine_, &EngineController::modelChanged, this, &ChatController::settingsChanged);
     flush_timer_.setInterval(kFlushIntervalMs);
     connect(&flush_timer_, &QTimer::timeout, this, &ChatController::flush);
     connect(engine_, &EngineController::token, this, [this](const QString& t) {
@@ -61,9 +65,21 @@ ChatController* ChatController::create(QQmlEngine*, QJSEngine*) {
 
 void ChatController::set_instance(ChatController* controller) { g_instance = controller; }
 
+QString ChatController::prompt_format() const {
+    const QString chosen = app_settings_ ? app_settings_->prompt_format_for(engine_->model_path()) : chosen_format_;
+    return chosen.isEmpty() ? detect_prompt_format(engine_->chat_template()).name : chosen;
+}
+
+bool ChatController::prompt_format_chosen() const {
+    return !(app_settings_ ? app_settings_->prompt_format_for(engine_->model_path()) : chosen_format_).isEmpty();
+}
+
+QString ChatController::detected_format_why() const { return detect_prompt_format(engine_->chat_template()).why; }
+
 void ChatController::set_prompt_format(const QString& f) {
-    if (f == prompt_format_) return;
-    prompt_format_ = f;
+    const QString name = f.isEmpty() ? QString() : prompt_format_name(prompt_format_from_name(f));
+    if (app_settings_) app_settings_->set_prompt_format_for(engine_->model_path(), name);
+    else chosen_format_ = name;
     emit settingsChanged();
 }
 
@@ -140,8 +156,23 @@ void ChatController::copyText(const QString& text) { QGuiApplication::clipboard(
 
 QString ChatController::renderedPrompt() const {
     const QVector<ChatMessage>& rows = messages_.messages();
-    return render_prompt(prompt_format_from_name(prompt_format_), system_prompt_,
+    return render_prompt(prompt_format_from_name(prompt_format()), system_prompt_,
                          rows.mid(std::min<qsizetype>(context_start_, rows.size())));
+}
+
+QString ChatController::previewPrompt() const {
+    QVector<ChatMessage> rows = messages_.messages().mid(std::min<qsizetype>(context_start_, messages_.messages().size()));
+    if (rows.isEmpty() || rows.back().role != QLatin1String("user")) {
+        ChatMessage question;
+        question.role = QStringLiteral("user");
+        question.content = rows.isEmpty() ? tr("(your question)") : tr("(your next question)");
+        rows.push_back(question);
+    }
+    ChatMessage answer;
+    answer.role = QStringLiteral("assistant");
+    answer.generating = true;
+    rows.push_back(answer);
+    return render_prompt(prompt_format_from_name(prompt_format()), system_prompt_, rows);
 }
 
 void ChatController::set_context(int start, bool full) {

@@ -26,6 +26,7 @@ class ChatStore;
 
 namespace ember::app {
 
+class AppSettings;
 class EngineController;
 
 class ChatController : public QObject {
@@ -40,6 +41,8 @@ class ChatController : public QObject {
     Q_PROPERTY(double chatId READ chat_id_number NOTIFY chatIdChanged)
     Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
     Q_PROPERTY(QString promptFormat READ prompt_format WRITE set_prompt_format NOTIFY settingsChanged)
+    Q_PROPERTY(bool promptFormatChosen READ prompt_format_chosen NOTIFY settingsChanged)
+    Q_PROPERTY(QString detectedFormatWhy READ detected_format_why NOTIFY settingsChanged)
     Q_PROPERTY(QString systemPrompt READ system_prompt WRITE set_system_prompt NOTIFY settingsChanged)
     // The open chat's sampling settings, saved with it (a new chat starts with the last ones).
     Q_PROPERTY(double temperature READ temperature WRITE set_temperature NOTIFY settingsChanged)
@@ -60,7 +63,9 @@ class ChatController : public QObject {
 
 public:
     // store may be null (history could not be opened): the chat works, nothing is saved.
-    ChatController(EngineController* engine, store::ChatStore* store, QObject* parent = nullptr);
+    // app_settings may be null (tests): a chosen prompt format then lasts for this run only.
+    ChatController(EngineController* engine, store::ChatStore* store, AppSettings* app_settings = nullptr,
+                   QObject* parent = nullptr);
 
     static ChatController* create(QQmlEngine*, QJSEngine*);
     static void set_instance(ChatController* controller);
@@ -69,8 +74,13 @@ public:
     ConversationListModel* conversations() { return &conversations_; }
     SearchHitModel* search_hits() { return &search_hits_; }
     bool generating() const { return generating_; }
-    QString prompt_format() const { return prompt_format_; }
+    // The format the model's prompts are rendered in: the user's choice for this model, else
+    // the one its chat template asks for.
+    QString prompt_format() const;
+    // Remembers `f` for the loaded model; an empty name goes back to detection.
     void set_prompt_format(const QString& f);
+    bool prompt_format_chosen() const;
+    QString detected_format_why() const;
     QString system_prompt() const { return system_prompt_; }
     void set_system_prompt(const QString& s);
     const GenerationSettings& settings() const { return settings_; }
@@ -104,6 +114,8 @@ public:
     Q_INVOKABLE void regenerate();
     Q_INVOKABLE void newChat();
     Q_INVOKABLE QString renderedPrompt() const;
+    // What the model would read for the next answer; an empty chat shows a sample question.
+    Q_INVOKABLE QString previewPrompt() const;
     // The open chat's branch on screen as Markdown (empty when nothing is saved yet), and the
     // same put on the clipboard.
     Q_INVOKABLE QString conversationMarkdown();
@@ -181,7 +193,8 @@ private:
     QTimer flush_timer_;
     QString pending_;  // tokens received since the last flush
     bool generating_ = false;
-    QString prompt_format_ = QStringLiteral("completion");
+    AppSettings* app_settings_;
+    QString chosen_format_;  // without app_settings_: the format chosen this run
     QString system_prompt_;
     GenerationSettings settings_;
     int context_start_ = 0;

@@ -48,6 +48,7 @@ class EngineController : public QObject {
     // context the model was trained for (beyond it, answers degrade).
     Q_PROPERTY(double kvBytesPerToken READ kv_bytes_per_token NOTIFY modelChanged)
     Q_PROPERTY(int trainedContext READ trained_context NOTIFY modelChanged)
+    Q_PROPERTY(QString chatTemplate READ chat_template NOTIFY modelChanged)
 
 public:
     // Not default-constructible on purpose: QML (Qt 6.4) would build its own instance instead
@@ -67,6 +68,7 @@ public:
     bool sparse() const { return model_.sparse; }
     double kv_bytes_per_token() const { return double(model_.kv_bytes_per_token); }
     int trained_context() const { return model_.n_ctx_train; }
+    QString chat_template() const { return model_.chat_template; }
     QString device_name() const { return device_.device; }
     QString device_note() const { return device_.note; }
     double budget_bytes() const { return double(device_.budget_bytes); }

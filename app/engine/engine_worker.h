@@ -42,6 +42,7 @@ struct LoadedModel {
     int n_layer = 0;
     int n_ctx_train = 0;
     qint64 kv_bytes_per_token = 0;  // F16 K and V, all layers
+    QString chat_template;          // the file's tokenizer.chat_template, empty when it has none
 };
 
 struct DeviceState {

@@ -36,6 +36,9 @@ AppSettings::AppSettings(const QString& path, QObject* parent) : QObject(parent)
     if (const QString t = o.value(QStringLiteral("theme")).toString(); valid_theme(t)) theme_ = t;
     if (const QJsonValue s = o.value(QStringLiteral("fontScale")); s.isDouble()) font_scale_ = std::clamp(s.toDouble(), 0.8, 1.6);
     welcomed_ = o.value(QStringLiteral("welcomed")).toBool();
+    const QJsonObject formats = o.value(QStringLiteral("promptFormats")).toObject();
+    for (auto it = formats.begin(); it != formats.end(); ++it)
+        if (it.value().isString() && !it.value().toString().isEmpty()) prompt_formats_.insert(it.key(), it.value().toString());
     const QJsonObject g = o.value(QStringLiteral("window")).toObject();
     const QRect rect(g.value(QStringLiteral("x")).toInt(), g.value(QStringLiteral("y")).toInt(),
                      g.value(QStringLiteral("width")).toInt(), g.value(QStringLiteral("height")).toInt());
@@ -79,8 +82,21 @@ void AppSettings::set_welcomed(bool welcomed) {
     emit changed();
 }
 
+void AppSettings::set_prompt_format_for(const QString& model, const QString& format) {
+    if (prompt_format_for(model) == format) return;
+    if (format.isEmpty()) prompt_formats_.remove(model);
+    else prompt_formats_.insert(model, format);
+    save();
+    emit changed();
+}
+
 void AppSettings::save() {
     QJsonObject o{{"theme", theme_}, {"fontScale", font_scale_}, {"welcomed", welcomed_}};
+    if (!prompt_formats_.isEmpty()) {
+        QJsonObject formats;
+        for (auto it = prompt_formats_.begin(); it != prompt_formats_.end(); ++it) formats.insert(it.key(), it.value());
+        o.insert(QStringLiteral("promptFormats"), formats);
+    }
     if (geometry_.isValid())
         o.insert(QStringLiteral("window"), QJsonObject{{"x", geometry_.x()},
                                                        {"y", geometry_.y()},

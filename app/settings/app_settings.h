@@ -3,6 +3,7 @@
 // Written whenever one changes, atomically; a missing or unreadable file means the defaults, and
 // an unreadable one is left in place for the user to look at (it is replaced on the next change).
 
+#include <QHash>
 #include <QObject>
 #include <QRect>
 #include <QString>
@@ -41,6 +42,9 @@ public:
     void set_window_geometry(const QRect& rect);
     bool welcomed() const { return welcomed_; }
     void set_welcomed(bool welcomed);
+    // The prompt format the user chose for a model (by path); empty: detect it from the model.
+    QString prompt_format_for(const QString& model) const { return prompt_formats_.value(model); }
+    void set_prompt_format_for(const QString& model, const QString& format);
 
     // Why the file could not be read or written, if it could not.
     QString error() const { return error_; }
@@ -56,6 +60,7 @@ private:
     double font_scale_ = 1.0;
     QRect geometry_;
     bool welcomed_ = false;
+    QHash<QString, QString> prompt_formats_;  // model path -> prompt format name
     QString error_;
 };
 

@@ -14,6 +14,9 @@ ModelInfo describe(const gguf::File& file, const model::Architecture& arch) {
     info.architecture = hp.arch;
     info.name = file.get_string("general.name").value_or("");
     info.weight_type = arch.weight_type();
+    // Only a hint for the app's prompt format: a value of another type is ignored, not an error.
+    if (const gguf::Value* t = file.find("tokenizer.chat_template"); t && t->type == gguf::ValueType::String)
+        info.chat_template = std::get<std::string>(t->data);
     info.ffn_activation = model::ffn_gate_name(hp.ffn_gate);
     info.ffn_activation_source = hp.ffn_gate_source;
     info.powerinfer_file = file.magic() == "PWRI";

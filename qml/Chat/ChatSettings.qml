@@ -14,6 +14,15 @@ Dialog {
     anchors.centerIn: parent
     width: Math.min(parent ? parent.width - 80 : 480, 520)
     standardButtons: Dialog.Close
+    // The preview is rendered when the dialog opens and when a setting changes, not per token.
+    onOpened: preview.text = ChatController.previewPrompt()
+
+    Connections {
+        target: ChatController
+        function onSettingsChanged() {
+            if (dialog.visible) preview.text = ChatController.previewPrompt();
+        }
+    }
 
     component SettingSlider: RowLayout {
         id: row
@@ -61,6 +70,46 @@ Dialog {
             placeholderText: qsTr("Instructions the model sees before the conversation")
             onEditingFinished: ChatController.systemPrompt = text
             Accessible.name: qsTr("System prompt")
+        }
+        RowLayout {
+            Label {
+                text: qsTr("Prompt format")
+                Layout.preferredWidth: 120
+            }
+            ComboBox {
+                id: formatBox
+
+                objectName: "promptFormatSetting"
+                Layout.fillWidth: true
+                readonly property var names: ["", "completion", "llama2", "chatml"]
+                model: [qsTr("From the model"), qsTr("Plain completion"), qsTr("Llama 2 chat"), qsTr("ChatML")]
+                currentIndex: ChatController.promptFormatChosen ? names.indexOf(ChatController.promptFormat) : 0
+                onActivated: index => ChatController.promptFormat = names[index]
+                Accessible.name: qsTr("Prompt format for this model")
+            }
+        }
+        Label {
+            Layout.fillWidth: true
+            wrapMode: Text.Wrap
+            text: ChatController.promptFormatChosen ? qsTr("Chosen for this model; %1").arg(ChatController.detectedFormatWhy)
+                                                    : qsTr("From the model: %1").arg(ChatController.detectedFormatWhy)
+            opacity: 0.7
+            font.pixelSize: 11
+        }
+        Label { text: qsTr("What the model reads") }
+        ScrollView {
+            Layout.fillWidth: true
+            Layout.preferredHeight: 90
+            TextArea {
+                id: preview
+
+                objectName: "promptPreview"
+                readOnly: true
+                wrapMode: TextEdit.WrapAnywhere
+                font.family: "monospace"
+                font.pixelSize: 11
+                Accessible.name: qsTr("Preview of the prompt")
+            }
         }
         SettingSlider {
             objectName: "temperatureSetting"

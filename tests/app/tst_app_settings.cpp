@@ -43,6 +43,21 @@ private slots:
         QCOMPARE(again.window_geometry(), QRect(10, 20, 900, 600));
     }
 
+    void prompt_formats_are_kept_per_model() {
+        QTemporaryDir dir;
+        const QString path = dir.path() + "/settings.json";
+        {
+            AppSettings s(path);
+            s.set_prompt_format_for(QStringLiteral("/models/a.gguf"), QStringLiteral("chatml"));
+            s.set_prompt_format_for(QStringLiteral("/models/b.gguf"), QStringLiteral("llama2"));
+            s.set_prompt_format_for(QStringLiteral("/models/b.gguf"), QString());  // back to the model's own
+        }
+        AppSettings again(path);
+        QCOMPARE(again.prompt_format_for(QStringLiteral("/models/a.gguf")), QStringLiteral("chatml"));
+        QCOMPARE(again.prompt_format_for(QStringLiteral("/models/b.gguf")), QString());
+        QCOMPARE(again.theme(), QStringLiteral("system"));
+    }
+
     void bad_values_are_refused_or_clamped() {
         QTemporaryDir dir;
         AppSettings s(dir.path() + "/settings.json");

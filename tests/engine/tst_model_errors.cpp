@@ -31,7 +31,7 @@ GenerateParams greedy(int32_t n) {
     return gp;
 }
 
-enum class Edit { None, DropTensor, ReshapeTensor, RetypeTensor, Architecture, DropKey, BadKeyValue, Truncate, Garbage };
+enum class Edit { None, DropTensor, ReshapeTensor, RetypeTensor, Architecture, DropKey, BadKeyValue, SetString, Truncate, Garbage };
 
 // Writes a copy of a fixture with one thing changed.
 void write_variant(const std::string& out, Edit edit, const std::string& target, const std::string& source = kFixture) {
@@ -52,6 +52,7 @@ void write_variant(const std::string& out, Edit edit, const std::string& target,
     }
     if (edit == Edit::Architecture) w.set("general.architecture", gguf::Value::string(target));
     if (edit == Edit::BadKeyValue) w.set(target, gguf::Value::u32(0));
+    if (edit == Edit::SetString) w.set("tokenizer.chat_template", gguf::Value::string(target));
     for (const auto& t : src->tensors()) {
         std::span<const uint8_t> bytes(t.data, t.nbytes);
         if (t.name == target && edit == Edit::DropTensor) continue;
@@ -142,6 +143,20 @@ private slots:
         const std::string path = (dir_.path() + "/good.gguf").toStdString();
         write_variant(path, Edit::None, "");
         QVERIFY(Model::load(path).ok());
+    }
+
+    // The chat template is read for the app's prompt format; one of the wrong type is ignored.
+    void chat_template_is_read_when_it_is_a_string() {
+        const std::string with = (dir_.path() + "/template.gguf").toStdString();
+        write_variant(with, Edit::SetString, "{{ '<|im_start|>' }}");
+        auto m = Model::load(with);
+        QVERIFY(m.ok());
+        QCOMPARE((*m)->info().chat_template, std::string("{{ '<|im_start|>' }}"));
+        const std::string wrong = (dir_.path() + "/template-u32.gguf").toStdString();
+        write_variant(wrong, Edit::BadKeyValue, "tokenizer.chat_template");
+        auto w = Model::load(wrong);
+        QVERIFY2(w.ok(), w.ok() ? "" : w.error().message.c_str());
+        QVERIFY((*w)->info().chat_template.empty());
     }
 
     void load_reports_progress_and_can_be_cancelled() {

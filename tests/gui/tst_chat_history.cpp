@@ -129,6 +129,21 @@ private slots:
         const QString expected = shell_->hub().formatBytes(4096 * kv);
         QTRY_VERIFY2(cost->property("text").toString().contains(expected), qPrintable(cost->property("text").toString()));
         chat.set_context_length(2048);
+        // The demo model has no chat template: plain completion, until ChatML is chosen for it,
+        // and the preview shows what the model would read either way.
+        QCOMPARE(chat.prompt_format(), QStringLiteral("completion"));
+        QVERIFY(!chat.prompt_format_chosen());
+        QObject* preview = window->findChild<QObject*>(QStringLiteral("promptPreview"));
+        QVERIFY(preview);
+        QTRY_VERIFY(preview->property("text").toString().startsWith(QStringLiteral("Answer in verse.")));
+        chat.set_prompt_format(QStringLiteral("chatml"));
+        QVERIFY(chat.prompt_format_chosen());
+        QTRY_VERIFY2(preview->property("text").toString().startsWith(
+                         QStringLiteral("<|im_start|>system\nAnswer in verse.<|im_end|>\n<|im_start|>user\n")),
+                     qPrintable(preview->property("text").toString()));
+        QVERIFY(preview->property("text").toString().endsWith(QStringLiteral("<|im_start|>assistant\n")));
+        chat.set_prompt_format(QString());
+        QCOMPARE(chat.prompt_format(), QStringLiteral("completion"));
         QVERIFY(QMetaObject::invokeMethod(dialog, "close"));
         QTRY_VERIFY(!dialog->property("visible").toBool());
         QObject* sheet = window->findChild<QObject*>(QStringLiteral("shortcutSheet"));

@@ -48,6 +48,7 @@ struct ModelInfo : ModelShape {
     std::string architecture;  // general.architecture
     std::string name;          // general.name, may be empty
     std::string weight_type;   // type of most 2-D weights, e.g. "Q4_0"
+    std::string chat_template;  // tokenizer.chat_template (Jinja) when the file has one as a string
     std::string ffn_activation;  // as run: "silu", "relu", or "relu-sym" (ReLU on gate and up, Bamboo)
     std::string ffn_activation_source;  // why: the user, the file, the architecture, or a hint such as activation/
     bool powerinfer_file = false;  // magic PWRI

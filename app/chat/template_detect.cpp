@@ -1,0 +1,33 @@
+#include "app/chat/template_detect.h"
+
+#include <QObject>
+
+namespace ember::app {
+
+QString prompt_format_name(PromptFormat format) {
+    switch (format) {
+        case PromptFormat::Llama2Chat: return QStringLiteral("llama2");
+        case PromptFormat::ChatML: return QStringLiteral("chatml");
+        case PromptFormat::Completion: break;
+    }
+    return QStringLiteral("completion");
+}
+
+DetectedFormat detect_prompt_format(const QString& chat_template) {
+    DetectedFormat d;
+    if (chat_template.trimmed().isEmpty()) {
+        d.why = QObject::tr("the model has no chat template: its text is continued as written");
+    } else if (chat_template.contains(QLatin1String("<|im_start|>"))) {
+        d.format = PromptFormat::ChatML;
+        d.why = QObject::tr("the model's chat template uses <|im_start|> (ChatML)");
+    } else if (chat_template.contains(QLatin1String("[INST]"))) {
+        d.format = PromptFormat::Llama2Chat;
+        d.why = QObject::tr("the model's chat template uses [INST] (Llama 2 chat)");
+    } else {
+        d.why = QObject::tr("the model's chat template matches no built-in format: choose one, or keep plain completion");
+    }
+    d.name = prompt_format_name(d.format);
+    return d;
+}
+
+}  // namespace ember::app
