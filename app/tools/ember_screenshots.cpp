@@ -1,7 +1,10 @@
-// Takes the README's screenshots of the real app: `ember-screenshots OUT_DIR [MODEL]` starts the
-// app (offscreen or under xvfb-run), sends a prompt and saves the window while the answer
-// streams and after it finished. The model is copied to a scratch folder first, so its .gpuidx
-// cache is not written beside the original.
+// Takes the README's screenshots of the real app:
+//   ember-screenshots OUT_DIR [MODEL] [--hub ENDPOINT REPO FILE]
+// starts the app (offscreen or under xvfb-run), sends a prompt and saves the window while the
+// answer streams and after it finished; with --hub it then opens the Models tab, searches the
+// Hub at ENDPOINT for REPO, opens it, downloads FILE and saves the page mid-download
+// (docs/screenshots/take.sh runs it against a local stand-in for the Hub). The model is copied
+// to a scratch folder first, so its .gpuidx cache is not written beside the original.
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
@@ -11,6 +14,7 @@
 
 #include "app/app_shell.h"
 #include "app/engine/model_files.h"
+#include "app/hub/download_list_model.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
@@ -33,18 +37,25 @@ bool wait_for(F done, int timeout_ms) {
 
 int main(int argc, char** argv) {
     QApplication app(argc, argv);
-    if (argc < 2) {
-        std::fprintf(stderr, "usage: ember-screenshots OUT_DIR [MODEL]\n");
+    QStringList args = app.arguments().mid(1);
+    QStringList hub;  // ENDPOINT REPO FILE
+    if (const qsizetype at = args.indexOf(QStringLiteral("--hub")); at >= 0) {
+        hub = args.mid(at + 1, 3);
+        args = args.mid(0, at);
+    }
+    if (args.isEmpty() || args.size() > 2 || (!hub.isEmpty() && hub.size() != 3)) {
+        std::fprintf(stderr, "usage: ember-screenshots OUT_DIR [MODEL] [--hub ENDPOINT REPO FILE]\n");
         return 2;
     }
-    const QString out = QString::fromLocal8Bit(argv[1]);
+    const QString out = args[0];
     QDir().mkpath(out);
     QTemporaryDir scratch;
     const QString model = ember::app::copy_model_with_statistics(
-        argc > 2 ? QString::fromLocal8Bit(argv[2]) : QStringLiteral(EMBER_DEMO_MODEL), scratch.path() + "/model");
+        args.size() > 1 ? args[1] : QStringLiteral(EMBER_DEMO_MODEL), scratch.path() + "/model");
     ember::app::AppOptions options;
     options.data_dir = scratch.path() + "/data";
     options.model_path = model;
+    if (!hub.isEmpty()) options.hub_endpoint = hub[0];
     ember::app::AppShell shell(options);
     if (!shell.start()) return 1;
     auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
@@ -63,5 +74,28 @@ int main(int argc, char** argv) {
     wait_for([] { return false; }, 300);  // let the last frame render
     window->grabWindow().save(out + "/split-view.png");
     std::printf("%s/chat-streaming.png\n%s/split-view.png\n", qPrintable(out), qPrintable(out));
+    if (hub.isEmpty()) return 0;
+
+    auto* tabs = window->findChild<QObject*>(QStringLiteral("mainTabs"));
+    if (tabs) tabs->setProperty("currentIndex", 1);
+    auto& models = shell.hub();
+    models.search(hub[1].section(QLatin1Char('/'), 1));
+    models.openRepo(hub[1]);
+    if (!wait_for([&] { return !models.opening() && models.repo_files()->rowCount() > 0; }, 30000)) {
+        std::fprintf(stderr, "ember-screenshots: %s did not open: %s\n", qPrintable(hub[1]), qPrintable(models.repo_error()));
+        return 1;
+    }
+    if (!models.download(hub[2])) {
+        std::fprintf(stderr, "ember-screenshots: %s is not a model file of %s\n", qPrintable(hub[2]), qPrintable(hub[1]));
+        return 1;
+    }
+    auto* downloads = models.downloads();
+    auto progress = [&] { return downloads->index(0).data(ember::app::DownloadListModel::ProgressRole).toDouble(); };
+    if (!wait_for([&] { return progress() > 0.3; }, 60000)) {
+        std::fprintf(stderr, "ember-screenshots: the download did not progress\n");
+        return 1;
+    }
+    window->grabWindow().save(out + "/models-download.png");
+    std::printf("%s/models-download.png\n", qPrintable(out));
     return 0;
 }

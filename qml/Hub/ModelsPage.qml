@@ -21,11 +21,13 @@ Pane {
 
         RepoFilesPane {
             Layout.fillWidth: true
+            Layout.minimumWidth: 260
             Layout.fillHeight: true
         }
 
         ColumnLayout {
             Layout.preferredWidth: 380
+            Layout.maximumWidth: 420
             Layout.fillHeight: true
             spacing: 12
 

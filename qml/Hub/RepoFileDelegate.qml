@@ -18,8 +18,9 @@ ItemDelegate {
 
     Accessible.name: file.path
 
-    contentItem: RowLayout {
-        spacing: 6
+    // The path on a line of its own, so a narrow pane elides the details, not the name.
+    contentItem: ColumnLayout {
+        spacing: 2
 
         Label {
             Layout.fillWidth: true
@@ -27,25 +28,30 @@ ItemDelegate {
             elide: Text.ElideMiddle
             font.bold: file.isModel
         }
-        KindBadge {
-            kind: file.kind
-        }
-        Badge {
-            visible: file.quantization.length > 0
-            text: file.quantization
-            tint: "#8e44ad"
-        }
-        Label {
-            text: HubController.formatBytes(file.size)
-            opacity: 0.7
-        }
-        Button {
-            visible: file.isModel
-            text: qsTr("Download")
-            Accessible.name: qsTr("Download %1").arg(file.path)
-            ToolTip.visible: file.hovered
-            ToolTip.text: qsTr("%1 files, %2 in all").arg(file.downloadFiles).arg(HubController.formatBytes(file.downloadBytes))
-            onClicked: HubController.download(file.path)
+        RowLayout {
+            spacing: 6
+
+            KindBadge {
+                kind: file.kind
+            }
+            Badge {
+                visible: file.quantization.length > 0
+                text: file.quantization
+                tint: "#8e44ad"
+            }
+            Label {
+                Layout.fillWidth: true
+                text: HubController.formatBytes(file.size)
+                opacity: 0.7
+            }
+            Button {
+                visible: file.isModel
+                text: qsTr("Download")
+                Accessible.name: qsTr("Download %1").arg(file.path)
+                ToolTip.visible: file.hovered
+                ToolTip.text: qsTr("%1 files, %2 in all").arg(file.downloadFiles).arg(HubController.formatBytes(file.downloadBytes))
+                onClicked: HubController.download(file.path)
+            }
         }
     }
 }

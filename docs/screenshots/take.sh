@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Retakes the README's screenshots from the real app, offscreen: the chat while an answer
+# streams, the split view after it, and the Models page mid-download. The Hub is the tests'
+# loopback stand-in (tests/downloader/hub_server.py) serving the bundled demo model as a repo,
+# throttled so the download is caught in progress.
+#
+#   docs/screenshots/take.sh [BUILD_DIR]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+build=${1:-build}
+hub=$(mktemp -d)
+server=
+cleanup() {
+    [ -n "$server" ] && kill "$server" 2>/dev/null || true
+    rm -rf "$hub"
+}
+trap cleanup EXIT
+
+mkdir -p "$hub/files/ember/ember-demo"
+cp -r resources/models/ember-demo/. "$hub/files/ember/ember-demo/"
+cat >"$hub/config.json" <<'JSON'
+{"repos": {"ember/ember-demo": {"sha": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4"}},
+ "faults": [{"kind": "throttle", "count": -1, "bytes_per_second": 3000000}]}
+JSON
+python3 tests/downloader/hub_server.py "$hub" >"$hub/ports" 2>"$hub/server.log" &
+server=$!
+for _ in $(seq 50); do grep -q PORTS "$hub/ports" && break; sleep 0.1; done
+port=$(awk '/PORTS/ {print $2}' "$hub/ports")
+[ -n "$port" ] || { echo "the Hub stand-in did not start:" >&2; cat "$hub/server.log" >&2; exit 1; }
+
+QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen} "$build/bin/ember-screenshots" docs/screenshots \
+    --hub "http://127.0.0.1:$port" ember/ember-demo ember-demo.powerinfer.gguf
