@@ -131,11 +131,20 @@ std::unique_ptr<File> File::open(const std::string& path, MappedFile::Mode mode,
     std::unique_ptr<File> f(new File());
     f->path_ = path;
     f->map_ = MappedFile(path, mode, progress);
-    f->parse();
+    f->parse(0);
     return f;
 }
 
-void File::parse() {
+std::unique_ptr<File> File::open_header(const std::string& path, uint64_t full_size) {
+    std::unique_ptr<File> f(new File());
+    f->path_ = path;
+    f->map_ = MappedFile(path, MappedFile::Mode::Map, {});
+    f->parse(full_size);
+    return f;
+}
+
+// full_size: 0 for a whole file, else the size of the file whose header this is.
+void File::parse(uint64_t full_size) {
     Cursor c(path_, map_.data(), map_.size());
     c.need(4, "magic");
     magic_.assign(reinterpret_cast<const char*>(map_.data()), 4);
@@ -207,7 +216,7 @@ void File::parse() {
     }
 
     data_offset_ = (uint64_t(c.pos()) + alignment_ - 1) / alignment_ * alignment_;
-    const uint64_t file_size = map_.size();
+    const uint64_t file_size = full_size ? full_size : map_.size();
     if (data_offset_ > file_size && !tensors_.empty())
         fail(path_ + ": data section starts at " + std::to_string(data_offset_) + " past the end of the file (" +
              std::to_string(file_size) + " bytes)");
@@ -217,7 +226,7 @@ void File::parse() {
             fail(path_ + ": tensor '" + t.name + "' data [" + std::to_string(begin) + ", " +
                  std::to_string(begin + t.nbytes) + ") lies past the end of the file (" + std::to_string(file_size) +
                  " bytes); the file is truncated or corrupt");
-        t.data = map_.data() + begin;
+        t.data = full_size ? nullptr : map_.data() + begin;
     }
 }
 

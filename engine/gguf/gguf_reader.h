@@ -29,6 +29,10 @@ class File {
 public:
     static std::unique_ptr<File> open(const std::string& path, MappedFile::Mode mode = MappedFile::Mode::Map,
                                       const MappedFile::Progress& progress = {});
+    // The metadata and tensor table only, from a file holding the first bytes of a GGUF whose
+    // full size is `full_size` (e.g. fetched with an HTTP Range request): tensors are checked
+    // against full_size and have no data. Fails like open() when the header does not fit.
+    static std::unique_ptr<File> open_header(const std::string& path, uint64_t full_size);
 
     const std::string& path() const { return path_; }
     const std::string& magic() const { return magic_; }   // "GGUF" or "PWRI"
@@ -55,7 +59,7 @@ public:
 
 private:
     File() = default;
-    void parse();
+    void parse(uint64_t full_size);
 
     std::string path_;
     MappedFile map_;

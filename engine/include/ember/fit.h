@@ -1,0 +1,51 @@
+#pragma once
+// Will a model fit this machine, and how would it be split? Answered from the GGUF header
+// alone (metadata and tensor table, the first megabytes of the file), so the Hub browser can
+// show it before anything is downloaded. The numbers are the engine's own placement solver
+// run on the file's exact tensor sizes.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ember/result.h"
+
+namespace ember {
+
+// What a model file needs, per part, from its tensor table.
+struct ModelFootprint {
+    std::string architecture;
+    bool sparse = false;            // has predictors: hot neurons can go to a GPU
+    uint64_t weight_bytes = 0;      // every tensor: what loading reads into memory
+    int32_t n_layer = 0;
+    int32_t n_ctx_train = 0;
+    uint64_t kv_bytes_per_token = 0;      // F16 K and V, all layers
+    uint64_t scratch_bytes_per_token = 0;  // compute buffers, per token of a batch
+    // Device costs (sparse files): per layer, then the output group.
+    std::vector<uint64_t> attn_bytes, predictor_bytes, ffn_norm_bytes, neuron_bytes;
+    std::vector<int64_t> n_ff;
+    uint64_t output_bytes = 0;
+};
+
+// header_path holds the first bytes of a GGUF file of full_size bytes (or the whole file).
+Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t full_size);
+
+struct FitQuery {
+    uint64_t vram_budget = 0;  // 0: no GPU in use
+    uint64_t ram_bytes = 0;    // memory the model may use on this computer
+    int32_t n_ctx = 2048;
+    int32_t n_batch = 512;
+};
+
+enum class FitKind { AllOnGpu, Hybrid, CpuOnly, TooLarge };
+
+struct Fit {
+    FitKind kind = FitKind::CpuOnly;
+    double neuron_share = 0.0;  // FFN neurons on the GPU (Hybrid: the hottest ones)
+    uint64_t ram_needed = 0;    // weights, KV cache and scratch in memory
+    std::string text;           // "all on GPU", "hybrid: 40 % of neurons on GPU", "CPU only", "too large …"
+};
+
+Fit estimate_fit(const ModelFootprint& footprint, const FitQuery& query);
+
+}  // namespace ember

@@ -1,0 +1,158 @@
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "common/error.h"
+#include "ember/fit.h"
+#include "gguf/gguf_reader.h"
+#include "sparse/placement.h"
+
+namespace ember {
+namespace {
+
+int32_t required(const gguf::File& f, const std::string& key, uint64_t max) {
+    const auto v = f.get_uint(key);
+    if (!v || *v == 0 || *v > max) fail(f.path() + ": metadata key '" + key + "' is missing or out of range");
+    return int32_t(*v);
+}
+
+// "blk.12.attn_q.weight" -> layer 12 and "attn_q"; -1 for tensors outside the blocks.
+int32_t block_of(const std::string& name, std::string* part) {
+    if (name.rfind("blk.", 0) != 0) return -1;
+    const size_t dot = name.find('.', 4);
+    if (dot == std::string::npos) return -1;
+    int32_t il = 0;
+    for (size_t i = 4; i < dot; ++i) {
+        if (name[i] < '0' || name[i] > '9' || il > 100000) return -1;
+        il = il * 10 + (name[i] - '0');
+    }
+    const size_t end = name.find('.', dot + 1);
+    *part = name.substr(dot + 1, end == std::string::npos ? std::string::npos : end - dot - 1);
+    return il;
+}
+
+std::string mib(uint64_t bytes) {
+    char buf[32];
+    if (bytes >= (uint64_t(1) << 30)) std::snprintf(buf, sizeof buf, "%.1f GiB", double(bytes) / double(1u << 30));
+    else std::snprintf(buf, sizeof buf, "%.0f MiB", double(bytes) / double(1u << 20));
+    return buf;
+}
+
+}  // namespace
+
+Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t full_size) {
+    try {
+        const auto file = gguf::File::open_header(header_path, full_size);
+        ModelFootprint fp;
+        const auto arch = file->get_string("general.architecture");
+        if (!arch) fail(header_path + ": missing metadata key 'general.architecture'");
+        fp.architecture = *arch;
+        const std::string p = *arch + ".";
+        fp.n_layer = required(*file, p + "block_count", 1024);
+        fp.n_ctx_train = required(*file, p + "context_length", 1u << 24);
+        const int32_t n_embd = required(*file, p + "embedding_length", 1u << 16);
+        const int32_t n_head = required(*file, p + "attention.head_count", 1u << 12);
+        const int32_t n_head_kv = file->find(p + "attention.head_count_kv")
+                                      ? required(*file, p + "attention.head_count_kv", uint64_t(n_head))
+                                      : n_head;
+        const int32_t n_ff = required(*file, p + "feed_forward_length", 1u << 20);
+        const uint64_t n_gqa = uint64_t(n_embd / n_head) * uint64_t(n_head_kv);
+        fp.kv_bytes_per_token = 2 * uint64_t(fp.n_layer) * n_gqa * 2;
+        // As the session sizes its buffers: the residual stream and its copies, Q/K/V, and
+        // the FFN's gate and up rows for every token of a batch.
+        fp.scratch_bytes_per_token = (5 * uint64_t(n_embd) + 2 * n_gqa + 2 * uint64_t(n_ff)) * sizeof(float);
+
+        const size_t L = size_t(fp.n_layer);
+        fp.attn_bytes.assign(L, 0);
+        fp.predictor_bytes.assign(L, 0);
+        fp.ffn_norm_bytes.assign(L, 0);
+        fp.neuron_bytes.assign(L, 0);
+        fp.n_ff.assign(L, n_ff);
+        bool has_output = false;
+        uint64_t embd_bytes = 0;
+        for (const gguf::TensorInfo& t : file->tensors()) {
+            fp.weight_bytes += t.nbytes;
+            std::string part;
+            const int32_t il = block_of(t.name, &part);
+            if (il < 0) {
+                if (t.name == "output.weight") has_output = true;
+                if (t.name == "token_embd.weight") embd_bytes = t.nbytes;
+                if (t.name.rfind("output", 0) == 0) fp.output_bytes += t.nbytes;
+                continue;
+            }
+            if (il >= fp.n_layer) fail(header_path + ": tensor '" + t.name + "' is past block_count");
+            const size_t l = size_t(il);
+            if (part == "fc1" || part == "fc2") {
+                fp.sparse = true;
+                fp.predictor_bytes[l] += t.nbytes;
+            } else if (part == "ffn_norm") {
+                fp.ffn_norm_bytes[l] += t.nbytes;
+            } else if (part == "ffn_gate" || part == "ffn_up" || part == "ffn_down_t") {
+                // One row per neuron: [n_embd] x n_ff.
+                const int64_t rows = t.ne.size() > 1 ? t.ne[1] : 1;
+                fp.neuron_bytes[l] += t.nbytes / uint64_t(std::max<int64_t>(rows, 1));
+                if (part == "ffn_up") fp.n_ff[l] = rows;
+            } else if (part != "ffn_down") {
+                fp.attn_bytes[l] += t.nbytes;  // attention and its norm; anything else rides with it
+            }
+        }
+        if (!has_output) fp.output_bytes += embd_bytes;  // the LM head is the embedding table
+        return fp;
+    } catch (const EngineError& e) {
+        return Error{e.what()};
+    }
+}
+
+Fit estimate_fit(const ModelFootprint& fp, const FitQuery& q) {
+    Fit fit;
+    const int32_t n_ctx = std::max(q.n_ctx, 1);
+    const uint64_t kv = fp.kv_bytes_per_token * uint64_t(n_ctx);
+    const uint64_t scratch = fp.scratch_bytes_per_token * uint64_t(std::clamp(q.n_batch, 1, n_ctx));
+    // The model is read into memory whole, and the host keeps its own KV cache.
+    fit.ram_needed = fp.weight_bytes + kv + scratch;
+    if (q.ram_bytes > 0 && fit.ram_needed > q.ram_bytes) {
+        fit.kind = FitKind::TooLarge;
+        fit.text = "too large for this machine (needs " + mib(fit.ram_needed) + " of memory, " + mib(q.ram_bytes) +
+                   " available)";
+        return fit;
+    }
+    if (!fp.sparse) {
+        fit.text = "CPU only (dense model)";
+        return fit;
+    }
+    if (q.vram_budget == 0) {
+        fit.text = "CPU only (no GPU in use)";
+        return fit;
+    }
+    sparse::PlacementCosts c;
+    c.attn_bytes = fp.attn_bytes;
+    c.predictor_bytes = fp.predictor_bytes;
+    c.ffn_norm_bytes = fp.ffn_norm_bytes;
+    c.neuron_bytes = fp.neuron_bytes;
+    c.n_ff = fp.n_ff;
+    c.output_bytes = fp.output_bytes;
+    c.kv_k_bytes = c.kv_v_bytes = kv / 2;
+    c.margin_bytes = scratch;
+    const sparse::Placement p = sparse::plan_placement(c, q.vram_budget);
+    int64_t total = 0;
+    for (int64_t n : fp.n_ff) total += n;
+    fit.neuron_share = total > 0 ? std::min(1.0, double(p.ffn_capacity_neurons) / double(total)) : 0.0;
+    if (!p.dense_complete || p.ffn_capacity_neurons == 0) {
+        fit.kind = p.bytes_used > 0 ? FitKind::Hybrid : FitKind::CpuOnly;
+        fit.text = p.bytes_used > 0 ? "hybrid: dense parts on GPU, every FFN neuron on the CPU" : "CPU only (GPU budget too small)";
+        return fit;
+    }
+    if (fit.neuron_share >= 1.0 && p.kv_k_on_device) {
+        fit.kind = FitKind::AllOnGpu;
+        fit.text = "all on GPU";
+        return fit;
+    }
+    fit.kind = FitKind::Hybrid;
+    fit.text = fit.neuron_share >= 1.0
+                   ? "hybrid: every neuron on GPU, KV cache on the CPU"
+                   : "hybrid: " + std::to_string(int(std::floor(fit.neuron_share * 100.0))) + " % of neurons on GPU";
+    return fit;
+}
+
+}  // namespace ember

@@ -1,0 +1,119 @@
+// The Hub browser's fit badge: a model's footprint read from the first bytes of its file (as an
+// HTTP Range request fetches them) equals the one read from the whole file, and the placement
+// solver's answer moves from CPU only through hybrid to all on GPU as the budget grows.
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <filesystem>
+#include <fstream>
+
+#include "ember/fit.h"
+#include "ember/model.h"
+
+namespace {
+
+const std::string kSparse = std::string(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/model.q4_0.powerinfer.gguf";
+const std::string kDense = std::string(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/model.dense.q4_0.gguf";
+
+// The first n bytes of `path` in a file of its own.
+std::string prefix(const QTemporaryDir& dir, const std::string& path, size_t n) {
+    std::ifstream in(path, std::ios::binary);
+    std::string bytes(n, '\0');
+    in.read(bytes.data(), std::streamsize(n));
+    bytes.resize(size_t(in.gcount()));
+    const std::string out = dir.path().toStdString() + "/head-" + std::to_string(n) + ".gguf";
+    std::ofstream(out, std::ios::binary) << bytes;
+    return out;
+}
+
+}  // namespace
+
+class TestFitEstimate : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+
+private slots:
+    void header_alone_gives_the_same_footprint() {
+        const uint64_t size = std::filesystem::file_size(kSparse);
+        auto whole = ember::read_footprint(kSparse, 0);
+        QVERIFY2(whole.ok(), whole.ok() ? "" : whole.error().message.c_str());
+        const size_t head_bytes = 512 * 1024;
+        QVERIFY(head_bytes < size);  // a real prefix, not the whole file
+        auto head = ember::read_footprint(prefix(dir_, kSparse, head_bytes), size);
+        QVERIFY2(head.ok(), head.ok() ? "" : head.error().message.c_str());
+        QCOMPARE(head->weight_bytes, whole->weight_bytes);
+        QCOMPARE(head->attn_bytes, whole->attn_bytes);
+        QCOMPARE(head->neuron_bytes, whole->neuron_bytes);
+        QCOMPARE(head->output_bytes, whole->output_bytes);
+        QVERIFY(head->sparse);
+
+        // The engine agrees on what loading reads, and on the shape.
+        auto model = ember::Model::load(kSparse);
+        QVERIFY(model.ok());
+        QCOMPARE(head->weight_bytes, (*model)->info().weight_bytes);
+        QCOMPARE(head->n_layer, (*model)->info().n_layer);
+        // One neuron: gate, up and down_t rows of n_embd Q4_0 values.
+        QCOMPARE(head->neuron_bytes[0], uint64_t(3 * (*model)->info().n_embd / 32 * 18));
+    }
+
+    void a_header_cut_short_is_an_error_naming_the_file() {
+        const std::string head = prefix(dir_, kSparse, 200);
+        auto fp = ember::read_footprint(head, std::filesystem::file_size(kSparse));
+        QVERIFY(!fp.ok());
+        QVERIFY2(QString::fromStdString(fp.error().message).contains(QString::fromStdString(head)), fp.error().message.c_str());
+    }
+
+    void budget_moves_the_split() {
+        auto fp = ember::read_footprint(kSparse, 0);
+        QVERIFY(fp.ok());
+        ember::FitQuery q;
+        q.ram_bytes = uint64_t(1) << 34;
+        q.n_ctx = 256;
+        q.vram_budget = 0;
+        QCOMPARE(ember::estimate_fit(*fp, q).kind, ember::FitKind::CpuOnly);
+        q.vram_budget = uint64_t(1) << 30;
+        const ember::Fit all = ember::estimate_fit(*fp, q);
+        QCOMPARE(all.kind, ember::FitKind::AllOnGpu);
+        QCOMPARE(all.text, std::string("all on GPU"));
+
+        // The dense parts, the KV cache and scratch, then a share of the FFN rows: hybrid, with
+        // about that share of the neurons (whole buckets of 256, so a little less).
+        uint64_t dense = fp->kv_bytes_per_token * 256 + fp->scratch_bytes_per_token * 256 + fp->output_bytes;
+        uint64_t ffn = 0;
+        for (size_t l = 0; l < size_t(fp->n_layer); ++l) {
+            dense += fp->attn_bytes[l] + fp->predictor_bytes[l] + fp->ffn_norm_bytes[l];
+            ffn += fp->neuron_bytes[l] * uint64_t(fp->n_ff[l]);
+        }
+        for (double share : {0.25, 0.5, 0.75}) {
+            q.vram_budget = dense + uint64_t(double(ffn) * share);
+            const ember::Fit f = ember::estimate_fit(*fp, q);
+            QCOMPARE(f.kind, ember::FitKind::Hybrid);
+            QVERIFY2(f.neuron_share <= share && f.neuron_share > share - 0.15, f.text.c_str());
+            QCOMPARE(f.text, "hybrid: " + std::to_string(int(f.neuron_share * 100)) + " % of neurons on GPU");
+        }
+        q.vram_budget = dense / 2;  // not even the dense parts: their front on the GPU, every neuron on the CPU
+        QCOMPARE(ember::estimate_fit(*fp, q).neuron_share, 0.0);
+    }
+
+    void too_large_and_dense() {
+        auto fp = ember::read_footprint(kSparse, 0);
+        QVERIFY(fp.ok());
+        ember::FitQuery q;
+        q.ram_bytes = 1 << 20;  // less than the model
+        const ember::Fit f = ember::estimate_fit(*fp, q);
+        QCOMPARE(f.kind, ember::FitKind::TooLarge);
+        QVERIFY(f.ram_needed > fp->weight_bytes);
+        QVERIFY2(QString::fromStdString(f.text).startsWith("too large"), f.text.c_str());
+
+        auto dense = ember::read_footprint(kDense, 0);
+        QVERIFY(dense.ok());
+        QVERIFY(!dense->sparse);
+        q.ram_bytes = uint64_t(1) << 34;
+        q.vram_budget = uint64_t(1) << 30;
+        QCOMPARE(ember::estimate_fit(*dense, q).kind, ember::FitKind::CpuOnly);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestFitEstimate)
+#include "tst_fit_estimate.moc"
