@@ -94,4 +94,18 @@ Result<std::vector<FileEntry>> Client::tree(const std::string& repo, const std::
     return Error{u + ": more than " + std::to_string(max_tree_pages) + " pages of files"};
 }
 
+Result<std::string> Client::file_head(const std::string& repo, const std::string& revision, const std::string& path,
+                                      size_t bytes) {
+    if (auto ok = check_endpoint(settings_.endpoint); !ok) return ok.error();
+    if (auto ok = check_repo_id(repo); !ok) return ok.error();
+    if (auto safe = check_hub_path(path); !safe) return safe.error();
+    const std::string rev = revision.empty() ? "main" : revision;
+    const std::string u = settings_.endpoint + "/" + repo + "/resolve/" + url::encode(rev, false) + "/" + url::encode(path, true);
+    auto r = http_get_head(connection_->easy.get(), settings_, u, bytes);
+    if (!r) return r.error();
+    if (r->status != 206 && r->status != 200)
+        return hub_error(repo + "/" + path, u, r->status, r->headers, !settings_.token.empty());
+    return std::move(r->body);
+}
+
 }  // namespace ember::hub

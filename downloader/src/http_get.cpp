@@ -12,12 +12,15 @@ constexpr size_t max_body = 64u << 20;
 
 struct Sink {
     Response response;
+    size_t limit = max_body;
+    bool truncate = false;  // at the limit: keep what fits and stop, instead of failing
     bool too_big = false;
 };
 
 size_t on_body(char* data, size_t, size_t n, void* user) {
     auto* sink = static_cast<Sink*>(user);
-    if (sink->response.body.size() + n > max_body) {
+    if (sink->response.body.size() + n > sink->limit) {
+        if (sink->truncate) sink->response.body.append(data, sink->limit - sink->response.body.size());
         sink->too_big = true;
         return 0;
     }
@@ -44,29 +47,49 @@ size_t on_header(char* data, size_t, size_t n, void* user) {
 
 }  // namespace
 
-Result<Response> http_get(CURL* e, const Settings& settings, const std::string& url) {
-    Sink sink;
+namespace {
+
+Result<Response> perform_get(CURL* e, const Settings& settings, const std::string& url, Sink& sink, const char* range) {
     char errbuf[CURL_ERROR_SIZE] = {};
     SlistHandle headers = auth_headers(settings);
     curl_easy_setopt(e, CURLOPT_URL, url.c_str());
     curl_easy_setopt(e, CURLOPT_HTTPGET, 1L);
-    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+    // JSON may come compressed; a byte range is of the file as stored.
+    curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, range ? nullptr : "");
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers.get());
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, &sink);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, &sink);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, errbuf);
+    curl_easy_setopt(e, CURLOPT_RANGE, range);
     CURLcode rc = curl_easy_perform(e);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, nullptr);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, nullptr);
-    if (sink.too_big) return Error{"GET " + url + ": answer larger than " + std::to_string(max_body >> 20) + " MiB"};
+    curl_easy_setopt(e, CURLOPT_RANGE, nullptr);
+    if (sink.too_big && sink.truncate) rc = CURLE_OK;  // stopped on purpose, with what was asked for
+    else if (sink.too_big) return Error{"GET " + url + ": answer larger than " + std::to_string(max_body >> 20) + " MiB"};
     if (rc != CURLE_OK) {
         std::string detail = errbuf[0] ? errbuf : curl_easy_strerror(rc);
         return Error{"GET " + url + ": " + detail};
     }
     curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &sink.response.status);
     return std::move(sink.response);
+}
+
+}  // namespace
+
+Result<Response> http_get(CURL* e, const Settings& settings, const std::string& url) {
+    Sink sink;
+    return perform_get(e, settings, url, sink, nullptr);
+}
+
+Result<Response> http_get_head(CURL* e, const Settings& settings, const std::string& url, size_t bytes) {
+    Sink sink;
+    sink.limit = bytes;
+    sink.truncate = true;
+    const std::string range = "0-" + std::to_string(bytes == 0 ? 0 : bytes - 1);
+    return perform_get(e, settings, url, sink, range.c_str());
 }
 
 }  // namespace ember::hub

@@ -20,4 +20,8 @@ struct Response {
 // Reuses `easy` (and so its connection); sets every option it needs afresh.
 Result<Response> http_get(CURL* easy, const Settings& settings, const std::string& url);
 
+// The first `bytes` bytes of url's body (fewer when it is shorter), following redirects: asks
+// for a Range and, from a server that ignores it, stops reading once it has them.
+Result<Response> http_get_head(CURL* easy, const Settings& settings, const std::string& url, size_t bytes);
+
 }  // namespace ember::hub

@@ -302,13 +302,17 @@ class Handler(BaseHTTPRequestHandler):
         range_header = self.headers.get("Range", "")
         if range_header:
             count("range_requests")
+        end = size  # one past the last byte sent
         if range_header and not take_fault("norange", hub_path):
-            if not range_header.startswith("bytes=") or not range_header.endswith("-"):
-                return self.send(400, {"error": "only open ranges"})
-            start = int(range_header[6:-1])
+            first, dash, last = range_header[6:].partition("-")
+            if not range_header.startswith("bytes=") or not dash or not first.isdigit() or (last and not last.isdigit()):
+                return self.send(400, {"error": "one range, bytes=START- or bytes=START-END"})
+            start = int(first)
             if start >= size:
                 return self.send(416, "", {"Content-Range": "bytes */%d" % size}, "text/plain")
-            headers["Content-Range"] = "bytes %d-%d/%d" % (start, size - 1, size)
+            if last:
+                end = min(int(last) + 1, size)
+            headers["Content-Range"] = "bytes %d-%d/%d" % (start, end - 1, size)
             self.send_response(206)
         else:
             self.send_response(200)
@@ -316,11 +320,11 @@ class Handler(BaseHTTPRequestHandler):
         for k, v in headers.items():
             self.send_header(k, v)
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(size - start))
+        self.send_header("Content-Length", str(end - start))
         self.end_headers()
         if self.command == "HEAD":
             return
-        self.body(full, hub_path, start, size)
+        self.body(full, hub_path, start, end)
 
     def body(self, full, hub_path, start, size):
         drop = take_fault("drop", hub_path)

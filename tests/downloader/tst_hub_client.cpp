@@ -63,6 +63,34 @@ private slots:
         QVERIFY(gated->gated == Gated::Manual);
     }
 
+    // The first bytes of a file, through the 302 to the CDN: with a Range, and from a server that
+    // ignores it (the read stops at the bytes asked for); a file that is not there says so.
+    void file_head_fetches_the_first_bytes() {
+        const std::string model = "tiny.powerinfer.gguf";
+        const QByteArray content = hub_.file(tiny_repo, QString::fromStdString(model));
+        Client c(hub_.settings());
+        const int ranges_before = hub_.stats()["range_requests"].toInt();
+        auto head = c.file_head(tiny_repo, tiny_sha, model, 100000);
+        QVERIFY2(head.ok(), head.ok() ? "" : head.error().message.c_str());
+        QCOMPARE(QByteArray::fromStdString(*head), content.left(100000));
+        QTRY_VERIFY(hub_.stats()["range_requests"].toInt() > ranges_before);
+
+        hub_.set_faults(QJsonArray{QJsonObject{{"kind", "norange"}, {"path", QString::fromStdString(model)}}});
+        auto ignored = c.file_head(tiny_repo, tiny_sha, model, 70000);
+        hub_.set_faults({});
+        QVERIFY2(ignored.ok(), ignored.ok() ? "" : ignored.error().message.c_str());
+        QCOMPARE(QByteArray::fromStdString(*ignored), content.left(70000));
+
+        auto whole = c.file_head(tiny_repo, tiny_sha, "config.json", 1 << 20);  // shorter than asked
+        QVERIFY(whole.ok());
+        QCOMPARE(QByteArray::fromStdString(*whole), hub_.file(tiny_repo, QStringLiteral("config.json")));
+
+        auto missing = c.file_head(tiny_repo, tiny_sha, "nope.gguf", 1000);
+        QVERIFY(!missing.ok());
+        QVERIFY2(QString::fromStdString(missing.error().message).contains("nope.gguf"), missing.error().message.c_str());
+        QVERIFY(!c.file_head(tiny_repo, tiny_sha, "../evil.gguf", 1000).ok());
+    }
+
     void tree_follows_pages() {
         hub_.set_page_size(2);
         Client c(hub_.settings());

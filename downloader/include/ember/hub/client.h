@@ -26,6 +26,10 @@ public:
     Result<RepoInfo> info(const std::string& repo, const std::string& revision = {});
     // Every file (not directories) under the revision, following the Hub's pagination.
     Result<std::vector<FileEntry>> tree(const std::string& repo, const std::string& revision);
+    // The first `bytes` bytes of a file (all of it when shorter), e.g. a GGUF header to judge a
+    // model by before downloading it. Held in memory: keep `bytes` to a few MiB.
+    Result<std::string> file_head(const std::string& repo, const std::string& revision, const std::string& path,
+                                  size_t bytes);
 
 private:
     struct Connection;
