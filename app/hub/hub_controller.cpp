@@ -7,6 +7,8 @@
 #include <QJSEngine>
 #include <QLocale>
 
+#include <algorithm>
+
 #include "app/engine/engine_controller.h"
 #include "app/hub/download_queue.h"
 #include "app/hub/hub_worker.h"
@@ -53,6 +55,8 @@ HubController::HubController(const QString& models_dir, const QString& endpoint,
     qRegisterMetaType<std::vector<SearchHit>>();
     qRegisterMetaType<RepoListing>();
     qRegisterMetaType<std::vector<LibraryEntry>>();
+    qRegisterMetaType<FileFootprint>();
+    ram_bytes_ = uint64_t(std::max<qint64>(detect_hardware().ram_bytes, 0));
     QDir().mkpath(models_dir_);
     const hub::Settings settings = hub_settings(endpoint, &settings_error_);
 
@@ -78,6 +82,15 @@ HubController::HubController(const QString& models_dir, const QString& endpoint,
         opening_ = false;
         emit repoChanged();
     }, Qt::QueuedConnection);
+    connect(worker_, &HubWorker::footprint_read, this, [this](quint64 request, const FileFootprint& fp) {
+        if (request != open_request_) return;
+        footprints_.push_back(fp);
+        refresh_fits();
+    }, Qt::QueuedConnection);
+    if (engine_) {
+        connect(engine_, &EngineController::deviceChanged, this, &HubController::refresh_fits);
+        connect(engine_, &EngineController::contextChanged, this, &HubController::refresh_fits);
+    }
     connect(worker_, &HubWorker::open_failed, this, [this](quint64 request, const QString& error) {
         if (request != open_request_) return;
         opening_ = false;
@@ -191,6 +204,7 @@ bool HubController::openRepo(const QString& input) {
     const QString repo = repo_from_input(input);
     const quint64 request = ++open_request_;
     listing_ = {};
+    footprints_.clear();
     repo_files_.set_layout({});
     repo_error_ = !settings_error_.isEmpty() ? settings_error_
                   : repo.isEmpty()           ? tr("\"%1\" names no Hub repo: write owner/name or paste its URL").arg(input)
@@ -264,6 +278,27 @@ void HubController::flush_progress() {
     pending_.clear();
     if (ended) save_downloads();
     if (finished) refreshLibrary();
+}
+
+void HubController::refresh_fits() {
+    FitQuery q;
+    q.ram_bytes = ram_bytes_;
+    if (engine_) {
+        const QString device = engine_->device_name();
+        // A GPU's budget counts; the sim device is only a preview of one.
+        if (!device.isEmpty() && device != QLatin1String("sim") && device != QLatin1String("cpu"))
+            q.vram_budget = uint64_t(engine_->budget_bytes());
+        if (engine_->context_size() > 0) q.n_ctx = engine_->context_size();
+    }
+    for (const FileFootprint& fp : footprints_) {
+        if (!fp.footprint) {
+            repo_files_.set_fit(fp.path, QStringLiteral("unknown"), tr("fit unknown: %1").arg(fp.error));
+            continue;
+        }
+        const Fit fit = estimate_fit(*fp.footprint, q);
+        static const char* const kinds[] = {"gpu", "hybrid", "cpu", "toolarge"};
+        repo_files_.set_fit(fp.path, QString::fromLatin1(kinds[int(fit.kind)]), QString::fromStdString(fit.text));
+    }
 }
 
 void HubController::refreshLibrary() {

@@ -104,6 +104,8 @@ private:
     void queue_progress(const hub::JobProgress& progress);
     void flush_progress();
     void set_library_error(const QString& error);
+    // The open repo's model files against this machine: the GPU budget in use, memory, context.
+    void refresh_fits();
     void restore_downloads();
     void save_downloads();
     void set_downloads_error(const QString& error);
@@ -122,6 +124,8 @@ private:
     QString search_error_;
     bool opening_ = false;
     RepoListing listing_;
+    std::vector<FileFootprint> footprints_;  // the open repo's model files, as they arrive
+    uint64_t ram_bytes_ = 0;
     QString repo_error_;
     QString library_error_;
     QString queue_file_;

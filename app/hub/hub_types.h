@@ -6,8 +6,10 @@
 #include <QString>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
+#include "ember/fit.h"
 #include "ember/hub/classify.h"
 #include "ember/hub/repo.h"
 
@@ -16,6 +18,13 @@ namespace ember::app {
 struct SearchHit {
     hub::ModelSummary summary;
     bool pinned = false;  // from the PowerInfer org, listed before the rest
+};
+
+// A model file's footprint read from its first bytes on the Hub, or why it could not be.
+struct FileFootprint {
+    QString path;
+    std::optional<ember::ModelFootprint> footprint;
+    QString error;
 };
 
 struct RepoListing {
@@ -39,4 +48,5 @@ struct LibraryEntry {
 
 Q_DECLARE_METATYPE(std::vector<ember::app::SearchHit>)
 Q_DECLARE_METATYPE(ember::app::RepoListing)
+Q_DECLARE_METATYPE(ember::app::FileFootprint)
 Q_DECLARE_METATYPE(std::vector<ember::app::LibraryEntry>)

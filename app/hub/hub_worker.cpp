@@ -1,5 +1,7 @@
 #include "app/hub/hub_worker.h"
 
+#include <QFile>
+
 #include <algorithm>
 
 #include "app/hub/library_scan.h"
@@ -45,8 +47,42 @@ void HubWorker::open_repo(quint64 request, const QString& repo) {
     if (!info) return emit open_failed(request, QString::fromStdString(info.error().message));
     auto tree = client_.tree(info->id, info->sha);
     if (!tree) return emit open_failed(request, QString::fromStdString(tree.error().message));
-    emit opened(request, RepoListing{QString::fromStdString(info->id), info->sha, info->gated != hub::Gated::No,
-                                     hub::classify(*tree)});
+    const RepoListing listing{QString::fromStdString(info->id), info->sha, info->gated != hub::Gated::No,
+                              hub::classify(*tree)};
+    emit opened(request, listing);
+    // Then each model's header (metadata and tensor table are at the front of a GGUF), for the
+    // fit badges: 2 MiB holds most; a large vocabulary may need more, up to 16 MiB.
+    for (const auto* models : {&listing.layout.sparse_models, &listing.layout.dense_models}) {
+        for (const hub::ModelFile& m : *models) {
+            FileFootprint fp{QString::fromStdString(m.entry.path), std::nullopt, {}};
+            for (const uint64_t want : {uint64_t(2) << 20, uint64_t(16) << 20}) {
+                const uint64_t bytes = std::min(want, m.entry.size);
+                auto head = client_.file_head(info->id, info->sha, m.entry.path, size_t(bytes));
+                if (!head) {
+                    fp.error = QString::fromStdString(head.error().message);
+                    break;
+                }
+                const QString file = heads_.filePath(QStringLiteral("head.gguf"));
+                QFile out(file);
+                if (!out.open(QIODevice::WriteOnly) || out.write(head->data(), qint64(head->size())) != qint64(head->size())) {
+                    fp.error = QStringLiteral("cannot write %1: %2").arg(file, out.errorString());
+                    break;
+                }
+                out.close();
+                auto read = ember::read_footprint(file.toStdString(), m.entry.size);
+                if (read) {
+                    fp.footprint = std::move(*read);
+                    fp.error.clear();
+                    break;
+                }
+                fp.error = QString::fromStdString(read.error().message);
+                // More bytes help only a GGUF header cut short, not another kind of file.
+                const bool gguf = head->compare(0, 4, "GGUF") == 0 || head->compare(0, 4, "PWRI") == 0;
+                if (!gguf || bytes == m.entry.size) break;
+            }
+            emit footprint_read(request, fp);
+        }
+    }
 }
 
 void HubWorker::scan_library() { emit library_scanned(ember::app::scan_library(models_dir_)); }

@@ -5,6 +5,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QTemporaryDir>
 
 #include "app/hub/hub_types.h"
 #include "ember/hub/client.h"
@@ -27,6 +28,8 @@ signals:
     void searched(quint64 request, const std::vector<ember::app::SearchHit>& hits);
     void search_failed(quint64 request, const QString& error);
     void opened(quint64 request, const ember::app::RepoListing& listing);
+    // One per model file of an opened repo, after opened(): its footprint from its first bytes.
+    void footprint_read(quint64 request, const ember::app::FileFootprint& footprint);
     void open_failed(quint64 request, const QString& error);
     void library_scanned(const std::vector<ember::app::LibraryEntry>& entries);
     void remove_failed(const QString& error);
@@ -34,6 +37,7 @@ signals:
 private:
     hub::Client client_;  // used on the worker thread only
     QString models_dir_;
+    QTemporaryDir heads_;  // model headers fetched for their footprints
 };
 
 }  // namespace ember::app

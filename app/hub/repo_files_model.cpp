@@ -16,6 +16,8 @@ QVariant RepoFilesModel::data(const QModelIndex& index, int role) const {
         case IsModelRole: return r.kind == hub::FileKind::SparseModel || r.kind == hub::FileKind::DenseModel;
         case DownloadFilesRole: return r.download_files;
         case DownloadBytesRole: return double(r.download_bytes);
+        case FitRole: return r.fit;
+        case FitKindRole: return r.fit_kind;
         default: return {};
     }
 }
@@ -27,7 +29,19 @@ QHash<int, QByteArray> RepoFilesModel::roleNames() const {
             {QuantizationRole, "quantization"},
             {IsModelRole, "isModel"},
             {DownloadFilesRole, "downloadFiles"},
-            {DownloadBytesRole, "downloadBytes"}};
+            {DownloadBytesRole, "downloadBytes"},
+            {FitRole, "fit"},
+            {FitKindRole, "fitKind"}};
+}
+
+void RepoFilesModel::set_fit(const QString& path, const QString& kind, const QString& text) {
+    for (size_t i = 0; i < rows_.size(); ++i) {
+        Row& r = rows_[i];
+        if (QString::fromStdString(r.entry.path) != path || (r.fit_kind == kind && r.fit == text)) continue;
+        r.fit_kind = kind;
+        r.fit = text;
+        emit dataChanged(index(int(i)), index(int(i)), {FitRole, FitKindRole});
+    }
 }
 
 void RepoFilesModel::set_layout(const hub::RepoLayout& layout) {
@@ -37,13 +51,13 @@ void RepoFilesModel::set_layout(const hub::RepoLayout& layout) {
         for (const hub::ModelFile& m : *models) {
             auto plan = hub::plan_model_download(layout, m.entry.path);
             rows.push_back({m.entry, kind, QString::fromStdString(m.quantization),
-                            plan ? int(plan->files.size()) : 0, plan ? plan->total_bytes : 0});
+                            plan ? int(plan->files.size()) : 0, plan ? plan->total_bytes : 0, {}, {}});
         }
     }
     for (auto [files, kind] : {std::pair{&layout.config, hub::FileKind::Config},
                                std::pair{&layout.activation, hub::FileKind::Activation},
                                std::pair{&layout.other, hub::FileKind::Other}}) {
-        for (const hub::FileEntry& f : *files) rows.push_back({f, kind, {}, 0, 0});
+        for (const hub::FileEntry& f : *files) rows.push_back({f, kind, {}, 0, 0, {}, {}});
     }
     if (!rows_.empty()) {
         beginRemoveRows({}, 0, int(rows_.size()) - 1);

@@ -25,6 +25,8 @@ public:
         IsModelRole,
         DownloadFilesRole,
         DownloadBytesRole,
+        FitRole,      // model files: "all on GPU", "hybrid: …", "CPU only …", "too large …"; empty until known
+        FitKindRole,  // "gpu", "hybrid", "cpu", "toolarge", "unknown" (with FitRole saying why), or empty
     };
     Q_ENUM(Role)
 
@@ -36,6 +38,7 @@ public:
 
     // Replaces the rows (remove, then insert); an empty layout just clears them.
     void set_layout(const hub::RepoLayout& layout);
+    void set_fit(const QString& path, const QString& kind, const QString& text);
 
 private:
     struct Row {
@@ -44,6 +47,7 @@ private:
         QString quantization;
         int download_files = 0;  // models only
         uint64_t download_bytes = 0;
+        QString fit_kind, fit;
     };
     std::vector<Row> rows_;
 };

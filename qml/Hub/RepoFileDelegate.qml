@@ -15,6 +15,8 @@ ItemDelegate {
     required property bool isModel
     required property int downloadFiles
     required property double downloadBytes
+    required property string fit
+    required property string fitKind
 
     Accessible.name: file.path
 
@@ -43,6 +45,29 @@ ItemDelegate {
                 Layout.fillWidth: true
                 text: HubController.formatBytes(file.size)
                 opacity: 0.7
+            }
+            Badge {
+                objectName: "fitBadge"
+                visible: file.isModel && file.fitKind.length > 0
+                Layout.maximumWidth: 220
+                elide: Text.ElideRight
+                text: file.fitKind === "gpu" ? qsTr("all on GPU")
+                      : file.fitKind === "hybrid" ? file.fit
+                      : file.fitKind === "cpu" ? qsTr("CPU only")
+                      : file.fitKind === "toolarge" ? qsTr("too large") : qsTr("fit ?")
+                tint: file.fitKind === "gpu" ? "#27ae60" : file.fitKind === "hybrid" ? "#e08a2f"
+                      : file.fitKind === "toolarge" ? "#c0392b" : "#7f8c8d"
+                ToolTip.visible: fitArea.containsMouse
+                ToolTip.text: file.fit
+                Accessible.name: file.fit
+
+                MouseArea {
+                    id: fitArea
+
+                    anchors.fill: parent
+                    hoverEnabled: true
+                    acceptedButtons: Qt.NoButton
+                }
             }
             Button {
                 visible: file.isModel

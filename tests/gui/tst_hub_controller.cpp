@@ -58,9 +58,15 @@ class TestHubController : public QObject {
     // A models folder no other test has written to.
     QString fresh_models_dir() { return server_.dir() + QStringLiteral("/app-models-%1").arg(++models_count_); }
 
+    // Opens the tiny repo and waits for its model files' fit badges too, so the header reads
+    // behind them are over before a test sets faults on those files.
     bool open_tiny(HubController& hub) {
         if (!hub.openRepo(tiny)) return false;
-        return QTest::qWaitFor([&] { return !hub.opening(); }, 10000) && hub.repo_id() == tiny;
+        return QTest::qWaitFor([&] { return !hub.opening(); }, 10000) && hub.repo_id() == tiny &&
+               QTest::qWaitFor([&] {
+                   return !cell(hub.repo_files(), 0, RepoFilesModel::FitKindRole).toString().isEmpty() &&
+                          !cell(hub.repo_files(), 1, RepoFilesModel::FitKindRole).toString().isEmpty();
+               }, 10000);
     }
 
     static QString state(HubController& hub, int row) {
@@ -74,6 +80,12 @@ private slots:
         server_.add_repo(QStringLiteral("Other/Llama-7B-GGUF"));
         server_.add_file(QStringLiteral("PowerInfer/Gated-GGUF"), QStringLiteral("gated.powerinfer.gguf"), "sparse");
         server_.add_repo(QStringLiteral("PowerInfer/Gated-GGUF"), {{"gated", true}});
+        // A real PowerInfer model and its statistics, for the fit badge.
+        const QString real = QStringLiteral(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama";
+        QFile model(real + "/model.q4_0.powerinfer.gguf");
+        QVERIFY(model.open(QIODevice::ReadOnly));
+        server_.add_file(QStringLiteral("Test/Small-Sparse"), QStringLiteral("model.q4_0.powerinfer.gguf"), model.readAll());
+        server_.add_repo(QStringLiteral("Test/Small-Sparse"));
         QString why;
         QVERIFY2(server_.start(&why), qPrintable(why));
     }
@@ -283,10 +295,10 @@ private slots:
         const QString models = fresh_models_dir();
         const QString queue = models + ".downloads.json";
         const QString final_big = models + "/" + tiny + "/" + big_model;
-        server_.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", big_model}, {"bytes_per_second", 1000000}}});
         {
             Hub h(models, server_.endpoint(), nullptr, queue);
             QVERIFY(open_tiny(h.controller));
+            server_.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", big_model}, {"bytes_per_second", 1000000}}});
             QVERIFY(h.controller.download(big_model));
             QTRY_VERIFY_WITH_TIMEOUT(cell(h.controller.downloads(), 0, DownloadListModel::BytesDoneRole).toDouble() > 200000,
                                      10000);
@@ -308,10 +320,10 @@ private slots:
         QVERIFY2(error.isEmpty(), qPrintable(error));
 
         const QString final_small = models + "/" + tiny + "/" + small_model;
-        server_.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", small_model}, {"bytes_per_second", 500000}}});
         {
             Hub h(models, server_.endpoint(), nullptr, queue);
             QVERIFY(open_tiny(h.controller));
+            server_.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", small_model}, {"bytes_per_second", 500000}}});
             QVERIFY(h.controller.download(small_model));
             QTRY_VERIFY_WITH_TIMEOUT(cell(h.controller.downloads(), 0, DownloadListModel::BytesDoneRole).toDouble() > 100000,
                                      10000);
@@ -354,6 +366,23 @@ private slots:
         QFile aside(queue + ".bad");
         QVERIFY(aside.open(QIODevice::ReadOnly));
         QCOMPARE(aside.readAll(), bad);
+    }
+
+    // Each model file gets a fit badge from its header alone (the first bytes, by Range): the
+    // real model's is the placement solver's answer for this machine without a GPU; a file that
+    // is not a GGUF says why its fit is unknown.
+    void model_files_get_a_fit_badge() {
+        Hub h(fresh_models_dir(), server_.endpoint());
+        HubController& hub = h.controller;
+        QVERIFY(hub.openRepo(QStringLiteral("Test/Small-Sparse")));
+        auto* files = hub.repo_files();
+        QTRY_COMPARE_WITH_TIMEOUT(cell(files, 0, RepoFilesModel::FitKindRole).toString(), QStringLiteral("cpu"), 10000);
+        QCOMPARE(cell(files, 0, RepoFilesModel::FitRole).toString(), QStringLiteral("CPU only (no GPU in use)"));
+
+        QVERIFY(open_tiny(hub));
+        QCOMPARE(cell(files, 0, RepoFilesModel::FitKindRole).toString(), QStringLiteral("unknown"));
+        const QString why = cell(files, 0, RepoFilesModel::FitRole).toString();
+        QVERIFY2(why.contains(QLatin1String("not a GGUF file")), qPrintable(why));
     }
 
     void library_loads_into_the_engine() {
