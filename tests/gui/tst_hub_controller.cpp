@@ -69,6 +69,16 @@ class TestHubController : public QObject {
                }, 10000);
     }
 
+    // Opens the tiny repo, starts a download of `model` throttled to `rate` bytes/s and waits
+    // until a tenth of a second's worth has arrived.
+    bool start_slow_download(HubController& hub, const QString& model, int rate) {
+        if (!open_tiny(hub)) return false;
+        server_.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", model}, {"bytes_per_second", rate}}});
+        return hub.download(model) && QTest::qWaitFor([&] {
+                   return cell(hub.downloads(), 0, DownloadListModel::BytesDoneRole).toDouble() > rate / 10;
+               }, 10000);
+    }
+
     static QString state(HubController& hub, int row) {
         return cell(hub.downloads(), row, DownloadListModel::StateRole).toString();
     }
@@ -297,11 +307,7 @@ private slots:
         const QString final_big = models + "/" + tiny + "/" + big_model;
         {
             Hub h(models, server_.endpoint(), nullptr, queue);
-            QVERIFY(open_tiny(h.controller));
-            server_.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", big_model}, {"bytes_per_second", 1000000}}});
-            QVERIFY(h.controller.download(big_model));
-            QTRY_VERIFY_WITH_TIMEOUT(cell(h.controller.downloads(), 0, DownloadListModel::BytesDoneRole).toDouble() > 200000,
-                                     10000);
+            QVERIFY(start_slow_download(h.controller, big_model, 1000000));
         }  // quits mid-download
         QVERIFY(!QFile::exists(final_big));
         QVERIFY(QFile(final_big + ".part").size() > 0);
@@ -322,11 +328,7 @@ private slots:
         const QString final_small = models + "/" + tiny + "/" + small_model;
         {
             Hub h(models, server_.endpoint(), nullptr, queue);
-            QVERIFY(open_tiny(h.controller));
-            server_.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", small_model}, {"bytes_per_second", 500000}}});
-            QVERIFY(h.controller.download(small_model));
-            QTRY_VERIFY_WITH_TIMEOUT(cell(h.controller.downloads(), 0, DownloadListModel::BytesDoneRole).toDouble() > 100000,
-                                     10000);
+            QVERIFY(start_slow_download(h.controller, small_model, 500000));
             h.controller.cancel(0);
             QTRY_COMPARE_WITH_TIMEOUT(state(h.controller, 0), QStringLiteral("cancelled"), 5000);
         }

@@ -75,6 +75,18 @@ struct DenseMatrix {
     int32_t n_rows = 0;
 };
 
+// A device buffer and its pinned host twin for one kind of transfer, grown (never shrunk) to
+// the largest size asked for; grown only with nothing queued.
+struct Staging {
+    DeviceBuffer dev;
+    PinnedBuffer host;
+    void reserve(size_t bytes) {
+        if (bytes <= dev.bytes()) return;
+        dev = DeviceBuffer(bytes);
+        host = PinnedBuffer(bytes);
+    }
+};
+
 // A half-layer's results, copied from pinned staging into the caller's arrays at wait().
 struct PendingCopy {
     float* dst;
@@ -299,13 +311,14 @@ public:
         const DenseMatrix& m = it->second;
         const size_t x_bytes = gpu::activation_bytes(w.type, w.n_cols);
         const size_t y_count = size_t(n_tokens) * size_t(m.n_rows);
-        ensure_matmul_scratch(x_bytes * size_t(n_tokens), y_count * sizeof(float));
+        matmul_in_.reserve(x_bytes * size_t(n_tokens));
+        matmul_out_.reserve(y_count * sizeof(float));
         for (int32_t t = 0; t < n_tokens; ++t)
-            std::memcpy(host_mx_.data() + size_t(t) * x_bytes, x + size_t(t) * x_stride, x_bytes);
-        async_upload(dev_mx_.data(), host_mx_.data(), x_bytes * size_t(n_tokens));
-        gpu::launch_matmul(m.rows, m.n_rows, dev_mx_.data(), n_tokens, dev_my_.as<float>(), stream_);
-        async_download(host_my_.data(), dev_my_.data(), y_count * sizeof(float));
-        pending_.push_back({y, host_my_.as<float>(), y_count});
+            std::memcpy(matmul_in_.host.data() + size_t(t) * x_bytes, x + size_t(t) * x_stride, x_bytes);
+        async_upload(matmul_in_.dev.data(), matmul_in_.host.data(), x_bytes * size_t(n_tokens));
+        gpu::launch_matmul(m.rows, m.n_rows, matmul_in_.dev.data(), n_tokens, matmul_out_.dev.as<float>(), stream_);
+        async_download(matmul_out_.host.data(), matmul_out_.dev.data(), y_count * sizeof(float));
+        pending_.push_back({y, matmul_out_.host.as<float>(), y_count});
         ++traffic_.matmuls;
     }
 
@@ -320,13 +333,14 @@ public:
         select();
         const size_t n_gqa = size_t(kv.n_embd_gqa()), n_embd = size_t(kv.n_head) * size_t(kv.head_dim);
         const size_t q_count = size_t(n_tokens) * n_embd, kv_count = size_t(n_tokens) * n_gqa;
-        ensure_attention_scratch((q_count + 2 * kv_count) * sizeof(float), q_count * sizeof(float));
-        float* host_in = host_ain_.as<float>();
+        attention_in_.reserve((q_count + 2 * kv_count) * sizeof(float));
+        attention_out_.reserve(q_count * sizeof(float));
+        float* host_in = attention_in_.host.as<float>();
         std::memcpy(host_in, q, q_count * sizeof(float));
         std::memcpy(host_in + q_count, k, kv_count * sizeof(float));
         std::memcpy(host_in + q_count + kv_count, v, kv_count * sizeof(float));
-        async_upload(dev_ain_.data(), host_in, (q_count + 2 * kv_count) * sizeof(float));
-        const float* dev_q = dev_ain_.as<float>();
+        async_upload(attention_in_.dev.data(), host_in, (q_count + 2 * kv_count) * sizeof(float));
+        const float* dev_q = attention_in_.dev.as<float>();
         const size_t layer = size_t(il) * size_t(kv.n_ctx) * n_gqa;
         uint16_t* k_layer = kv_k_.as<uint16_t>() + layer;
         uint16_t* v_layer = kv_v_.as<uint16_t>() + layer;
@@ -337,11 +351,11 @@ public:
             const gpu::AttentionArgs a{dev_q + size_t(t) * n_embd, k_layer, v_layer, n_gqa, pos0 + t + 1,
                                        kv.n_head, kv.n_head / kv.n_head_kv, kv.head_dim,
                                        1.0f / std::sqrt(float(kv.head_dim)), dev_scores_.as<float>(),
-                                       dev_aout_.as<float>() + size_t(t) * n_embd};
+                                       attention_out_.dev.as<float>() + size_t(t) * n_embd};
             gpu::launch_attention(a, stream_);
         }
-        async_download(host_aout_.data(), dev_aout_.data(), q_count * sizeof(float));
-        pending_.push_back({out, host_aout_.as<float>(), q_count});
+        async_download(attention_out_.host.data(), attention_out_.dev.data(), q_count * sizeof(float));
+        pending_.push_back({out, attention_out_.host.as<float>(), q_count});
         ++traffic_.attentions;
     }
 
@@ -401,30 +415,6 @@ private:
         const size_t row = size_t(shape.n_embd_gqa()) * 2;
         for (int32_t il = 0; il < shape.n_layer; ++il)
             if (n_past > 0) fn(size_t(il) * size_t(shape.n_ctx) * row, size_t(n_past) * row);
-    }
-
-    // Grow-only staging for attention's inputs (q, k, v) and output; called with nothing queued.
-    void ensure_attention_scratch(size_t in_bytes, size_t out_bytes) {
-        if (in_bytes > dev_ain_.bytes()) {
-            dev_ain_ = DeviceBuffer(in_bytes);
-            host_ain_ = PinnedBuffer(in_bytes);
-        }
-        if (out_bytes > dev_aout_.bytes()) {
-            dev_aout_ = DeviceBuffer(out_bytes);
-            host_aout_ = PinnedBuffer(out_bytes);
-        }
-    }
-
-    // Grow-only staging for dense products; called with nothing queued.
-    void ensure_matmul_scratch(size_t x_bytes, size_t y_bytes) {
-        if (x_bytes > dev_mx_.bytes()) {
-            dev_mx_ = DeviceBuffer(x_bytes);
-            host_mx_ = PinnedBuffer(x_bytes);
-        }
-        if (y_bytes > dev_my_.bytes()) {
-            dev_my_ = DeviceBuffer(y_bytes);
-            host_my_ = PinnedBuffer(y_bytes);
-        }
     }
 
     // Grow-only buffers for the largest layer seen; waits for queued work before replacing any.
@@ -503,8 +493,9 @@ private:
     std::vector<PendingCopy> pending_;
     size_t scratch_ids_ = 0;
     int64_t scratch_in_ = 0, scratch_out_ = 0;
-    DeviceBuffer dev_x_, dev_local_, dev_g_, dev_v_, dev_coef_, dev_partial_, dev_y_, dev_mx_, dev_my_, dev_ain_, dev_aout_;
-    PinnedBuffer host_x_, host_local_, host_g_, host_v_, host_coef_, host_y_, host_mx_, host_my_, host_ain_, host_aout_;
+    DeviceBuffer dev_x_, dev_local_, dev_g_, dev_v_, dev_coef_, dev_partial_, dev_y_;
+    PinnedBuffer host_x_, host_local_, host_g_, host_v_, host_coef_, host_y_;
+    Staging matmul_in_, matmul_out_, attention_in_, attention_out_;
 };
 
 }  // namespace
