@@ -249,6 +249,8 @@ Downloader::Downloader(Settings settings, DownloadOptions options)
 
 Downloader::~Downloader() = default;
 
+void Downloader::set_token(std::string token) { impl_->settings.token = std::move(token); }
+
 Result<JobId> Downloader::start(Job job, ProgressFn on_progress) {
     const Settings& settings = impl_->settings;
     if (auto ok = check_endpoint(settings.endpoint); !ok) return ok.error();

@@ -23,7 +23,7 @@ namespace ember::hub {
 using Clock = std::chrono::steady_clock;
 
 struct TransferContext {
-    const Settings& settings;
+    Settings settings;  // as they were when the job started
     const DownloadOptions& options;
     Hasher& hasher;
     std::string repo;

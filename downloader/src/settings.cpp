@@ -1,6 +1,12 @@
 #include "ember/hub/settings.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -24,16 +30,7 @@ std::string trimmed(std::string s) {
 std::string token_from_environment() {
     if (auto t = trimmed(env("HF_TOKEN")); !t.empty()) return t;
     if (auto t = trimmed(env("HUGGING_FACE_HUB_TOKEN")); !t.empty()) return t;
-    std::string path = env("HF_TOKEN_PATH");
-    if (path.empty()) {
-        std::string home = env("HF_HOME");
-        if (home.empty()) {
-            std::string xdg = env("XDG_CACHE_HOME");
-            if (xdg.empty() && !env("HOME").empty()) xdg = env("HOME") + "/.cache";
-            if (!xdg.empty()) home = xdg + "/huggingface";
-        }
-        if (!home.empty()) path = home + "/token";
-    }
+    const std::string path = token_file_path();
     if (path.empty()) return {};
     std::ifstream in(path);
     std::string line;
@@ -42,6 +39,46 @@ std::string token_from_environment() {
 }
 
 }  // namespace
+
+std::string token_file_path() {
+    std::string path = env("HF_TOKEN_PATH");
+    if (!path.empty()) return path;
+    std::string home = env("HF_HOME");
+    if (home.empty()) {
+        std::string xdg = env("XDG_CACHE_HOME");
+        if (xdg.empty() && !env("HOME").empty()) xdg = env("HOME") + "/.cache";
+        if (!xdg.empty()) home = xdg + "/huggingface";
+    }
+    return home.empty() ? std::string() : home + "/token";
+}
+
+Status save_token(const std::string& token) {
+    const std::string path = token_file_path();
+    if (path.empty()) return Error{"no place for the token: HOME, HF_HOME and HF_TOKEN_PATH are all unset"};
+    const std::string t = trimmed(token);
+    if (t.empty() || t.find_first_of(" \t\r\n") != std::string::npos) return Error{"a Hugging Face token is one word (hf_…)"};
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    // Readable by its owner only from the first byte, and renamed into place whole.
+    const std::string tmp = path + ".tmp";
+    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) return Error{"cannot write " + tmp + ": " + std::strerror(errno)};
+    const std::string line = t + "\n";
+    const bool written = ::write(fd, line.data(), line.size()) == ssize_t(line.size()) && ::fsync(fd) == 0;
+    const int err = errno;
+    ::close(fd);
+    if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
+        ::unlink(tmp.c_str());
+        return Error{"cannot write " + path + ": " + std::strerror(written ? errno : err)};
+    }
+    return Ok{};
+}
+
+Status forget_token() {
+    const std::string path = token_file_path();
+    if (path.empty() || ::unlink(path.c_str()) == 0 || errno == ENOENT) return Ok{};
+    return Error{"cannot remove " + path + ": " + std::strerror(errno)};
+}
 
 Status check_endpoint(const std::string& endpoint) {
     if (!url::origin(endpoint)) return Error{"HF_ENDPOINT '" + endpoint + "' is not a URL"};

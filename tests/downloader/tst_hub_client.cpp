@@ -168,6 +168,17 @@ private slots:
         QVERIFY(s.ok());
         QCOMPARE(QString::fromStdString(s->token), QString("hf_from_file"));
 
+        // Saving a token writes the same file, owner-only, as `hf auth login` would; forgetting
+        // removes it.
+        QVERIFY(ember::hub::save_token("  hf_saved \n").ok());
+        QCOMPARE(QString::fromStdString(Settings::from_environment()->token), QString("hf_saved"));
+        QCOMPARE(QFileInfo(home.path() + "/token").permissions() & (QFile::ReadGroup | QFile::ReadOther),
+                 QFileDevice::Permissions());
+        QVERIFY(!ember::hub::save_token("two words").ok());
+        QVERIFY(ember::hub::forget_token().ok());
+        QVERIFY(Settings::from_environment()->token.empty());
+        QVERIFY(ember::hub::forget_token().ok());  // nothing left to remove is fine
+
         qputenv("HF_ENDPOINT", "http://hf-mirror.example.com");
         s = Settings::from_environment();
         QVERIFY(!s.ok());

@@ -20,6 +20,8 @@ public:
     Client& operator=(const Client&) = delete;
 
     const Settings& settings() const { return settings_; }
+    // Used by the requests that follow.
+    void set_token(std::string token) { settings_.token = std::move(token); }
 
     Result<std::vector<ModelSummary>> search(const SearchQuery& query);
     // revision: branch, tag or commit; empty means the default branch.

@@ -77,6 +77,9 @@ public:
     void cancel(JobId id);
     // Blocks until the job has ended and returns its last progress.
     JobProgress wait(JobId id);
+    // The token for jobs started from now on (running ones keep theirs). Call it from the
+    // thread that calls start().
+    void set_token(std::string token);
 
 private:
     struct Impl;

@@ -25,4 +25,13 @@ struct Settings {
 // Only https, except plain http to a loopback host (the test server).
 Status check_endpoint(const std::string& endpoint);
 
+// The token file Hugging Face's own tools use (HF_TOKEN_PATH, else $HF_HOME/token, else
+// ~/.cache/huggingface/token); empty when none of those can be named.
+std::string token_file_path();
+// Writes the token there, as `hf auth login` does (owner-only, replaced whole); HF_TOKEN in the
+// environment still comes first when it is set.
+Status save_token(const std::string& token);
+// Removes the token file; no file is fine.
+Status forget_token();
+
 }  // namespace ember::hub
