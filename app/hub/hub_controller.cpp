@@ -104,6 +104,7 @@ HubController::HubController(const QString& models_dir, const QString& endpoint,
     thread_.start();
 
     downloader_ = std::make_unique<hub::Downloader>(settings, download_options());
+    has_token_ = !settings.token.empty();
     flush_timer_.setSingleShot(true);
     flush_timer_.setInterval(progress_flush_ms);
     connect(&flush_timer_, &QTimer::timeout, this, &HubController::flush_progress);
@@ -278,6 +279,30 @@ void HubController::flush_progress() {
     pending_.clear();
     if (ended) save_downloads();
     if (finished) refreshLibrary();
+}
+
+bool HubController::setToken(const QString& token) {
+    if (auto saved = hub::save_token(token.toStdString()); !saved) {
+        token_error_ = QString::fromStdString(saved.error().message);
+        emit tokenChanged();
+        return false;
+    }
+    token_error_.clear();
+    use_token(token.trimmed().toStdString());
+    return true;
+}
+
+void HubController::forgetToken() {
+    if (auto gone = hub::forget_token(); !gone) token_error_ = QString::fromStdString(gone.error().message);
+    else token_error_.clear();
+    use_token({});
+}
+
+void HubController::use_token(const std::string& token) {
+    downloader_->set_token(token);
+    QMetaObject::invokeMethod(worker_, [w = worker_, token] { w->set_token(token); }, Qt::QueuedConnection);
+    has_token_ = !token.empty();
+    emit tokenChanged();
 }
 
 void HubController::refresh_fits() {

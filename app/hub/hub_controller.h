@@ -45,6 +45,9 @@ class HubController : public QObject {
     Q_PROPERTY(QString libraryError READ library_error NOTIFY libraryErrorChanged)
     // Why the saved downloads could not be read or written; empty when they could.
     Q_PROPERTY(QString downloadsError READ downloads_error NOTIFY downloadsErrorChanged)
+    // A Hugging Face token is in use (HF_TOKEN, or the token file Hugging Face's tools share).
+    Q_PROPERTY(bool hasToken READ has_token NOTIFY tokenChanged)
+    Q_PROPERTY(QString tokenError READ token_error NOTIFY tokenChanged)
 
 public:
     // endpoint: the Hub to use; empty means HF_ENDPOINT, else huggingface.co. engine may be null
@@ -70,6 +73,8 @@ public:
     QString repo_error() const { return repo_error_; }
     QString library_error() const { return library_error_; }
     QString downloads_error() const { return downloads_error_; }
+    bool has_token() const { return has_token_; }
+    QString token_error() const { return token_error_; }
 
     // sort: "downloads", "likes" or "updated".
     Q_INVOKABLE void search(const QString& text, const QString& sort = QStringLiteral("downloads"));
@@ -83,6 +88,10 @@ public:
     Q_INVOKABLE void retry(int row);
     // Forgets a download that is not running, with its .part files.
     Q_INVOKABLE void removeDownload(int row);
+    // Saves the token where `hf auth login` does (owner-only) and uses it from the next request
+    // and download on; false (tokenError says why) when it cannot be saved.
+    Q_INVOKABLE bool setToken(const QString& token);
+    Q_INVOKABLE void forgetToken();
     Q_INVOKABLE void refreshLibrary();
     Q_INVOKABLE void loadModel(int row);
     Q_INVOKABLE void deleteModel(int row);
@@ -98,6 +107,7 @@ signals:
     void repoChanged();
     void libraryErrorChanged();
     void downloadsErrorChanged();
+    void tokenChanged();
 
 private:
     void start_job(int row);
@@ -130,6 +140,9 @@ private:
     QString library_error_;
     QString queue_file_;
     QString downloads_error_;
+    bool has_token_ = false;
+    QString token_error_;
+    void use_token(const std::string& token);
 
     // Latest progress per job since the last flush; the timer caps updates at 10 Hz per job.
     std::map<hub::JobId, hub::JobProgress> pending_;

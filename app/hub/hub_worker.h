@@ -23,6 +23,7 @@ public:
     void open_repo(quint64 request, const QString& repo);
     void scan_library();
     void remove_model(const QString& path);
+    void set_token(const std::string& token) { client_.set_token(token); }
 
 signals:
     void searched(quint64 request, const std::vector<ember::app::SearchHit>& hits);

@@ -21,14 +21,46 @@ ColumnLayout {
         }
         Badge {
             visible: HubController.repoGated
-            text: qsTr("gated: needs HF_TOKEN")
-            tint: "#c0392b"
+            text: HubController.hasToken ? qsTr("gated: token set") : qsTr("gated: needs a token")
+            tint: HubController.hasToken ? "#27ae60" : "#c0392b"
         }
         BusyIndicator {
             running: HubController.opening
             implicitWidth: 24
             implicitHeight: 24
         }
+    }
+    // Gated repos (accept the terms on the repo's page first) download with the user's token.
+    RowLayout {
+        Layout.fillWidth: true
+        visible: HubController.repoGated && !HubController.hasToken
+
+        TextField {
+            id: tokenField
+
+            objectName: "tokenField"
+            Layout.fillWidth: true
+            echoMode: TextInput.Password
+            placeholderText: qsTr("Hugging Face token (hf_…)")
+            Accessible.name: qsTr("Hugging Face access token")
+            onAccepted: saveToken.clicked()
+        }
+        Button {
+            id: saveToken
+
+            text: qsTr("Save token")
+            enabled: tokenField.text.trim().length > 0
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Kept where Hugging Face's own tools keep it, readable by you only")
+            onClicked: if (HubController.setToken(tokenField.text)) tokenField.clear()
+        }
+    }
+    Label {
+        Layout.fillWidth: true
+        visible: HubController.tokenError.length > 0
+        text: HubController.tokenError
+        wrapMode: Text.Wrap
+        color: "#c0392b"
     }
     Label {
         objectName: "repoError"

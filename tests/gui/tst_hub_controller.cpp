@@ -238,6 +238,26 @@ private slots:
         QVERIFY(cell(hub.downloads(), 0, DownloadListModel::ErrorRole).toString().isEmpty());
         QTRY_COMPARE_WITH_TIMEOUT(state(hub, 0), QStringLiteral("failed"), 10000);
         QCOMPARE(hub.downloads()->rowCount(), 1);
+
+        // The user enters a token: saved in Hugging Face's token file (here under a scratch
+        // HF_HOME), used at once, and Retry now finishes.
+        QTemporaryDir home;
+        qputenv("HF_HOME", home.path().toUtf8());
+        QVERIFY(!hub.has_token());
+        QVERIFY(!hub.setToken(QStringLiteral("not a token")));
+        QVERIFY(!hub.token_error().isEmpty());
+        QVERIFY(hub.setToken(QString::fromLatin1(hub_test::token)));
+        QVERIFY(hub.has_token());
+        QVERIFY(hub.token_error().isEmpty());
+        QFile saved(home.path() + "/token");
+        QVERIFY(saved.open(QIODevice::ReadOnly));
+        QCOMPARE(saved.readAll().trimmed(), QByteArray(hub_test::token));
+        hub.retry(0);
+        QTRY_COMPARE_WITH_TIMEOUT(state(hub, 0), QStringLiteral("done"), 10000);
+        hub.forgetToken();
+        QVERIFY(!hub.has_token());
+        QVERIFY(!QFile::exists(home.path() + "/token"));
+        qunsetenv("HF_HOME");
     }
 
     // HF_TOKEN is read from the environment and kept in memory: it never shows up in a log
