@@ -65,14 +65,16 @@ ChatController* ChatController::create(QQmlEngine*, QJSEngine*) {
 
 void ChatController::set_instance(ChatController* controller) { g_instance = controller; }
 
+QString ChatController::chosen_format() const {
+    return app_settings_ ? app_settings_->prompt_format_for(engine_->model_path()) : chosen_format_;
+}
+
 QString ChatController::prompt_format() const {
-    const QString chosen = app_settings_ ? app_settings_->prompt_format_for(engine_->model_path()) : chosen_format_;
+    const QString chosen = chosen_format();
     return chosen.isEmpty() ? detect_prompt_format(engine_->chat_template()).name : chosen;
 }
 
-bool ChatController::prompt_format_chosen() const {
-    return !(app_settings_ ? app_settings_->prompt_format_for(engine_->model_path()) : chosen_format_).isEmpty();
-}
+bool ChatController::prompt_format_chosen() const { return !chosen_format().isEmpty(); }
 
 QString ChatController::detected_format_why() const { return detect_prompt_format(engine_->chat_template()).why; }
 

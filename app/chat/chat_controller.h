@@ -152,6 +152,8 @@ signals:
     void contextChanged();
 
 private:
+    // The prompt format the user chose for the loaded model; empty: none.
+    QString chosen_format() const;
     // Sets one setting (clamped); a change is saved with the open chat.
     template <typename T>
     void update_settings(T GenerationSettings::*field, T value) {

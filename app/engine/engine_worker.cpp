@@ -80,9 +80,8 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx) {
     const ember::ModelInfo& info = model_->info();
     // The file name is what the user downloaded or chose; general.name is often a converter's
     // folder name ("hf").
-    const qint64 kv_per_token = 2 * qint64(info.n_layer) * (info.n_head > 0 ? info.n_embd / info.n_head : 0) * info.n_head_kv * 2;
     emit loaded(LoadedModel{path, QFileInfo(path).completeBaseName(), describe(info), info.sparse, info.n_layer,
-                            info.n_ctx_train, kv_per_token, QString::fromStdString(info.chat_template)});
+                            info.n_ctx_train, qint64(info.kv_bytes_per_token), QString::fromStdString(info.chat_template)});
     emit context_changed(0, session_->n_ctx());
     emit device_changed(device_state());
     emit split(snapshot(0.0));

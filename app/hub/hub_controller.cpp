@@ -41,6 +41,11 @@ hub::DownloadOptions download_options() {
     return options;
 }
 
+// Where a job's file lands once downloaded; its .part file is beside it.
+QString destination(const hub::Job& job, const hub::FileEntry& f) {
+    return QString::fromStdString((job.models_dir / job.repo / f.path).string());
+}
+
 QString sort_key(const QString& sort) {
     if (sort == QLatin1String("likes")) return QStringLiteral("likes");
     if (sort == QLatin1String("updated")) return QStringLiteral("lastModified");
@@ -56,7 +61,7 @@ HubController::HubController(const QString& models_dir, const QString& endpoint,
     qRegisterMetaType<RepoListing>();
     qRegisterMetaType<std::vector<LibraryEntry>>();
     qRegisterMetaType<FileFootprint>();
-    ram_bytes_ = uint64_t(std::max<qint64>(detect_hardware().ram_bytes, 0));
+    ram_bytes_ = uint64_t(std::max<qint64>(physical_ram_bytes(), 0));
     QDir().mkpath(models_dir_);
     const hub::Settings settings = hub_settings(endpoint, &settings_error_);
 
@@ -133,7 +138,7 @@ void HubController::restore_downloads() {
         std::vector<uint64_t> have;
         const hub::Job& job = downloads_.job(row);
         for (const hub::FileEntry& f : job.files) {
-            const QString dest = QString::fromStdString((job.models_dir / job.repo / f.path).string());
+            const QString dest = destination(job, f);
             const QFileInfo done(dest), part(dest + QStringLiteral(".part"));
             have.push_back(done.exists() ? uint64_t(done.size()) : part.exists() ? uint64_t(part.size()) : 0);
         }
@@ -255,7 +260,7 @@ void HubController::removeDownload(int row) {
     const hub::Job job = downloads_.job(row);
     if (downloads_.state(row) != hub::JobState::Done)
         for (const hub::FileEntry& f : job.files)
-            QFile::remove(QString::fromStdString((job.models_dir / job.repo / f.path).string()) + QStringLiteral(".part"));
+            QFile::remove(destination(job, f) + QStringLiteral(".part"));
     downloads_.remove(row);
     save_downloads();
 }

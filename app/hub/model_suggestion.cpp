@@ -25,10 +25,14 @@ QString gib(qint64 bytes) { return QString::number(double(bytes) / double(1ll <<
 
 }  // namespace
 
+qint64 physical_ram_bytes() {
+    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    return pages > 0 && page > 0 ? qint64(pages) * page : 0;
+}
+
 Hardware detect_hardware() {
     Hardware hw;
-    const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    if (pages > 0 && page > 0) hw.ram_bytes = qint64(pages) * page;
+    hw.ram_bytes = physical_ram_bytes();
     hw.cpu_threads = QThread::idealThreadCount();
     hw.gpus = probe_gpus();
     return hw;

@@ -22,6 +22,8 @@ struct ModelSuggestion {
     QString why;
 };
 
+// Physical memory in bytes; 0 when unknown. Cheap, unlike detect_hardware(), which probes GPUs.
+qint64 physical_ram_bytes();
 Hardware detect_hardware();
 
 // The largest candidate whose weights, with a fifth more for the KV cache and scratch, fit in

@@ -31,6 +31,7 @@ struct KvShape {
     int32_t head_dim = 0;
     int32_t n_embd_gqa() const { return n_head_kv * head_dim; }
     uint64_t bytes() const { return 2 * uint64_t(n_layer) * uint64_t(n_ctx) * uint64_t(n_embd_gqa()) * 2; }
+    friend bool operator==(const KvShape&, const KvShape&) = default;
 };
 
 // What a device holds, by kind; the budget covers their sum.

@@ -162,9 +162,7 @@ public:
 
     void set_kv_cache(const KvShape& shape, uint16_t* host_k, uint16_t* host_v, int32_t n_past) override {
         const KvShape& old = kv_shape_;
-        if (shape.n_layer == old.n_layer && shape.n_ctx == old.n_ctx && shape.n_head == old.n_head &&
-            shape.n_head_kv == old.n_head_kv && shape.head_dim == old.head_dim)
-            return;
+        if (shape == old) return;
         if (shape.head_dim > gpu::kMaxHeadDim)
             fail(name_ + ": heads of " + std::to_string(shape.head_dim) + " values exceed the attention kernel's " +
                  std::to_string(gpu::kMaxHeadDim));

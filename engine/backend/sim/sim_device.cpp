@@ -128,10 +128,7 @@ public:
     bool holds(const tensor::WeightView& w) const override { return matrices_.count(w.data) > 0; }
 
     void set_kv_cache(const KvShape& shape, uint16_t* host_k, uint16_t* host_v, int32_t n_past) override {
-        const bool same = shape.n_layer == kv_shape_.n_layer && shape.n_ctx == kv_shape_.n_ctx &&
-                          shape.n_head == kv_shape_.n_head && shape.n_head_kv == kv_shape_.n_head_kv &&
-                          shape.head_dim == kv_shape_.head_dim;
-        if (same) return;
+        if (shape == kv_shape_) return;
         if (used_bytes() - kv_shape_.bytes() + shape.bytes() > budget_)
             fail("sim device: a KV cache of " + std::to_string(shape.bytes()) + " bytes exceeds the budget of " +
                  std::to_string(budget_) + " bytes (" + std::to_string(used_bytes() - kv_shape_.bytes()) + " in use)");
