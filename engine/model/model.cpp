@@ -52,6 +52,9 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& path, const ModelP
             fail(path + ": tokenizer has " + std::to_string(impl->tokenizer->n_vocab()) + " tokens, the model " +
                  std::to_string(impl->arch->hparams().n_vocab));
         impl->info = describe(*impl->file, *impl->arch);
+        const tokenizer::Tokenizer& tok = *impl->tokenizer;
+        if (tok.bos() >= 0) impl->info.bos_token = tok.piece(tok.bos());
+        if (tok.eos() >= 0) impl->info.eos_token = tok.piece(tok.eos());
         if (progress && !progress(1.0f)) return Error{path + ": loading cancelled"};
         return std::shared_ptr<Model>(new Model(std::move(impl)));
     } catch (const EngineError& e) {
@@ -65,6 +68,10 @@ const ModelInfo& Model::info() const { return impl_->info; }
 
 std::vector<int32_t> Model::tokenize(std::string_view text, bool add_bos) const {
     return impl_->tokenizer->encode(text, add_bos);
+}
+
+std::vector<int32_t> Model::tokenize_markup(std::string_view text, bool add_bos) const {
+    return impl_->tokenizer->encode_markup(text, add_bos);
 }
 
 std::string Model::token_text(int32_t token) const { return impl_->tokenizer->token_text(token); }

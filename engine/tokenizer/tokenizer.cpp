@@ -74,6 +74,9 @@ struct Tokenizer::Impl {
     std::string text;                // every token's decoded bytes, back to back
     std::vector<uint32_t> text_end;  // [n_vocab] end of token i in `text`; it starts at text_end[i - 1]
     std::vector<int32_t> end_of_turn;
+    // Control and user-defined tokens by the first byte of their piece, longest piece first:
+    // where encode_markup looks for them.
+    std::array<std::vector<int32_t>, 256> markers;
     std::optional<SpmEncoder> spm;   // both hold views into `vocab`, so Impl never moves
     std::optional<BpeEncoder> bpe;
 
@@ -103,7 +106,10 @@ Tokenizer::Tokenizer(Vocab vocab) {
         const bool marker = type == TokenType::Control || type == TokenType::UserDefined;
         const auto* known = std::find(kEndOfTurnPieces.begin(), kEndOfTurnPieces.end(), v.tokens[i]);
         if (marker && known != kEndOfTurnPieces.end()) impl->end_of_turn.push_back(int32_t(i));
+        if (marker && !v.tokens[i].empty()) impl->markers[uint8_t(v.tokens[i][0])].push_back(int32_t(i));
     }
+    for (std::vector<int32_t>& m : impl->markers)
+        std::stable_sort(m.begin(), m.end(), [&](int32_t a, int32_t b) { return v.tokens[size_t(a)].size() > v.tokens[size_t(b)].size(); });
 
     if (v.kind == VocabKind::Spm) impl->spm.emplace(v);
     else impl->bpe.emplace(v);
@@ -127,6 +133,37 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos) cons
     if (add_bos && impl_->vocab.bos_id >= 0) ids.push_back(impl_->vocab.bos_id);
     if (impl_->spm) impl_->spm->encode(text, ids);
     else impl_->bpe->encode(text, ids);
+    return ids;
+}
+
+std::vector<int32_t> Tokenizer::encode_markup(std::string_view text, bool add_bos) const {
+    const Vocab& v = impl_->vocab;
+    std::vector<int32_t> ids;
+    size_t plain_start = 0;
+    auto flush = [&](size_t end) {
+        if (end > plain_start) {
+            const std::vector<int32_t> plain = encode(text.substr(plain_start, end - plain_start), false);
+            ids.insert(ids.end(), plain.begin(), plain.end());
+        }
+    };
+    for (size_t i = 0; i < text.size();) {
+        int32_t hit = -1;
+        for (int32_t id : impl_->markers[uint8_t(text[i])])
+            if (text.substr(i, v.tokens[size_t(id)].size()) == v.tokens[size_t(id)]) {
+                hit = id;
+                break;
+            }
+        if (hit < 0) {
+            ++i;
+            continue;
+        }
+        flush(i);
+        ids.push_back(hit);
+        i += v.tokens[size_t(hit)].size();
+        plain_start = i;
+    }
+    flush(text.size());
+    if (add_bos && v.bos_id >= 0 && (ids.empty() || ids.front() != v.bos_id)) ids.insert(ids.begin(), v.bos_id);
     return ids;
 }
 

@@ -37,6 +37,11 @@ public:
     // SPM: spaces -> U+2581, one U+2581 prepended to non-empty text, bigram merges by score,
     // <0xXX> byte fallback. BPE: GPT-2 pre-tokenization, byte alphabet, merges by rank.
     std::vector<int32_t> encode(std::string_view text, bool add_bos) const;
+    // For text a chat template rendered: the pieces of control and user-defined tokens in it
+    // ("<s>", "<|im_start|>") become those tokens (the longest piece wins), the text between
+    // them is encoded as by encode(), so SPM gives each run its leading space, as llama.cpp
+    // and Hugging Face's Llama tokenizer do. A BOS the text starts with stands for add_bos's.
+    std::vector<int32_t> encode_markup(std::string_view text, bool add_bos) const;
 
     // The bytes token `id` stands for: U+2581 -> ' ', <0x0A> -> "\n", GPT-2's byte alphabet
     // undone; "" for control tokens. May be part of a UTF-8 character. Throws EngineError for

@@ -336,6 +336,58 @@ private slots:
         QVERIFY(!bpe_->is_end_of_generation(100));
     }
 
+    // ---- prompts a chat template rendered ----------------------------------------------------
+
+    void spm_markup_becomes_control_tokens() {
+        // A Llama-2 chat prompt: "<s>" and "</s>" are BOS and EOS, each run between them is encoded
+        // on its own with its leading space (Llama 2's "<s>[INST]" is <s> ▁[ INST ], as in Hugging Face's tokenizer).
+        const std::string prompt = "<s>[INST] Hi [/INST] Hello </s><s>[INST] More [/INST]";
+        std::vector<int32_t> expected{spm_->bos()};
+        for (int32_t id : spm_->encode("[INST] Hi [/INST] Hello ", false)) expected.push_back(id);
+        expected.push_back(spm_->eos());
+        expected.push_back(spm_->bos());
+        for (int32_t id : spm_->encode("[INST] More [/INST]", false)) expected.push_back(id);
+        QCOMPARE(spm_->piece(spm_->bos()), std::string("<s>"));
+        QCOMPARE(spm_->encode_markup(prompt, true), expected);  // the text's <s> is the BOS, not a second one
+        QCOMPARE(spm_->encode_markup(prompt, false), expected);
+        QVERIFY(spm_->piece(expected[1]).rfind("\xE2\x96\x81", 0) == 0);  // the run's leading space
+
+        // User text stays text: encode() never turns "<s>" into BOS.
+        const std::vector<int32_t> plain = spm_->encode(prompt, true);
+        QCOMPARE(std::count(plain.begin(), plain.end(), spm_->bos()), 1);
+        QCOMPARE(std::count(plain.begin(), plain.end(), spm_->eos()), 0);
+
+        // No markup: the same as encode(); BOS added once when asked.
+        QCOMPARE(spm_->encode_markup("In the beginning", true), spm_->encode("In the beginning", true));
+        QCOMPARE(spm_->encode_markup("", true), std::vector<int32_t>{spm_->bos()});
+        QVERIFY(spm_->encode_markup("", false).empty());
+    }
+
+    void bpe_markup_becomes_control_tokens() {
+        const int32_t eot = id_of(*bpe_, "<|endoftext|>");
+        const int32_t im_end = id_of(*bpe_, "<|im_end|>");
+        const std::vector<int32_t> ids = bpe_->encode_markup("Hi<|im_end|>\nok<|endoftext|>", false);
+        std::vector<int32_t> expected = bpe_->encode("Hi", false);
+        expected.push_back(im_end);
+        for (int32_t id : bpe_->encode("\nok", false)) expected.push_back(id);
+        expected.push_back(eot);
+        QCOMPARE(ids, expected);
+        // A piece cut short is plain text.
+        const std::vector<int32_t> cut = bpe_->encode_markup("<|im_end", false);
+        QCOMPARE(cut, bpe_->encode("<|im_end", false));
+    }
+
+    void markup_prefers_the_longest_piece() {
+        tokenizer::Vocab v = tiny_spm(TokenType::Normal);
+        v.tokens.push_back("<a>");
+        v.tokens.push_back("<a><b>");
+        v.scores.insert(v.scores.end(), {0, 0});
+        v.types.insert(v.types.end(), {TokenType::UserDefined, TokenType::Control});
+        const Tokenizer tok(v);
+        QCOMPARE(tok.encode_markup("<a><b>", false), std::vector<int32_t>{8});
+        QCOMPARE(tok.encode_markup("<a>ab<a>", false), (std::vector<int32_t>{7, 3, 6, 7}));
+    }
+
     // ---- StreamDecoder ---------------------------------------------------------------------
 
     void stream_decoder_holds_split_characters_data() {

@@ -1,5 +1,5 @@
 // The tokenizer on arbitrary bytes (a user can paste anything): encode never fails, every id is in
-// the vocabulary, and decoding gives back valid UTF-8 text exactly. Vocabularies: the SentencePiece
+// the vocabulary, and decoding gives back valid UTF-8 text exactly; encode_markup's ids are valid too. Vocabularies: the SentencePiece
 // and GPT-2 BPE fixtures of tests/data/tokenizer.
 #include <cstdint>
 #include <memory>
@@ -49,5 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (valid_utf8(text) && text.find("\xe2\x96\x81") == std::string_view::npos &&
         decoded != text)
         ember::fuzz::fail("decode(encode(text)) != text for valid UTF-8");
+    // The same text as a rendered chat prompt: control tokens may appear, every id stays valid.
+    for (int32_t id : tok.encode_markup(text, /*add_bos=*/true))
+        if (id < 0 || id >= tok.n_vocab()) ember::fuzz::fail("encode_markup gave an id outside the vocabulary");
     return 0;
 }
