@@ -156,10 +156,18 @@ void ChatController::copyConversation() {
 
 void ChatController::copyText(const QString& text) { QGuiApplication::clipboard()->setText(text); }
 
+RenderedPrompt ChatController::render(const QVector<ChatMessage>& rows) const {
+    const PromptFormat format = prompt_format_from_name(prompt_format());
+    if (format != PromptFormat::ModelTemplate) return {render_prompt(format, system_prompt_, rows), {}};
+    if (model_template_.source() != engine_->chat_template())
+        model_template_ = ModelTemplate(engine_->chat_template(), engine_->bos_token(), engine_->eos_token());
+    return model_template_.render(system_prompt_, rows);
+}
+
 QString ChatController::renderedPrompt() const {
     const QVector<ChatMessage>& rows = messages_.messages();
-    return render_prompt(prompt_format_from_name(prompt_format()), system_prompt_,
-                         rows.mid(std::min<qsizetype>(context_start_, rows.size())));
+    const RenderedPrompt p = render(rows.mid(std::min<qsizetype>(context_start_, rows.size())));
+    return p.error.isEmpty() ? p.text : QStringLiteral("error: ") + p.error;
 }
 
 QString ChatController::previewPrompt() const {
@@ -174,7 +182,8 @@ QString ChatController::previewPrompt() const {
     answer.role = QStringLiteral("assistant");
     answer.generating = true;
     rows.push_back(answer);
-    return render_prompt(prompt_format_from_name(prompt_format()), system_prompt_, rows);
+    const RenderedPrompt p = render(rows);
+    return p.error.isEmpty() ? p.text : tr("The model's chat template cannot render this chat: %1").arg(p.error);
 }
 
 void ChatController::set_context(int start, bool full) {
@@ -210,14 +219,24 @@ void ChatController::start_answer() {
         }
     }
     since_saved_.start();
-    const QString prompt = renderedPrompt();
+    const QVector<ChatMessage>& rows = messages_.messages();
+    const RenderedPrompt prompt = render(rows.mid(std::min<qsizetype>(context_start_, rows.size())));
     generating_ = true;
     emit generatingChanged();
     pending_.clear();
+    if (!prompt.error.isEmpty()) {
+        on_failed(prompt.error + tr(" (choose another prompt format in the chat settings)"));
+        return;
+    }
     flush_timer_.start();
-    engine_->generate(prompt, settings_.max_tokens,
-                      sampling_params(settings_, std::uniform_int_distribution<uint64_t>()(random_)),
-                      settings_.context_length);
+    GenerationRequest request;
+    request.prompt = prompt.text;
+    // Control tokens are markup in every chat format; plain completion keeps all text as text.
+    request.markup = prompt_format_from_name(prompt_format()) != PromptFormat::Completion;
+    request.max_tokens = settings_.max_tokens;
+    request.sampling = sampling_params(settings_, std::uniform_int_distribution<uint64_t>()(random_));
+    request.n_ctx = settings_.context_length;
+    engine_->generate(request);
 }
 
 void ChatController::flush() {

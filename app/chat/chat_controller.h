@@ -15,6 +15,7 @@
 #include "app/chat/conversation_list_model.h"
 #include "app/chat/generation_settings.h"
 #include "app/chat/message_list_model.h"
+#include "app/chat/model_template.h"
 #include "app/chat/search_hit_model.h"
 
 class QQmlEngine;
@@ -113,6 +114,8 @@ public:
     Q_INVOKABLE void stop();
     Q_INVOKABLE void regenerate();
     Q_INVOKABLE void newChat();
+    // The prompt for the conversation on screen; an error from the model's chat template instead,
+    // prefixed "error: ".
     Q_INVOKABLE QString renderedPrompt() const;
     // What the model would read for the next answer; an empty chat shows a sample question.
     Q_INVOKABLE QString previewPrompt() const;
@@ -152,6 +155,7 @@ signals:
     void contextChanged();
 
 private:
+    RenderedPrompt render(const QVector<ChatMessage>& rows) const;
     // The prompt format the user chose for the loaded model; empty: none.
     QString chosen_format() const;
     // Sets one setting (clamped); a change is saved with the open chat.
@@ -197,6 +201,7 @@ private:
     bool generating_ = false;
     AppSettings* app_settings_;
     QString chosen_format_;  // without app_settings_: the format chosen this run
+    mutable ModelTemplate model_template_;  // the loaded model's chat template, parsed once
     QString system_prompt_;
     GenerationSettings settings_;
     int context_start_ = 0;

@@ -5,6 +5,7 @@ namespace ember::app {
 PromptFormat prompt_format_from_name(const QString& name) {
     if (name == QLatin1String("llama2")) return PromptFormat::Llama2Chat;
     if (name == QLatin1String("chatml")) return PromptFormat::ChatML;
+    if (name == QLatin1String("model")) return PromptFormat::ModelTemplate;
     return PromptFormat::Completion;
 }
 
@@ -42,6 +43,7 @@ QString render_prompt(PromptFormat format, const QString& system_prompt, const Q
             }
             return out;
         }
+        case PromptFormat::ModelTemplate: break;
     }
     return out;
 }

@@ -10,11 +10,13 @@
 
 namespace ember::app {
 
-enum class PromptFormat { Completion, Llama2Chat, ChatML };
+// ModelTemplate: the model's own chat template, run by ModelTemplate (model_template.h).
+enum class PromptFormat { Completion, Llama2Chat, ChatML, ModelTemplate };
 
 PromptFormat prompt_format_from_name(const QString& name);  // unknown names: Completion
 
-// The messages up to and including an empty assistant message to be continued, if any.
+// The messages up to and including an empty assistant message to be continued, if any, in a
+// built-in format (ModelTemplate renders nothing here).
 QString render_prompt(PromptFormat format, const QString& system_prompt, const QVector<ChatMessage>& messages);
 
 }  // namespace ember::app

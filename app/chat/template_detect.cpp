@@ -2,12 +2,15 @@
 
 #include <QObject>
 
+#include "app/chat/jinja/template.h"
+
 namespace ember::app {
 
 QString prompt_format_name(PromptFormat format) {
     switch (format) {
         case PromptFormat::Llama2Chat: return QStringLiteral("llama2");
         case PromptFormat::ChatML: return QStringLiteral("chatml");
+        case PromptFormat::ModelTemplate: return QStringLiteral("model");
         case PromptFormat::Completion: break;
     }
     return QStringLiteral("completion");
@@ -15,6 +18,17 @@ QString prompt_format_name(PromptFormat format) {
 
 DetectedFormat detect_prompt_format(const QString& chat_template) {
     DetectedFormat d;
+    QString unusable;
+    if (!chat_template.trimmed().isEmpty()) {
+        auto parsed = jinja::Template::parse(chat_template.toStdString());
+        if (parsed.ok()) {
+            d.format = PromptFormat::ModelTemplate;
+            d.name = prompt_format_name(d.format);
+            d.why = QObject::tr("the model's own chat template (tokenizer.chat_template) is run");
+            return d;
+        }
+        unusable = QObject::tr("its chat template cannot be run (%1); ").arg(QString::fromStdString(parsed.error().message));
+    }
     if (chat_template.trimmed().isEmpty()) {
         d.why = QObject::tr("the model has no chat template: its text is continued as written");
     } else if (chat_template.contains(QLatin1String("<|im_start|>"))) {
@@ -27,6 +41,7 @@ DetectedFormat detect_prompt_format(const QString& chat_template) {
         d.why = QObject::tr("the model's chat template matches no built-in format: choose one, or keep plain completion");
     }
     d.name = prompt_format_name(d.format);
+    d.why = unusable + d.why;
     return d;
 }
 

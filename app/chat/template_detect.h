@@ -1,7 +1,7 @@
 #pragma once
-// Which built-in prompt format a model's own chat template (tokenizer.chat_template, Jinja)
-// asks for. Ember does not run Jinja: it recognizes the formats it renders by the tokens their
-// templates emit, and says so when a template matches none of them.
+// The prompt format a model asks for: its own chat template (tokenizer.chat_template, Jinja)
+// when Ember's interpreter can run it; otherwise the built-in format whose tokens the template
+// emits, or plain completion, saying why.
 
 #include <QString>
 

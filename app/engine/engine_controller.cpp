@@ -109,13 +109,7 @@ void EngineController::loadModel(const QString& path, double budgetBytes) {
                               Qt::QueuedConnection);
 }
 
-void EngineController::generate(const QString& prompt, int max_tokens, const ember::SamplingParams& sampling,
-                                int n_ctx) {
-    GenerationRequest r;
-    r.prompt = prompt;
-    r.max_tokens = max_tokens;
-    r.sampling = sampling;
-    r.n_ctx = n_ctx;
+void EngineController::generate(const GenerationRequest& r) {
     set_status(QStringLiteral("generating"));
     QMetaObject::invokeMethod(worker_, [w = worker_, r] { w->generate(r); }, Qt::QueuedConnection);
 }

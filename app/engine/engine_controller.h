@@ -69,6 +69,8 @@ public:
     double kv_bytes_per_token() const { return double(model_.kv_bytes_per_token); }
     int trained_context() const { return model_.n_ctx_train; }
     QString chat_template() const { return model_.chat_template; }
+    QString bos_token() const { return model_.bos_token; }
+    QString eos_token() const { return model_.eos_token; }
     QString device_name() const { return device_.device; }
     QString device_note() const { return device_.note; }
     double budget_bytes() const { return double(device_.budget_bytes); }
@@ -87,7 +89,7 @@ public:
 
     Q_INVOKABLE void loadModel(const QString& path, double budgetBytes = 0);
     // n_ctx: the context the session must hold (it is resized first when it differs); 0 keeps it.
-    void generate(const QString& prompt, int max_tokens, const ember::SamplingParams& sampling, int n_ctx = 0);
+    void generate(const GenerationRequest& request);
     Q_INVOKABLE void stop();
     Q_INVOKABLE void setBudget(double bytes);
 

@@ -81,7 +81,8 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx) {
     // The file name is what the user downloaded or chose; general.name is often a converter's
     // folder name ("hf").
     emit loaded(LoadedModel{path, QFileInfo(path).completeBaseName(), describe(info), info.sparse, info.n_layer,
-                            info.n_ctx_train, qint64(info.kv_bytes_per_token), QString::fromStdString(info.chat_template)});
+                            info.n_ctx_train, qint64(info.kv_bytes_per_token), QString::fromStdString(info.chat_template),
+                            QString::fromStdString(info.bos_token), QString::fromStdString(info.eos_token)});
     emit context_changed(0, session_->n_ctx());
     emit device_changed(device_state());
     emit split(snapshot(0.0));
@@ -124,7 +125,9 @@ void EngineWorker::generate(const GenerationRequest& request) {
     stop_.store(false);
     apply_pending_budget();
     if (request.n_ctx > 0 && request.n_ctx != session_->n_ctx() && !resize_context(request.n_ctx)) return;
-    std::vector<int32_t> prompt = model_->tokenize(request.prompt.toStdString(), model_->add_bos());
+    const std::string text = request.prompt.toStdString();
+    std::vector<int32_t> prompt = request.markup ? model_->tokenize_markup(text, model_->add_bos())
+                                                 : model_->tokenize(text, model_->add_bos());
     // Keep the cached prefix the new prompt shares with the context (the earlier turns), and
     // evaluate at least one token so there are logits to sample from.
     size_t keep = 0;

@@ -20,6 +20,7 @@ namespace ember::app {
 
 struct GenerationRequest {
     QString prompt;            // the whole rendered conversation
+    bool markup = false;       // the prompt's "<s>", "<|im_start|>"… are control tokens (a chat format's)
     int max_tokens = 256;
     ember::SamplingParams sampling;
     int n_ctx = 0;  // the context the session must hold; 0 keeps it
@@ -43,6 +44,8 @@ struct LoadedModel {
     int n_ctx_train = 0;
     qint64 kv_bytes_per_token = 0;  // F16 K and V, all layers
     QString chat_template;          // the file's tokenizer.chat_template, empty when it has none
+    QString bos_token;              // the BOS and EOS pieces, for the template
+    QString eos_token;
 };
 
 struct DeviceState {

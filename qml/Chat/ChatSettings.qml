@@ -81,8 +81,9 @@ Dialog {
 
                 objectName: "promptFormatSetting"
                 Layout.fillWidth: true
-                readonly property var names: ["", "completion", "llama2", "chatml"]
-                model: [qsTr("From the model"), qsTr("Plain completion"), qsTr("Llama 2 chat"), qsTr("ChatML")]
+                readonly property var names: ["", "model", "completion", "llama2", "chatml"]
+                model: [qsTr("From the model"), qsTr("The model's own chat template"), qsTr("Plain completion"),
+                        qsTr("Llama 2 chat"), qsTr("ChatML")]
                 currentIndex: ChatController.promptFormatChosen ? names.indexOf(ChatController.promptFormat) : 0
                 onActivated: index => ChatController.promptFormat = names[index]
                 Accessible.name: qsTr("Prompt format for this model")

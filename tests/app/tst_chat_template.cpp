@@ -124,7 +124,7 @@ private slots:
         QTest::addColumn<QString>("source");
         QTest::addColumn<QString>("error");
         QTest::newRow("unclosed tag") << "a\n{{ x" << "line 2: tag is never closed";
-        QTest::newRow("unclosed if") << "{% if x %}\nyes" << "expected {% elif %}";
+        QTest::newRow("unclosed if") << "{% if x %}\nyes" << "expected {% endif %}";
         QTest::newRow("unknown statement") << "\n\n{% macro m() %}{% endmacro %}" << "line 3: unknown or unsupported statement 'macro'";
         QTest::newRow("unknown filter") << "{{ 'a'|shout }}" << "unknown filter 'shout'";
         QTest::newRow("unknown test") << "{{ 1 is loud }}" << "unknown test 'loud'";

@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include "app/chat/chat_prompt.h"
+#include "app/chat/model_template.h"
 #include "app/chat/template_detect.h"
 
 using ember::app::PromptFormat;
@@ -19,6 +20,11 @@ const char* kLlama2 =
 const char* kChatML =
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + "
     "'\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+const char* kMistral =
+    "{{ bos_token }}{% for message in messages %}{% if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}"
+    "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}{% endif %}"
+    "{% if message['role'] == 'user' %}{{ '[INST] ' + message['content'] + ' [/INST]' }}"
+    "{% elif message['role'] == 'assistant' %}{{ message['content'] + eos_token}}{% endif %}{% endfor %}";
 const char* kZephyr =
     "{% for message in messages %}{% if message['role'] == 'user' %}{{ '<|user|>\\n' + message['content'] + eos_token }}"
     "{% endif %}{% endfor %}";
@@ -44,9 +50,16 @@ private slots:
         QTest::addColumn<QString>("why");
         QTest::newRow("none") << QString() << int(PromptFormat::Completion) << "no chat template";
         QTest::newRow("blank") << QStringLiteral("  \n") << int(PromptFormat::Completion) << "no chat template";
-        QTest::newRow("llama-2 chat") << QString::fromLatin1(kLlama2) << int(PromptFormat::Llama2Chat) << "[INST]";
-        QTest::newRow("chatml") << QString::fromLatin1(kChatML) << int(PromptFormat::ChatML) << "<|im_start|>";
-        QTest::newRow("unknown") << QString::fromLatin1(kZephyr) << int(PromptFormat::Completion) << "matches no built-in";
+        // Templates the interpreter runs are used as they are.
+        for (const char* t : {kLlama2, kChatML, kZephyr, kMistral})
+            QTest::addRow("runs: %.40s", t) << QString::fromLatin1(t) << int(PromptFormat::ModelTemplate) << "own chat template";
+        // The rest fall back to the built-in format whose tokens they emit, saying why.
+        const QString unsupported = QStringLiteral("{% macro turn(m) %}%1{% endmacro %}");
+        QTest::newRow("llama-2 chat") << unsupported.arg("[INST]") << int(PromptFormat::Llama2Chat) << "[INST]";
+        QTest::newRow("chatml") << unsupported.arg("<|im_start|>") << int(PromptFormat::ChatML) << "<|im_start|>";
+        QTest::newRow("unknown") << unsupported.arg("<|user|>") << int(PromptFormat::Completion) << "matches no built-in";
+        QTest::newRow("reason") << unsupported.arg("<|user|>") << int(PromptFormat::Completion)
+                                << "cannot be run (line 1: unknown or unsupported statement 'macro')";
     }
 
     void templates_are_recognized() {
@@ -60,7 +73,7 @@ private slots:
     }
 
     void names_round_trip() {
-        for (PromptFormat f : {PromptFormat::Completion, PromptFormat::Llama2Chat, PromptFormat::ChatML})
+        for (PromptFormat f : {PromptFormat::Completion, PromptFormat::Llama2Chat, PromptFormat::ChatML, PromptFormat::ModelTemplate})
             QCOMPARE(ember::app::prompt_format_from_name(ember::app::prompt_format_name(f)), f);
     }
 
@@ -73,6 +86,45 @@ private slots:
                  QStringLiteral("[INST] <<SYS>>\nAnswer from Genesis.\n<</SYS>>\n\nWho begat Enos? [/INST]"));
         QCOMPARE(ember::app::render_prompt(PromptFormat::Completion, system, conversation()),
                  QStringLiteral("Answer from Genesis.Who begat Enos?"));
+    }
+
+    void model_template_renders_the_conversation() {
+        const QString system = QStringLiteral("Answer from Genesis.");
+        // A ChatML template gives what the built-in ChatML format gives.
+        const ember::app::ModelTemplate chatml(QString::fromLatin1(kChatML), "<s>", "</s>");
+        QVERIFY(chatml.usable());
+        const ember::app::RenderedPrompt p = chatml.render(system, conversation());
+        QVERIFY2(p.error.isEmpty(), qPrintable(p.error));
+        QCOMPARE(p.text, ember::app::render_prompt(PromptFormat::ChatML, system, conversation()));
+
+        // An answer being continued follows the generation prompt.
+        QVector<ember::app::ChatMessage> partial = conversation();
+        partial.back().content = QStringLiteral("Seth");
+        QCOMPARE(chatml.render({}, partial).text,
+                 QStringLiteral("<|im_start|>user\nWho begat Enos?<|im_end|>\n<|im_start|>assistant\nSeth"));
+    }
+
+    void model_template_without_system_role_gets_it_in_the_question() {
+        // Mistral's template refuses a system message (roles must alternate); the system prompt
+        // then leads the first question, as llama.cpp does for it.
+        const ember::app::ModelTemplate mistral(QString::fromLatin1(kMistral), "<s>", "</s>");
+        const ember::app::RenderedPrompt p = mistral.render(QStringLiteral("Answer from Genesis."), conversation());
+        QVERIFY2(p.error.isEmpty(), qPrintable(p.error));
+        QCOMPARE(p.text, QStringLiteral("<s>[INST] Answer from Genesis.\n\nWho begat Enos? [/INST]"));
+        QCOMPARE(mistral.render({}, conversation()).text, QStringLiteral("<s>[INST] Who begat Enos? [/INST]"));
+    }
+
+    void model_template_errors_are_reported() {
+        const ember::app::ModelTemplate refusing(QStringLiteral("{{ raise_exception('Only one turn, please') }}"), "<s>", "</s>");
+        const ember::app::RenderedPrompt p = refusing.render({}, conversation());
+        QVERIFY(p.text.isEmpty());
+        QVERIFY2(p.error.contains(QLatin1String("the template refused: Only one turn, please")), qPrintable(p.error));
+
+        const ember::app::ModelTemplate broken(QStringLiteral("{% for m in messages %}"), "<s>", "</s>");
+        QVERIFY(!broken.usable());
+        QVERIFY2(broken.render({}, conversation()).error.contains(QLatin1String("expected {% endfor %}")),
+                 qPrintable(broken.render({}, conversation()).error));
+        QVERIFY(ember::app::ModelTemplate(QString(), "<s>", "</s>").render({}, conversation()).error.contains("no chat template"));
     }
 };
 

@@ -78,7 +78,7 @@ private:
         while (true) {
             const Token& t = peek();
             if (t.kind == TokenKind::End) {
-                if (ends.size() != 0) fail(std::string("expected {% ") + *ends.begin() + " %}");
+                if (ends.size() != 0) fail(std::string("expected {% ") + *(ends.end() - 1) + " %}");
                 end.clear();
                 return nodes;
             }
