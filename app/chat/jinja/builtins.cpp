@@ -161,6 +161,12 @@ List to_list(const Value& v) {
     throw TemplateError(type_name(v) + " is not iterable");
 }
 
+bool parse_index(const std::string& s, size_t& out) {
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return !s.empty() && ec == std::errc() && end == s.data() + s.size();
+}
+
+// Jinja's attribute path for selectattr/map/join: "a.b.0" walks dict keys and list indices.
 Value attribute(const Value& v, const std::string& path) {
     Value cur = v;
     size_t start = 0;
@@ -170,8 +176,7 @@ Value attribute(const Value& v, const std::string& path) {
         if (cur.is_dict()) {
             const Value* f = find(cur.as_dict(), key);
             cur = f ? *f : Value(Undefined{key});
-        } else if (cur.is_list() && !key.empty() && std::all_of(key.begin(), key.end(), ::isdigit)) {
-            const size_t i = size_t(std::stoll(key));
+        } else if (size_t i = 0; cur.is_list() && parse_index(key, i)) {
             cur = i < cur.as_list().size() ? cur.as_list()[i] : Value(Undefined{key});
         } else {
             cur = Value(Undefined{key});

@@ -419,13 +419,12 @@ private:
             const int line = peek().line;
             if (accept_op(".")) {
                 auto a = make(Expr::Attr, line);
-                if (peek().kind == TokenKind::Integer) a->kind = Expr::Item, a->literal = Value(int64_t(std::atoll(next().text.c_str())));
-                else a->name = expect_name("an attribute name");
                 a->args.push_back(std::move(e));
-                if (a->kind == Expr::Item) {
-                    auto index = make(Expr::Literal, line);
-                    index->literal = a->literal;
-                    a->args.push_back(std::move(index));
+                if (peek().kind == TokenKind::Integer) {  // x.0 is x[0]
+                    a->kind = Expr::Item;
+                    a->args.push_back(parse_primary());
+                } else {
+                    a->name = expect_name("an attribute name");
                 }
                 e = std::move(a);
             } else if (accept_op("[")) {
