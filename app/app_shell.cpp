@@ -35,7 +35,7 @@ AppShell::AppShell(const AppOptions& options)
       engine_(nullptr),
       chat_(&engine_, store_.get(), &settings_),
       hub_(options.data_dir + QStringLiteral("/models"), options.hub_endpoint, &engine_,
-           options.data_dir + QStringLiteral("/downloads.json")) {
+           options.data_dir + QStringLiteral("/downloads.json"), &settings_) {
     EngineController::set_instance(&engine_);
     AppSettings::set_instance(&settings_);
     ChatController::set_instance(&chat_);

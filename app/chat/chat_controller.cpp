@@ -47,7 +47,11 @@ QString stats_line(const store::GenerationStats& s) {
 ChatController::ChatController(EngineController* engine, store::ChatStore* store, AppSettings* app_settings,
                                QObject* parent)
     : QObject(parent), engine_(engine), store_(store), app_settings_(app_settings) {
-    connect(engine_, &EngineController::modelChanged, this, &ChatController::settingsChanged);
+    connect(engine_, &EngineController::modelChanged, this, [this] {
+        // A chat not started yet takes the new model's default system prompt.
+        if (chat_id_ == 0 && messages_.messages().isEmpty()) system_prompt_ = default_system_prompt();
+        emit settingsChanged();
+    });
     flush_timer_.setInterval(kFlushIntervalMs);
     connect(&flush_timer_, &QTimer::timeout, this, &ChatController::flush);
     connect(engine_, &EngineController::token, this, [this](const QString& t) {
@@ -141,6 +145,22 @@ void ChatController::newChat() {
     set_context(0, false);
     set_chat_id(0);
     messages_.replace_from(0, {});
+    system_prompt_ = default_system_prompt();
+    emit settingsChanged();
+}
+
+QString ChatController::default_system_prompt() const {
+    return app_settings_ ? app_settings_->system_prompt_for(engine_->model_path()) : QString();
+}
+
+bool ChatController::system_prompt_is_default() const {
+    return app_settings_ && !system_prompt_.isEmpty() && system_prompt_ == default_system_prompt();
+}
+
+void ChatController::makeSystemPromptDefault() {
+    if (!app_settings_) return;
+    app_settings_->set_system_prompt_for(engine_->model_path(), system_prompt_);
+    emit settingsChanged();
 }
 
 QString ChatController::conversationMarkdown() {

@@ -45,6 +45,8 @@ class ChatController : public QObject {
     Q_PROPERTY(bool promptFormatChosen READ prompt_format_chosen NOTIFY settingsChanged)
     Q_PROPERTY(QString detectedFormatWhy READ detected_format_why NOTIFY settingsChanged)
     Q_PROPERTY(QString systemPrompt READ system_prompt WRITE set_system_prompt NOTIFY settingsChanged)
+    // The system prompt is the one new chats with this model start with.
+    Q_PROPERTY(bool systemPromptIsDefault READ system_prompt_is_default NOTIFY settingsChanged)
     // The open chat's sampling settings, saved with it (a new chat starts with the last ones).
     Q_PROPERTY(double temperature READ temperature WRITE set_temperature NOTIFY settingsChanged)
     Q_PROPERTY(int maxTokens READ max_tokens WRITE set_max_tokens NOTIFY settingsChanged)
@@ -84,6 +86,7 @@ public:
     QString detected_format_why() const;
     QString system_prompt() const { return system_prompt_; }
     void set_system_prompt(const QString& s);
+    bool system_prompt_is_default() const;
     const GenerationSettings& settings() const { return settings_; }
     double temperature() const { return settings_.temperature; }
     void set_temperature(double t) { update_settings(&GenerationSettings::temperature, t); }
@@ -114,6 +117,8 @@ public:
     Q_INVOKABLE void stop();
     Q_INVOKABLE void regenerate();
     Q_INVOKABLE void newChat();
+    // New chats with the loaded model start with the current system prompt (empty: none).
+    Q_INVOKABLE void makeSystemPromptDefault();
     // The prompt for the conversation on screen; an error from the model's chat template instead,
     // prefixed "error: ".
     Q_INVOKABLE QString renderedPrompt() const;
@@ -156,6 +161,7 @@ signals:
 
 private:
     RenderedPrompt render(const QVector<ChatMessage>& rows) const;
+    QString default_system_prompt() const;
     // The prompt format the user chose for the loaded model; empty: none.
     QString chosen_format() const;
     // Sets one setting (clamped); a change is saved with the open chat.

@@ -28,6 +28,15 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
     }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::load_failed, this, [this](const QString& e) { set_status(QStringLiteral("error"), e); },
             Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::unloaded, this, [this] {
+        model_ = {};
+        device_ = {};
+        context_used_ = context_size_ = 0;
+        emit modelChanged();
+        emit deviceChanged();
+        emit contextChanged();
+        set_status(QStringLiteral("empty"));
+    }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::token, this, &EngineController::token, Qt::QueuedConnection);
     // A snapshot arrives per token (hundreds a second on a small model); the view shows the
     // latest one at most ~30 times a second, so its cost does not grow with generation speed.
@@ -112,6 +121,12 @@ void EngineController::loadModel(const QString& path, double budgetBytes) {
 void EngineController::generate(const GenerationRequest& r) {
     set_status(QStringLiteral("generating"));
     QMetaObject::invokeMethod(worker_, [w = worker_, r] { w->generate(r); }, Qt::QueuedConnection);
+}
+
+void EngineController::unloadModel() {
+    if (model_.path.isEmpty()) return;
+    worker_->request_stop();
+    QMetaObject::invokeMethod(worker_, [w = worker_] { w->unload(); }, Qt::QueuedConnection);
 }
 
 void EngineController::stop() { worker_->request_stop(); }

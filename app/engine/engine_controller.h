@@ -88,6 +88,8 @@ public:
     int context_size() const { return context_size_; }
 
     Q_INVOKABLE void loadModel(const QString& path, double budgetBytes = 0);
+    // Stops an answer in progress and frees the model; status becomes "empty".
+    Q_INVOKABLE void unloadModel();
     // n_ctx: the context the session must hold (it is resized first when it differs); 0 keeps it.
     void generate(const GenerationRequest& request);
     Q_INVOKABLE void stop();

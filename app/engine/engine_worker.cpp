@@ -33,6 +33,17 @@ void EngineWorker::request_stop() {
 
 void EngineWorker::request_budget(qint64 bytes) { pending_budget_.store(std::max<qint64>(bytes, 0)); }
 
+void EngineWorker::unload() {
+    {
+        std::lock_guard lock(session_mutex_);
+        session_.reset();
+    }
+    model_.reset();
+    context_.clear();
+    previous_.clear();
+    emit unloaded();
+}
+
 void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx) {
     {
         std::lock_guard lock(session_mutex_);

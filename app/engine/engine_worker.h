@@ -75,12 +75,15 @@ public:
 
 public slots:
     void load(const QString& path, qint64 budget_bytes, int n_ctx);
+    // Frees the session and the model (memory and device memory).
+    void unload();
     void generate(const ember::app::GenerationRequest& request);
     void apply_pending_budget();
 
 signals:
     void loaded(const ember::app::LoadedModel& model);
     void load_failed(const QString& error);
+    void unloaded();
     void token(const QString& text);
     void split(const ember::app::SplitSnapshot& snapshot);
     void finished(const ember::app::GenerationStats& stats);

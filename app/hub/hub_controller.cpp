@@ -1,8 +1,10 @@
 #include "app/hub/hub_controller.h"
 #include "app/hub/model_suggestion.h"
 
+#include <QDesktopServices>
 #include <QDir>
 #include <QFile>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QJSEngine>
 #include <QLocale>
@@ -12,7 +14,9 @@
 #include "app/engine/engine_controller.h"
 #include "app/hub/download_queue.h"
 #include "app/hub/hub_worker.h"
+#include "app/hub/library_scan.h"
 #include "app/hub/repo_input.h"
+#include "app/settings/app_settings.h"
 
 namespace ember::app {
 namespace {
@@ -55,8 +59,8 @@ QString sort_key(const QString& sort) {
 }  // namespace
 
 HubController::HubController(const QString& models_dir, const QString& endpoint, EngineController* engine,
-                             const QString& queue_file, QObject* parent)
-    : QObject(parent), models_dir_(models_dir), engine_(engine), queue_file_(queue_file) {
+                             const QString& queue_file, AppSettings* app_settings, QObject* parent)
+    : QObject(parent), models_dir_(models_dir), engine_(engine), settings_(app_settings), queue_file_(queue_file) {
     qRegisterMetaType<std::vector<SearchHit>>();
     qRegisterMetaType<RepoListing>();
     qRegisterMetaType<std::vector<LibraryEntry>>();
@@ -331,8 +335,34 @@ void HubController::refresh_fits() {
     }
 }
 
+QStringList HubController::added_folders() const { return settings_ ? settings_->library_folders() : QStringList(); }
+
 void HubController::refreshLibrary() {
-    QMetaObject::invokeMethod(worker_, [w = worker_] { w->scan_library(); }, Qt::QueuedConnection);
+    QMetaObject::invokeMethod(worker_, [w = worker_, folders = added_folders()] { w->scan_library(folders); },
+                              Qt::QueuedConnection);
+}
+
+bool HubController::addFolder(const QString& folder) {
+    const QString path = QDir(QDir::fromNativeSeparators(folder)).absolutePath();
+    if (!settings_) return false;
+    if (const QString why = check_added_folder(models_dir_, path); !why.isEmpty()) {
+        set_library_error(why);
+        return false;
+    }
+    set_library_error({});
+    settings_->add_library_folder(path);
+    refreshLibrary();
+    return true;
+}
+
+void HubController::chooseFolder() {
+    const QString folder = QFileDialog::getExistingDirectory(nullptr, tr("Add a folder of GGUF models"), QDir::homePath());
+    if (!folder.isEmpty()) addFolder(folder);
+}
+
+void HubController::revealModel(int row) {
+    if (row < 0 || row >= library_.rowCount()) return;
+    QDesktopServices::openUrl(QUrl::fromLocalFile(QFileInfo(library_.entry(row).path).absolutePath()));
 }
 
 void HubController::loadModel(int row) {
@@ -346,7 +376,13 @@ void HubController::loadModel(int row) {
 void HubController::deleteModel(int row) {
     if (row < 0 || row >= library_.rowCount()) return;
     set_library_error({});
-    QMetaObject::invokeMethod(worker_, [w = worker_, path = library_.entry(row).path] { w->remove_model(path); },
+    const LibraryEntry& e = library_.entry(row);
+    if (!e.folder.isEmpty()) {
+        if (settings_) settings_->remove_library_folder(e.folder);
+        refreshLibrary();
+        return;
+    }
+    QMetaObject::invokeMethod(worker_, [w = worker_, path = e.path, folders = added_folders()] { w->remove_model(path, folders); },
                               Qt::QueuedConnection);
 }
 

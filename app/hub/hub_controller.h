@@ -24,6 +24,7 @@ class QJSEngine;
 
 namespace ember::app {
 
+class AppSettings;
 class EngineController;
 class HubWorker;
 
@@ -54,8 +55,9 @@ public:
     // (tests of the hub alone); Load then does nothing. queue_file keeps unfinished downloads
     // across restarts (empty: not kept): they come back paused, or running if they were. Not
     // default-constructible, so QML (Qt 6.4) calls create() instead of building its own.
+    // app_settings (may be null) keeps the folders added to the library in place.
     HubController(const QString& models_dir, const QString& endpoint, EngineController* engine,
-                  const QString& queue_file = {}, QObject* parent = nullptr);
+                  const QString& queue_file = {}, AppSettings* app_settings = nullptr, QObject* parent = nullptr);
     ~HubController() override;
 
     static HubController* create(QQmlEngine*, QJSEngine*);
@@ -94,7 +96,15 @@ public:
     Q_INVOKABLE void forgetToken();
     Q_INVOKABLE void refreshLibrary();
     Q_INVOKABLE void loadModel(int row);
+    // A downloaded model's files are deleted; a model in an added folder only leaves the library
+    // (with the rest of its folder), its files untouched.
     Q_INVOKABLE void deleteModel(int row);
+    // Adds a folder of GGUF files to the library where it is (no copy); false with libraryError
+    // set when it cannot be. chooseFolder asks for one with the platform's folder dialog.
+    Q_INVOKABLE bool addFolder(const QString& folder);
+    Q_INVOKABLE void chooseFolder();
+    // Opens the model's folder in the platform's file manager.
+    Q_INVOKABLE void revealModel(int row);
 
     Q_INVOKABLE QString formatBytes(double bytes) const;
     // The first-run screen: this computer and the model suggested for it
@@ -114,6 +124,7 @@ private:
     void queue_progress(const hub::JobProgress& progress);
     void flush_progress();
     void set_library_error(const QString& error);
+    QStringList added_folders() const;
     // The open repo's model files against this machine: the GPU budget in use, memory, context.
     void refresh_fits();
     void restore_downloads();
@@ -122,6 +133,7 @@ private:
 
     QString models_dir_;
     EngineController* engine_;
+    AppSettings* settings_;
     QString settings_error_;  // a bad endpoint: every request fails with this
     HubSearchModel search_results_;
     RepoFilesModel repo_files_;

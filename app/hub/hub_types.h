@@ -42,6 +42,7 @@ struct LibraryEntry {
     QString quantization;
     bool sparse = false;
     uint64_t bytes = 0;    // the GGUF plus activation/ (sparse) and config files
+    QString folder;        // set for a folder the user added in place (its files are not Ember's to delete)
 };
 
 }  // namespace ember::app

@@ -85,12 +85,14 @@ void HubWorker::open_repo(quint64 request, const QString& repo) {
     }
 }
 
-void HubWorker::scan_library() { emit library_scanned(ember::app::scan_library(models_dir_)); }
+void HubWorker::scan_library(const QStringList& added_folders) {
+    emit library_scanned(ember::app::scan_library(models_dir_, added_folders));
+}
 
-void HubWorker::remove_model(const QString& path) {
+void HubWorker::remove_model(const QString& path, const QStringList& added_folders) {
     const QString error = ember::app::remove_model(models_dir_, path);
     if (!error.isEmpty()) emit remove_failed(error);
-    scan_library();
+    scan_library(added_folders);
 }
 
 }  // namespace ember::app

@@ -21,8 +21,8 @@ public:
     // sort: the Hub's key (downloads, likes, lastModified).
     void search(quint64 request, const QString& text, const QString& sort);
     void open_repo(quint64 request, const QString& repo);
-    void scan_library();
-    void remove_model(const QString& path);
+    void scan_library(const QStringList& added_folders);
+    void remove_model(const QString& path, const QStringList& added_folders);
     void set_token(const std::string& token) { client_.set_token(token); }
 
 signals:

@@ -1,13 +1,12 @@
 #include "app/hub/library_model.h"
 
+#include "app/hub/library_scan.h"
+
 namespace ember::app {
 namespace {
 
-bool before(const LibraryEntry& a, const LibraryEntry& b) {
-    return a.repo != b.repo ? a.repo < b.repo : a.file < b.file;
-}
 bool same_data(const LibraryEntry& a, const LibraryEntry& b) {
-    return a.bytes == b.bytes && a.sparse == b.sparse && a.quantization == b.quantization;
+    return a.bytes == b.bytes && a.sparse == b.sparse && a.quantization == b.quantization && a.folder == b.folder;
 }
 
 }  // namespace
@@ -25,24 +24,26 @@ QVariant LibraryModel::data(const QModelIndex& index, int role) const {
         case SizeRole: return double(e.bytes);
         case SparseRole: return e.sparse;
         case QuantizationRole: return e.quantization;
+        case FolderRole: return e.folder;
         default: return {};
     }
 }
 
 QHash<int, QByteArray> LibraryModel::roleNames() const {
     return {{RepoRole, "repo"},     {FileRole, "file"},     {PathRole, "path"},
-            {SizeRole, "size"},     {SparseRole, "sparse"}, {QuantizationRole, "quantization"}};
+            {SizeRole, "size"},     {SparseRole, "sparse"}, {QuantizationRole, "quantization"},
+            {FolderRole, "folder"}};
 }
 
 void LibraryModel::merge(std::vector<LibraryEntry> entries) {
     // Both lists are sorted: walk them together like a merge.
     size_t row = 0, next = 0;
     while (row < entries_.size() || next < entries.size()) {
-        if (next == entries.size() || (row < entries_.size() && before(entries_[row], entries[next]))) {
+        if (next == entries.size() || (row < entries_.size() && library_order(entries_[row], entries[next]))) {
             beginRemoveRows({}, int(row), int(row));
             entries_.erase(entries_.begin() + std::ptrdiff_t(row));
             endRemoveRows();
-        } else if (row == entries_.size() || before(entries[next], entries_[row])) {
+        } else if (row == entries_.size() || library_order(entries[next], entries_[row])) {
             beginInsertRows({}, int(row), int(row));
             entries_.insert(entries_.begin() + std::ptrdiff_t(row), std::move(entries[next]));
             endInsertRows();

@@ -18,7 +18,7 @@ class LibraryModel : public QAbstractListModel {
     QML_UNCREATABLE("owned by HubController")
 
 public:
-    enum Role { RepoRole = Qt::UserRole + 1, FileRole, PathRole, SizeRole, SparseRole, QuantizationRole };
+    enum Role { RepoRole = Qt::UserRole + 1, FileRole, PathRole, SizeRole, SparseRole, QuantizationRole, FolderRole };
     Q_ENUM(Role)
 
     using QAbstractListModel::QAbstractListModel;

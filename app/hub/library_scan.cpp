@@ -54,18 +54,37 @@ bool has_gguf(const QString& dir) {
 
 }  // namespace
 
-std::vector<LibraryEntry> scan_library(const QString& models_dir) {
+std::vector<LibraryEntry> scan_library(const QString& models_dir, const QStringList& added_folders) {
     std::vector<LibraryEntry> out;
+    for (const QString& folder : added_folders) {
+        const size_t first = out.size();
+        add_models(QDir(folder).dirName(), QDir(folder).absolutePath(), out);
+        for (size_t i = first; i < out.size(); ++i) out[i].folder = folder;
+    }
     const QDir root(models_dir);
     for (const QString& owner : root.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name)) {
         const QDir owner_dir(root.filePath(owner));
         for (const QString& name : owner_dir.entryList(QDir::Dirs | QDir::NoDotAndDotDot, QDir::Name))
             add_models(owner + QLatin1Char('/') + name, owner_dir.filePath(name), out);
     }
-    std::sort(out.begin(), out.end(), [](const LibraryEntry& a, const LibraryEntry& b) {
-        return a.repo != b.repo ? a.repo < b.repo : a.file < b.file;
-    });
+    std::sort(out.begin(), out.end(), library_order);
     return out;
+}
+
+bool library_order(const LibraryEntry& a, const LibraryEntry& b) {
+    if (a.repo != b.repo) return a.repo < b.repo;
+    return a.file != b.file ? a.file < b.file : a.path < b.path;  // two added folders may share a name
+}
+
+QString check_added_folder(const QString& models_dir, const QString& folder) {
+    const QFileInfo info(folder);
+    if (!info.isDir()) return QStringLiteral("%1 is not a folder").arg(folder);
+    if (!has_gguf(folder)) return QStringLiteral("%1 holds no .gguf file").arg(folder);
+    const QString root = QDir(models_dir).canonicalPath();
+    const QString canonical = info.canonicalFilePath();
+    if (!root.isEmpty() && (canonical == root || canonical.startsWith(root + QLatin1Char('/'))))
+        return QStringLiteral("%1 is already in the library").arg(folder);
+    return {};
 }
 
 QString remove_model(const QString& models_dir, const QString& model_path) {

@@ -2,6 +2,7 @@
 
 #include <QFile>
 #include <QJSEngine>
+#include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSaveFile>
@@ -39,6 +40,11 @@ AppSettings::AppSettings(const QString& path, QObject* parent) : QObject(parent)
     const QJsonObject formats = o.value(QStringLiteral("promptFormats")).toObject();
     for (auto it = formats.begin(); it != formats.end(); ++it)
         if (it.value().isString() && !it.value().toString().isEmpty()) prompt_formats_.insert(it.key(), it.value().toString());
+    const QJsonObject prompts = o.value(QStringLiteral("systemPrompts")).toObject();
+    for (auto it = prompts.begin(); it != prompts.end(); ++it)
+        if (it.value().isString() && !it.value().toString().isEmpty()) system_prompts_.insert(it.key(), it.value().toString());
+    for (const QJsonValue& f : o.value(QStringLiteral("libraryFolders")).toArray())
+        if (f.isString() && !f.toString().isEmpty() && !library_folders_.contains(f.toString())) library_folders_.push_back(f.toString());
     const QJsonObject g = o.value(QStringLiteral("window")).toObject();
     const QRect rect(g.value(QStringLiteral("x")).toInt(), g.value(QStringLiteral("y")).toInt(),
                      g.value(QStringLiteral("width")).toInt(), g.value(QStringLiteral("height")).toInt());
@@ -90,6 +96,27 @@ void AppSettings::set_prompt_format_for(const QString& model, const QString& for
     emit changed();
 }
 
+void AppSettings::set_system_prompt_for(const QString& model, const QString& prompt) {
+    if (system_prompt_for(model) == prompt) return;
+    if (prompt.isEmpty()) system_prompts_.remove(model);
+    else system_prompts_.insert(model, prompt);
+    save();
+    emit changed();
+}
+
+void AppSettings::add_library_folder(const QString& folder) {
+    if (folder.isEmpty() || library_folders_.contains(folder)) return;
+    library_folders_.push_back(folder);
+    save();
+    emit changed();
+}
+
+void AppSettings::remove_library_folder(const QString& folder) {
+    if (library_folders_.removeAll(folder) == 0) return;
+    save();
+    emit changed();
+}
+
 void AppSettings::save() {
     QJsonObject o{{"theme", theme_}, {"fontScale", font_scale_}, {"welcomed", welcomed_}};
     if (!prompt_formats_.isEmpty()) {
@@ -97,6 +124,12 @@ void AppSettings::save() {
         for (auto it = prompt_formats_.begin(); it != prompt_formats_.end(); ++it) formats.insert(it.key(), it.value());
         o.insert(QStringLiteral("promptFormats"), formats);
     }
+    if (!system_prompts_.isEmpty()) {
+        QJsonObject prompts;
+        for (auto it = system_prompts_.begin(); it != system_prompts_.end(); ++it) prompts.insert(it.key(), it.value());
+        o.insert(QStringLiteral("systemPrompts"), prompts);
+    }
+    if (!library_folders_.isEmpty()) o.insert(QStringLiteral("libraryFolders"), QJsonArray::fromStringList(library_folders_));
     if (geometry_.isValid())
         o.insert(QStringLiteral("window"), QJsonObject{{"x", geometry_.x()},
                                                        {"y", geometry_.y()},

@@ -7,6 +7,7 @@
 #include <QObject>
 #include <QRect>
 #include <QString>
+#include <QStringList>
 #include <QtQml/qqmlregistration.h>
 
 class QQmlEngine;
@@ -45,6 +46,13 @@ public:
     // The prompt format the user chose for a model (by path); empty: detect it from the model.
     QString prompt_format_for(const QString& model) const { return prompt_formats_.value(model); }
     void set_prompt_format_for(const QString& model, const QString& format);
+    // The system prompt a new chat with the model starts with (by path); empty: none.
+    QString system_prompt_for(const QString& model) const { return system_prompts_.value(model); }
+    void set_system_prompt_for(const QString& model, const QString& prompt);
+    // Folders of GGUF files the user added to the library in place (not copied).
+    QStringList library_folders() const { return library_folders_; }
+    void add_library_folder(const QString& folder);
+    void remove_library_folder(const QString& folder);
 
     // Why the file could not be read or written, if it could not.
     QString error() const { return error_; }
@@ -61,6 +69,8 @@ private:
     QRect geometry_;
     bool welcomed_ = false;
     QHash<QString, QString> prompt_formats_;  // model path -> prompt format name
+    QHash<QString, QString> system_prompts_;  // model path -> default system prompt
+    QStringList library_folders_;
     QString error_;
 };
 

@@ -60,7 +60,22 @@ Dialog {
         anchors.fill: parent
         spacing: 6
 
-        Label { text: qsTr("System prompt") }
+        RowLayout {
+            Layout.fillWidth: true
+
+            Label {
+                Layout.fillWidth: true
+                text: qsTr("System prompt")
+            }
+            Button {
+                objectName: "systemPromptDefault"
+                flat: true
+                enabled: !ChatController.systemPromptIsDefault
+                text: ChatController.systemPromptIsDefault ? qsTr("Default for this model") : qsTr("Make default for this model")
+                Accessible.name: qsTr("Start new chats with this model with this system prompt")
+                onClicked: ChatController.makeSystemPromptDefault()
+            }
+        }
         TextArea {
             objectName: "systemPromptField"
             Layout.fillWidth: true

@@ -3,7 +3,8 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
 
-// One installed model: repo, file, type, size; Load hands it to the engine.
+// One installed model: repo (or the added folder's name), file, type, size; Load hands it to the
+// engine, Unload frees it, Show opens its folder; Delete (downloaded) or Remove (added folder).
 ItemDelegate {
     id: entry
 
@@ -14,6 +15,7 @@ ItemDelegate {
     required property double size
     required property bool sparse
     required property string quantization
+    required property string folder
 
     signal deleteRequested(int row, string name)
 
@@ -30,6 +32,11 @@ ItemDelegate {
                 text: entry.repo
                 elide: Text.ElideMiddle
                 font.bold: true
+            }
+            Badge {
+                visible: entry.folder.length > 0
+                text: qsTr("added folder")
+                tint: "#2c7da0"
             }
             Badge {
                 visible: EngineController.modelPath === entry.path
@@ -56,15 +63,22 @@ ItemDelegate {
                 opacity: 0.7
             }
             Button {
-                text: qsTr("Load")
-                enabled: EngineController.modelPath !== entry.path
-                Accessible.name: qsTr("Load %1").arg(entry.file)
-                onClicked: HubController.loadModel(entry.index)
+                readonly property bool loaded: EngineController.modelPath === entry.path
+                text: loaded ? qsTr("Unload") : qsTr("Load")
+                enabled: EngineController.status !== "loading"
+                Accessible.name: (loaded ? qsTr("Unload %1") : qsTr("Load %1")).arg(entry.file)
+                onClicked: loaded ? EngineController.unloadModel() : HubController.loadModel(entry.index)
             }
             Button {
-                text: qsTr("Delete")
-                Accessible.name: qsTr("Delete %1").arg(entry.file)
-                onClicked: entry.deleteRequested(entry.index, entry.file)
+                text: qsTr("Show")
+                Accessible.name: qsTr("Show %1 in its folder").arg(entry.file)
+                onClicked: HubController.revealModel(entry.index)
+            }
+            Button {
+                text: entry.folder.length > 0 ? qsTr("Remove") : qsTr("Delete")
+                Accessible.name: (entry.folder.length > 0 ? qsTr("Remove %1 from the library") : qsTr("Delete %1")).arg(entry.file)
+                onClicked: entry.folder.length > 0 ? HubController.deleteModel(entry.index)
+                                                   : entry.deleteRequested(entry.index, entry.file)
             }
         }
     }

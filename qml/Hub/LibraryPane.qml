@@ -3,7 +3,8 @@ import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
 
-// Installed models, with Load and Delete; Delete asks first.
+// Installed models, with Load/Unload, Show and Delete (asks first); folders of GGUF files can be
+// added in place.
 ColumnLayout {
     id: pane
 
@@ -16,6 +17,12 @@ ColumnLayout {
             Layout.fillWidth: true
             text: qsTr("Library")
             font.bold: true
+        }
+        Button {
+            objectName: "addFolderButton"
+            text: qsTr("Add folder…")
+            Accessible.name: qsTr("Add a folder of GGUF models to the library without copying it")
+            onClicked: HubController.chooseFolder()
         }
         Button {
             text: qsTr("Refresh")

@@ -58,6 +58,25 @@ private slots:
         QCOMPARE(again.theme(), QStringLiteral("system"));
     }
 
+    void system_prompts_and_library_folders_survive_a_restart() {
+        QTemporaryDir dir;
+        const QString path = dir.path() + "/settings.json";
+        {
+            AppSettings s(path);
+            s.set_system_prompt_for(QStringLiteral("/models/a.gguf"), QStringLiteral("Be brief."));
+            s.set_system_prompt_for(QStringLiteral("/models/b.gguf"), QStringLiteral("Gone soon."));
+            s.set_system_prompt_for(QStringLiteral("/models/b.gguf"), QString());
+            s.add_library_folder(QStringLiteral("/data/gguf"));
+            s.add_library_folder(QStringLiteral("/data/more"));
+            s.add_library_folder(QStringLiteral("/data/gguf"));  // once only
+            s.remove_library_folder(QStringLiteral("/data/more"));
+        }
+        AppSettings again(path);
+        QCOMPARE(again.system_prompt_for(QStringLiteral("/models/a.gguf")), QStringLiteral("Be brief."));
+        QCOMPARE(again.system_prompt_for(QStringLiteral("/models/b.gguf")), QString());
+        QCOMPARE(again.library_folders(), QStringList{QStringLiteral("/data/gguf")});
+    }
+
     void bad_values_are_refused_or_clamped() {
         QTemporaryDir dir;
         AppSettings s(dir.path() + "/settings.json");

@@ -88,6 +88,26 @@ private slots:
     // Sampling settings and the system prompt belong to a chat: changed in one, kept there,
     // not carried into another chat that has its own; Ctrl+, opens them in the window (and F1
     // the list of shortcuts).
+    void system_prompt_default_per_model() {
+        auto& chat = shell_->chat();
+        chat.newChat();
+        QCOMPARE(chat.system_prompt(), QString());
+        QVERIFY(!chat.system_prompt_is_default());
+        chat.set_system_prompt(QStringLiteral("Quote Genesis."));
+        chat.makeSystemPromptDefault();
+        QVERIFY(chat.system_prompt_is_default());
+        QCOMPARE(shell_->settings().system_prompt_for(shell_->engine().model_path()), QStringLiteral("Quote Genesis."));
+        chat.set_system_prompt(QStringLiteral("Something else."));
+        QVERIFY(!chat.system_prompt_is_default());
+        chat.newChat();  // new chats start with the model's default
+        QCOMPARE(chat.system_prompt(), QStringLiteral("Quote Genesis."));
+        chat.set_system_prompt({});
+        chat.makeSystemPromptDefault();  // an empty default removes it
+        chat.newChat();
+        QCOMPARE(chat.system_prompt(), QString());
+        QCOMPARE(shell_->settings().system_prompt_for(shell_->engine().model_path()), QString());
+    }
+
     void settings_are_saved_per_chat() {
         auto& chat = shell_->chat();
         chat.openChat(alpha_);

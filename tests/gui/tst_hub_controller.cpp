@@ -4,6 +4,7 @@
 // then lists, readable errors, cancel and resume, and Load and Delete from the library.
 #include <QAbstractItemModelTester>
 #include <QDir>
+#include <QDesktopServices>
 #include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
@@ -19,6 +20,7 @@
 #include "app/hub/download_queue.h"
 #include "app/hub/hub_controller.h"
 #include "app/hub/repo_input.h"
+#include "app/settings/app_settings.h"
 #include "hub_fixture.h"
 
 using ember::app::DownloadListModel;
@@ -35,10 +37,19 @@ const QString big_model = QStringLiteral("tiny.powerinfer.gguf");       // 3 MiB
 QVariant cell(QAbstractItemModel* model, int row, int role) { return model->index(row, 0).data(role); }
 
 // A controller on a fresh models folder, with every list model under a tester.
+// Stands in for the desktop's file manager.
+class UrlCatcher : public QObject {
+    Q_OBJECT
+public:
+    QUrl opened;
+public slots:
+    void open(const QUrl& url) { opened = url; }
+};
+
 struct Hub {
     Hub(const QString& models_dir, const QString& endpoint, ember::app::EngineController* engine = nullptr,
-        const QString& queue_file = {})
-        : controller(models_dir, endpoint, engine, queue_file),
+        const QString& queue_file = {}, ember::app::AppSettings* settings = nullptr)
+        : controller(models_dir, endpoint, engine, queue_file, settings),
           testers{std::make_unique<QAbstractItemModelTester>(controller.search_results()),
                   std::make_unique<QAbstractItemModelTester>(controller.repo_files()),
                   std::make_unique<QAbstractItemModelTester>(controller.downloads()),
@@ -428,6 +439,70 @@ private slots:
         QCOMPARE(engine.model_path(), dir + "/" + name);
         QVERIFY(engine.sparse());
         QVERIFY(QFile::exists(dir + "/" + name + ".generated.gpuidx"));
+    }
+
+    void added_folder_is_used_in_place() {
+        // The user's own folder of GGUF files, outside Ember's models folder: listed, loaded and
+        // unloaded where it is; "Remove" forgets the folder and leaves every file.
+        QTemporaryDir own;
+        const QString src = QFileInfo(QStringLiteral(EMBER_DEMO_MODEL)).absolutePath();
+        const QString name = QFileInfo(QStringLiteral(EMBER_DEMO_MODEL)).fileName();
+        const QString dir = own.path() + "/my-models";
+        QVERIFY(QDir().mkpath(dir + "/activation"));
+        QVERIFY(QFile::copy(src + "/" + name, dir + "/" + name));
+        for (const QString& f : QDir(src + "/activation").entryList(QDir::Files))
+            QVERIFY(QFile::copy(src + "/activation/" + f, dir + "/activation/" + f));
+
+        const QString models = fresh_models_dir();
+        ember::app::AppSettings settings(own.path() + "/settings.json");
+        ember::app::EngineController engine(nullptr);
+        Hub h(models, server_.endpoint(), &engine, {}, &settings);
+        HubController& hub = h.controller;
+
+        QVERIFY(!hub.addFolder(own.path() + "/missing"));
+        QVERIFY2(hub.library_error().contains("is not a folder"), qPrintable(hub.library_error()));
+        QVERIFY(!hub.addFolder(own.path() + "/my-models/activation"));
+        QVERIFY2(hub.library_error().contains("holds no .gguf file"), qPrintable(hub.library_error()));
+        QVERIFY(QDir().mkpath(models + "/Some/Repo"));
+        QVERIFY(QFile::copy(src + "/" + name, models + "/Some/Repo/" + name));
+        QVERIFY(!hub.addFolder(models + "/Some/Repo"));
+        QVERIFY2(hub.library_error().contains("already in the library"), qPrintable(hub.library_error()));
+        hub.refreshLibrary();
+        QTRY_COMPARE_WITH_TIMEOUT(hub.library()->rowCount(), 1, 5000);  // the downloaded-style copy
+
+        QVERIFY(hub.addFolder(dir));
+        QVERIFY(hub.library_error().isEmpty());
+        QCOMPARE(settings.library_folders(), QStringList{dir});
+        QTRY_COMPARE_WITH_TIMEOUT(hub.library()->rowCount(), 2, 5000);
+        int row = -1;
+        for (int r = 0; r < 2; ++r)
+            if (!cell(hub.library(), r, LibraryModel::FolderRole).toString().isEmpty()) row = r;
+        QVERIFY(row >= 0);
+        QCOMPARE(cell(hub.library(), row, LibraryModel::RepoRole).toString(), QStringLiteral("my-models"));
+        QCOMPARE(cell(hub.library(), row, LibraryModel::PathRole).toString(), dir + "/" + name);
+        QCOMPARE(cell(hub.library(), row, LibraryModel::SparseRole).toBool(), true);
+
+        // Show opens the model's folder in the file manager (the URL handler stands in for it).
+        UrlCatcher catcher;
+        QDesktopServices::setUrlHandler(QStringLiteral("file"), &catcher, "open");
+        hub.revealModel(row);
+        QDesktopServices::unsetUrlHandler(QStringLiteral("file"));
+        QCOMPARE(catcher.opened, QUrl::fromLocalFile(dir));
+
+        hub.loadModel(row);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
+        QCOMPARE(engine.model_path(), dir + "/" + name);
+        QSignalSpy changed(&engine, &ember::app::EngineController::modelChanged);
+        engine.unloadModel();
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("empty"), 10000);
+        QVERIFY(engine.model_path().isEmpty());
+        QVERIFY(changed.count() >= 1);
+
+        hub.deleteModel(row);  // an added folder: forgotten, not deleted
+        QTRY_COMPARE_WITH_TIMEOUT(hub.library()->rowCount(), 1, 5000);
+        QVERIFY(settings.library_folders().isEmpty());
+        QVERIFY(QFile::exists(dir + "/" + name));
+        QVERIFY(QFile::exists(dir + "/activation/activation_0.pt"));
     }
 };
 
