@@ -1,6 +1,7 @@
 #include "app/chat/chat_controller.h"
 
 #include <QClipboard>
+#include <QFileInfo>
 #include <QGuiApplication>
 #include <QJSEngine>
 
@@ -75,12 +76,16 @@ QString ChatController::chosen_format() const {
 
 QString ChatController::prompt_format() const {
     const QString chosen = chosen_format();
-    return chosen.isEmpty() ? detect_prompt_format(engine_->chat_template()).name : chosen;
+    return chosen.isEmpty() ? detected_format().name : chosen;
 }
 
 bool ChatController::prompt_format_chosen() const { return !chosen_format().isEmpty(); }
 
-QString ChatController::detected_format_why() const { return detect_prompt_format(engine_->chat_template()).why; }
+QString ChatController::detected_format_why() const { return detected_format().why; }
+
+DetectedFormat ChatController::detected_format() const {
+    return detect_prompt_format(engine_->chat_template(), engine_->architecture(), QFileInfo(engine_->model_path()).fileName());
+}
 
 void ChatController::set_prompt_format(const QString& f) {
     const QString name = f.isEmpty() ? QString() : prompt_format_name(prompt_format_from_name(f));

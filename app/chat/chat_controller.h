@@ -16,6 +16,7 @@
 #include "app/chat/generation_settings.h"
 #include "app/chat/message_list_model.h"
 #include "app/chat/model_template.h"
+#include "app/chat/template_detect.h"
 #include "app/chat/search_hit_model.h"
 
 class QQmlEngine;
@@ -162,6 +163,7 @@ signals:
 private:
     RenderedPrompt render(const QVector<ChatMessage>& rows) const;
     QString default_system_prompt() const;
+    DetectedFormat detected_format() const;
     // The prompt format the user chose for the loaded model; empty: none.
     QString chosen_format() const;
     // Sets one setting (clamped); a change is saved with the open chat.

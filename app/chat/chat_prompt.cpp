@@ -6,6 +6,7 @@ PromptFormat prompt_format_from_name(const QString& name) {
     if (name == QLatin1String("llama2")) return PromptFormat::Llama2Chat;
     if (name == QLatin1String("chatml")) return PromptFormat::ChatML;
     if (name == QLatin1String("model")) return PromptFormat::ModelTemplate;
+    if (name == QLatin1String("mistral")) return PromptFormat::Mistral;
     return PromptFormat::Completion;
 }
 
@@ -40,6 +41,23 @@ QString render_prompt(PromptFormat format, const QString& system_prompt, const Q
             for (const ChatMessage& m : messages) {
                 out += QStringLiteral("<|im_start|>") + m.role + QLatin1Char('\n') + m.content;
                 if (!m.generating) out += QStringLiteral("<|im_end|>\n");
+            }
+            return out;
+        }
+        case PromptFormat::Mistral: {
+            // <s>[INST] q [/INST]answer</s>[INST] q2 [/INST]: no system role, so the system prompt
+            // leads the first question; BOS comes from the tokenizer.
+            bool first = true;
+            for (const ChatMessage& m : messages) {
+                if (m.role == QLatin1String("user")) {
+                    out += QStringLiteral("[INST] ");
+                    if (first && !system_prompt.isEmpty()) out += system_prompt + QStringLiteral("\n\n");
+                    out += m.content + QStringLiteral(" [/INST]");
+                    first = false;
+                } else {
+                    out += m.content;
+                    if (!m.generating) out += QStringLiteral("</s>");
+                }
             }
             return out;
         }

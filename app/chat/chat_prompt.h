@@ -1,7 +1,7 @@
 #pragma once
 // Renders a conversation into the text the model continues. Plain completion suits base models
-// such as the demo model; Llama-2 chat (ReluLLaMA/ProSparse chat fine-tunes) and ChatML cover the
-// common instruction formats.
+// such as the demo model; Llama-2 chat (ReluLLaMA/ProSparse chat fine-tunes), Mistral's [INST]
+// (Bamboo, which is built on Mistral 7B) and ChatML cover the common instruction formats.
 
 #include <QString>
 #include <QVector>
@@ -11,7 +11,7 @@
 namespace ember::app {
 
 // ModelTemplate: the model's own chat template, run by ModelTemplate (model_template.h).
-enum class PromptFormat { Completion, Llama2Chat, ChatML, ModelTemplate };
+enum class PromptFormat { Completion, Llama2Chat, ChatML, ModelTemplate, Mistral };
 
 PromptFormat prompt_format_from_name(const QString& name);  // unknown names: Completion
 

@@ -11,12 +11,13 @@ QString prompt_format_name(PromptFormat format) {
         case PromptFormat::Llama2Chat: return QStringLiteral("llama2");
         case PromptFormat::ChatML: return QStringLiteral("chatml");
         case PromptFormat::ModelTemplate: return QStringLiteral("model");
+        case PromptFormat::Mistral: return QStringLiteral("mistral");
         case PromptFormat::Completion: break;
     }
     return QStringLiteral("completion");
 }
 
-DetectedFormat detect_prompt_format(const QString& chat_template) {
+DetectedFormat detect_prompt_format(const QString& chat_template, const QString& architecture, const QString& file_name) {
     DetectedFormat d;
     QString unusable;
     if (!chat_template.trimmed().isEmpty()) {
@@ -29,7 +30,11 @@ DetectedFormat detect_prompt_format(const QString& chat_template) {
         }
         unusable = QObject::tr("its chat template cannot be run (%1); ").arg(QString::fromStdString(parsed.error().message));
     }
-    if (chat_template.trimmed().isEmpty()) {
+    if (chat_template.trimmed().isEmpty() && architecture == QLatin1String("bamboo") &&
+        file_name.contains(QLatin1String("dpo"), Qt::CaseInsensitive)) {
+        d.format = PromptFormat::Mistral;
+        d.why = QObject::tr("Bamboo-DPO has no chat template; Bamboo is built on Mistral 7B, so its [INST] format is used");
+    } else if (chat_template.trimmed().isEmpty()) {
         d.why = QObject::tr("the model has no chat template: its text is continued as written");
     } else if (chat_template.contains(QLatin1String("<|im_start|>"))) {
         d.format = PromptFormat::ChatML;

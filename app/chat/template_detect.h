@@ -15,7 +15,10 @@ struct DetectedFormat {
     QString why;   // for the settings panel, e.g. "the model's chat template uses <|im_start|>"
 };
 
-DetectedFormat detect_prompt_format(const QString& chat_template);
+// architecture and file_name matter only without a template: Bamboo's chat fine-tune (a "dpo"
+// file) gets Mistral's format, the one of the model Bamboo is built on.
+DetectedFormat detect_prompt_format(const QString& chat_template, const QString& architecture = {},
+                                    const QString& file_name = {});
 
 // The name prompt_format_from_name maps to `format`.
 QString prompt_format_name(PromptFormat format);

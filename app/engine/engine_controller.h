@@ -71,6 +71,7 @@ public:
     QString chat_template() const { return model_.chat_template; }
     QString bos_token() const { return model_.bos_token; }
     QString eos_token() const { return model_.eos_token; }
+    QString architecture() const { return model_.architecture; }
     QString device_name() const { return device_.device; }
     QString device_note() const { return device_.note; }
     double budget_bytes() const { return double(device_.budget_bytes); }

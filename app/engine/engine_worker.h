@@ -46,6 +46,7 @@ struct LoadedModel {
     QString chat_template;          // the file's tokenizer.chat_template, empty when it has none
     QString bos_token;              // the BOS and EOS pieces, for the template
     QString eos_token;
+    QString architecture;           // general.architecture
 };
 
 struct DeviceState {

@@ -96,9 +96,9 @@ Dialog {
 
                 objectName: "promptFormatSetting"
                 Layout.fillWidth: true
-                readonly property var names: ["", "model", "completion", "llama2", "chatml"]
+                readonly property var names: ["", "model", "completion", "llama2", "mistral", "chatml"]
                 model: [qsTr("From the model"), qsTr("The model's own chat template"), qsTr("Plain completion"),
-                        qsTr("Llama 2 chat"), qsTr("ChatML")]
+                        qsTr("Llama 2 chat"), qsTr("Mistral [INST] (Bamboo)"), qsTr("ChatML")]
                 currentIndex: ChatController.promptFormatChosen ? names.indexOf(ChatController.promptFormat) : 0
                 onActivated: index => ChatController.promptFormat = names[index]
                 Accessible.name: qsTr("Prompt format for this model")

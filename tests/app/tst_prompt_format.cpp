@@ -73,7 +73,8 @@ private slots:
     }
 
     void names_round_trip() {
-        for (PromptFormat f : {PromptFormat::Completion, PromptFormat::Llama2Chat, PromptFormat::ChatML, PromptFormat::ModelTemplate})
+        for (PromptFormat f : {PromptFormat::Completion, PromptFormat::Llama2Chat, PromptFormat::ChatML, PromptFormat::ModelTemplate,
+                               PromptFormat::Mistral})
             QCOMPARE(ember::app::prompt_format_from_name(ember::app::prompt_format_name(f)), f);
     }
 
@@ -102,6 +103,39 @@ private slots:
         partial.back().content = QStringLiteral("Seth");
         QCOMPARE(chatml.render({}, partial).text,
                  QStringLiteral("<|im_start|>user\nWho begat Enos?<|im_end|>\n<|im_start|>assistant\nSeth"));
+    }
+
+    void bamboo_dpo_gets_mistrals_format() {
+        using ember::app::detect_prompt_format;
+        const auto dpo = detect_prompt_format({}, QStringLiteral("bamboo"), QStringLiteral("bamboo-7b-dpo-v0.1.Q4_0.powerinfer.gguf"));
+        QCOMPARE(dpo.format, PromptFormat::Mistral);
+        QVERIFY2(dpo.why.contains(QLatin1String("Mistral")), qPrintable(dpo.why));
+        QCOMPARE(detect_prompt_format({}, QStringLiteral("bamboo"), QStringLiteral("bamboo-7b-v0.1.powerinfer.gguf")).format,
+                 PromptFormat::Completion);  // the base model continues text
+        QCOMPARE(detect_prompt_format({}, QStringLiteral("llama"), QStringLiteral("x-dpo.gguf")).format, PromptFormat::Completion);
+        // A template in the file wins over the guess.
+        QCOMPARE(detect_prompt_format(QString::fromLatin1(kChatML), QStringLiteral("bamboo"), QStringLiteral("bamboo-dpo.gguf")).format,
+                 PromptFormat::ModelTemplate);
+    }
+
+    void mistral_format_equals_mistrals_template() {
+        // The built-in format renders what Mistral's own template (run by the interpreter, which
+        // tst_chat_template checks against jinja2) renders, turn by turn; BOS is the tokenizer's.
+        const ember::app::ModelTemplate mistral(QString::fromLatin1(kMistral), "<s>", "</s>");
+        QVector<ember::app::ChatMessage> turns = conversation();
+        turns.back().content = QStringLiteral("Seth.");
+        turns.back().generating = false;
+        ember::app::ChatMessage again, next;
+        again.role = QStringLiteral("user");
+        again.content = QStringLiteral("And who begat Seth?");
+        next.role = QStringLiteral("assistant");
+        next.generating = true;
+        turns << again << next;
+        for (const QString& system : {QString(), QStringLiteral("Answer from Genesis.")}) {
+            const ember::app::RenderedPrompt from_template = mistral.render(system, turns);
+            QVERIFY2(from_template.error.isEmpty(), qPrintable(from_template.error));
+            QCOMPARE(QStringLiteral("<s>") + ember::app::render_prompt(PromptFormat::Mistral, system, turns), from_template.text);
+        }
     }
 
     void model_template_without_system_role_gets_it_in_the_question() {

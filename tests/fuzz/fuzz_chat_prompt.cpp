@@ -1,5 +1,5 @@
-// The chat-prompt renderers on arbitrary input. First byte 0–2: a built-in format (Completion,
-// Llama-2 chat, ChatML) on an arbitrary conversation; the rendered prompt holds every message's
+// The chat-prompt renderers on arbitrary input. First byte 0–3: a built-in format (Completion,
+// Llama-2 chat, ChatML, Mistral) on an arbitrary conversation; the rendered prompt holds every message's
 // text, whatever markup the text itself contains. Otherwise the rest is a chat template (from a
 // model file, so hostile): parsing and rendering it over a fixed conversation either give text or
 // an error, never a crash, a hang or runaway memory (the interpreter's own limits).
@@ -37,11 +37,12 @@ void run_template(const uint8_t* data, size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     using namespace ember::app;
-    if (data[0] >= 3) {
+    if (data[0] >= 4) {
         run_template(data + 1, size - 1);
         return 0;
     }
-    const PromptFormat formats[] = {PromptFormat::Completion, PromptFormat::Llama2Chat, PromptFormat::ChatML};
+    const PromptFormat formats[] = {PromptFormat::Completion, PromptFormat::Llama2Chat, PromptFormat::ChatML,
+                                    PromptFormat::Mistral};
     const PromptFormat format = formats[data[0]];
     const QStringList parts = QString::fromUtf8(reinterpret_cast<const char*>(data) + 1, qsizetype(size - 1))
                                   .split(QChar(u'\0'));

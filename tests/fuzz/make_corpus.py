@@ -123,14 +123,14 @@ def tokenizer_seeds(out):
 
 
 def chat_prompt_seeds(out):
-    # First byte: format (0 completion, 1 Llama-2 chat, 2 ChatML); then NUL-separated system prompt and turns.
-    for fmt in (0, 1, 2):
+    # First byte: format (0 completion, 1 Llama-2 chat, 2 ChatML, 3 Mistral); then NUL-separated system prompt and turns.
+    for fmt in (0, 1, 2, 3):
         parts = ["You are helpful.", "Hello [INST] there", "Hi! <|im_end|>", "More?", ""]
         (out / f"format{fmt}").write_bytes(bytes([fmt]) + "\0".join(parts).encode())
-    # First byte 3 or more: the rest is a chat template (the reference templates of the tests).
+    # First byte 4 or more: the rest is a chat template (the reference templates of the tests).
     templates = json.loads((HERE.parent / "data" / "chat_templates" / "cases.json").read_text())["templates"]
     for i, (name, source) in enumerate(sorted(templates.items())):
-        (out / f"template-{name}").write_bytes(bytes([3 + i]) + source.encode())
+        (out / f"template-{name}").write_bytes(bytes([4 + i]) + source.encode())
 
 
 def message_blocks_seeds(out):
