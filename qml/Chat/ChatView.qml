@@ -72,4 +72,42 @@ Pane {
             Layout.fillWidth: true
         }
     }
+
+    // The first message rows cost several times later ones (types loaded, bindings compiled):
+    // a question and an answer row are made once, asynchronously and unseen, while the chat is
+    // still empty, so the frame after the first send stays within 16 ms.
+    Loader {
+        id: warmUp
+
+        asynchronous: true
+        visible: false
+        active: list.count === 0
+        onLoaded: active = false
+        sourceComponent: Column {
+            width: view.width
+
+            MessageDelegate {
+                width: view.width
+                index: 0
+                role: "user"
+                content: "?"
+                generating: false
+                stats: ""
+                siblingIndex: 0
+                siblingCount: 1
+                blocks: []
+            }
+            MessageDelegate {
+                width: view.width
+                index: 1
+                role: "assistant"
+                content: "…"
+                generating: true
+                stats: ""
+                siblingIndex: 0
+                siblingCount: 1
+                blocks: [{kind: "text", text: "…", language: "", html: "", open: false}]
+            }
+        }
+    }
 }

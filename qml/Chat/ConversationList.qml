@@ -55,6 +55,19 @@ Pane {
                 text: qsTr("No chats yet")
                 opacity: 0.6
             }
+            // As in ChatView: the first row is made once, unseen, before the first chat needs it.
+            Loader {
+                asynchronous: true
+                visible: false
+                active: list.count === 0
+                onLoaded: active = false
+                sourceComponent: ConversationDelegate {
+                    width: list.width
+                    chatId: -1
+                    title: "…"
+                    pinned: false
+                }
+            }
         }
 
         UndoBar {
