@@ -50,9 +50,10 @@ int main(int argc, char** argv) {
         if (engine.status() == QLatin1String("ready") && chat.messages()->rowCount() == 0) {
             chat.set_max_tokens(tokens);
             chat.set_temperature(0.7);
-            chat.send(QStringLiteral("And God said, Let there be light"));
+            // The clock runs from before send(): its database writes block the GUI thread too.
             clock.start();
             since_send.start();
+            chat.send(QStringLiteral("And God said, Let there be light"));
             tick.start();
         }
     });

@@ -133,11 +133,16 @@ Item {
                 visible: !delegate.editing
                 spacing: 0
 
-                SiblingSwitch {
-                    visible: delegate.siblingCount > 1
-                    row: delegate.index
-                    siblingIndex: delegate.siblingIndex
-                    siblingCount: delegate.siblingCount
+                // Made only for a message with alternatives: most have none, and every row
+                // made costs the frame that shows it.
+                Loader {
+                    active: delegate.siblingCount > 1
+                    visible: active
+                    sourceComponent: SiblingSwitch {
+                        row: delegate.index
+                        siblingIndex: delegate.siblingIndex
+                        siblingCount: delegate.siblingCount
+                    }
                 }
                 ToolButton {
                     objectName: "editButton"
