@@ -40,6 +40,7 @@ AppShell::AppShell(const AppOptions& options)
     AppSettings::set_instance(&settings_);
     ChatController::set_instance(&chat_);
     HubController::set_instance(&hub_);
+    if (TokenKeychain::built_in()) hub_.set_keychain(&keychain_);
 }
 
 AppShell::~AppShell() {

@@ -10,6 +10,7 @@
 #include "app/chat/chat_controller.h"
 #include "app/engine/engine_controller.h"
 #include "app/hub/hub_controller.h"
+#include "app/hub/token_keychain.h"
 #include "app/settings/app_settings.h"
 #include "app/store/chat_store.h"
 
@@ -53,6 +54,7 @@ private:
     AppSettings settings_;  // <data dir>/settings.json
     EngineController engine_;
     ChatController chat_;
+    TokenKeychain keychain_;
     HubController hub_;  // models in <data_dir>/models
     QQmlApplicationEngine qml_;  // last: destroyed first, while the controllers it shows exist
 };

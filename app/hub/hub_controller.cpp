@@ -8,14 +8,17 @@
 #include <QFileInfo>
 #include <QJSEngine>
 #include <QLocale>
+#include <QRegularExpression>
 
 #include <algorithm>
+#include <utility>
 
 #include "app/engine/engine_controller.h"
 #include "app/hub/download_queue.h"
 #include "app/hub/hub_worker.h"
 #include "app/hub/library_scan.h"
 #include "app/hub/repo_input.h"
+#include "app/hub/token_keychain.h"
 #include "app/settings/app_settings.h"
 
 namespace ember::app {
@@ -114,6 +117,9 @@ HubController::HubController(const QString& models_dir, const QString& endpoint,
 
     downloader_ = std::make_unique<hub::Downloader>(settings, download_options());
     has_token_ = !settings.token.empty();
+    token_from_env_ = !qEnvironmentVariableIsEmpty("HF_TOKEN");
+    if (has_token_)
+        token_place_ = token_from_env_ ? tr("from HF_TOKEN") : tr("in Hugging Face's token file (%1)").arg(QString::fromStdString(hub::token_file_path()));
     flush_timer_.setSingleShot(true);
     flush_timer_.setInterval(progress_flush_ms);
     connect(&flush_timer_, &QTimer::timeout, this, &HubController::flush_progress);
@@ -290,27 +296,70 @@ void HubController::flush_progress() {
     if (finished) refreshLibrary();
 }
 
+void HubController::set_keychain(TokenKeychain* keychain) {
+    if (keychain_) disconnect(keychain_, nullptr, this, nullptr);
+    keychain_ = keychain;
+    if (!keychain_) return;
+    connect(keychain_, &TokenKeychain::read_done, this, [this](const QString& token, const QString& error) {
+        if (!token.isEmpty() && !token_from_env_) use_token(token.toStdString(), tr("in the system keychain"));
+        else if (!error.isEmpty()) qInfo("no token from the system keychain: %s", qPrintable(error));
+    });
+    connect(keychain_, &TokenKeychain::write_done, this, [this](const QString& error) {
+        const QString token = std::exchange(pending_token_, {});
+        if (error.isEmpty()) use_token(token.toStdString(), tr("in the system keychain"));
+        else save_to_file(token, error);
+    });
+    connect(keychain_, &TokenKeychain::remove_done, this, [this](const QString& error) {
+        if (!error.isEmpty()) {
+            token_error_ = tr("could not remove the token from the system keychain: %1").arg(error);
+            emit tokenChanged();
+        }
+    });
+    keychain_->read();
+}
+
 bool HubController::setToken(const QString& token) {
-    if (auto saved = hub::save_token(token.toStdString()); !saved) {
-        token_error_ = QString::fromStdString(saved.error().message);
+    const QString t = token.trimmed();
+    if (t.isEmpty() || t.contains(QRegularExpression(QStringLiteral("\\s")))) {
+        token_error_ = tr("a Hugging Face token is one word (hf_…)");
         emit tokenChanged();
         return false;
     }
     token_error_.clear();
-    use_token(token.trimmed().toStdString());
+    if (keychain_) {
+        pending_token_ = t;
+        keychain_->write(t);
+    } else {
+        save_to_file(t, {});
+    }
+    emit tokenChanged();
     return true;
+}
+
+void HubController::save_to_file(const QString& token, const QString& why_not_keychain) {
+    if (auto saved = hub::save_token(token.toStdString()); !saved) {
+        token_error_ = QString::fromStdString(saved.error().message);
+        if (!why_not_keychain.isEmpty()) token_error_ += tr(" (and no system keychain: %1)").arg(why_not_keychain);
+        emit tokenChanged();
+        return;
+    }
+    QString place = tr("in Hugging Face's token file (%1)").arg(QString::fromStdString(hub::token_file_path()));
+    if (!why_not_keychain.isEmpty()) place += tr(": no system keychain (%1)").arg(why_not_keychain);
+    use_token(token.toStdString(), place);
 }
 
 void HubController::forgetToken() {
     if (auto gone = hub::forget_token(); !gone) token_error_ = QString::fromStdString(gone.error().message);
     else token_error_.clear();
-    use_token({});
+    if (keychain_) keychain_->remove();
+    use_token({}, {});
 }
 
-void HubController::use_token(const std::string& token) {
+void HubController::use_token(const std::string& token, const QString& place) {
     downloader_->set_token(token);
     QMetaObject::invokeMethod(worker_, [w = worker_, token] { w->set_token(token); }, Qt::QueuedConnection);
     has_token_ = !token.empty();
+    token_place_ = has_token_ ? place : QString();
     emit tokenChanged();
 }
 

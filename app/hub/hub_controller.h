@@ -26,6 +26,7 @@ namespace ember::app {
 
 class AppSettings;
 class EngineController;
+class TokenKeychain;
 class HubWorker;
 
 class HubController : public QObject {
@@ -46,8 +47,10 @@ class HubController : public QObject {
     Q_PROPERTY(QString libraryError READ library_error NOTIFY libraryErrorChanged)
     // Why the saved downloads could not be read or written; empty when they could.
     Q_PROPERTY(QString downloadsError READ downloads_error NOTIFY downloadsErrorChanged)
-    // A Hugging Face token is in use (HF_TOKEN, or the token file Hugging Face's tools share).
+    // A Hugging Face token is in use (HF_TOKEN, the system keychain, or the token file Hugging
+    // Face's tools share), and where it is kept.
     Q_PROPERTY(bool hasToken READ has_token NOTIFY tokenChanged)
+    Q_PROPERTY(QString tokenPlace READ token_place NOTIFY tokenChanged)
     Q_PROPERTY(QString tokenError READ token_error NOTIFY tokenChanged)
 
 public:
@@ -77,6 +80,11 @@ public:
     QString downloads_error() const { return downloads_error_; }
     bool has_token() const { return has_token_; }
     QString token_error() const { return token_error_; }
+    QString token_place() const { return token_place_; }
+
+    // Keeps the token in the system keychain from now on (null: only the token file), and
+    // takes a token stored there unless HF_TOKEN is set.
+    void set_keychain(TokenKeychain* keychain);
 
     // sort: "downloads", "likes" or "updated".
     Q_INVOKABLE void search(const QString& text, const QString& sort = QStringLiteral("downloads"));
@@ -90,8 +98,10 @@ public:
     Q_INVOKABLE void retry(int row);
     // Forgets a download that is not running, with its .part files.
     Q_INVOKABLE void removeDownload(int row);
-    // Saves the token where `hf auth login` does (owner-only) and uses it from the next request
-    // and download on; false (tokenError says why) when it cannot be saved.
+    // Saves the token in the system keychain when there is one, else where `hf auth login` does
+    // (owner-only), and uses it from the next request and download on; false (tokenError says
+    // why) for a malformed token. With a keychain the save finishes later: hasToken turns true,
+    // or tokenError says why it could not be saved anywhere.
     Q_INVOKABLE bool setToken(const QString& token);
     Q_INVOKABLE void forgetToken();
     Q_INVOKABLE void refreshLibrary();
@@ -153,8 +163,13 @@ private:
     QString queue_file_;
     QString downloads_error_;
     bool has_token_ = false;
+    bool token_from_env_ = false;
     QString token_error_;
-    void use_token(const std::string& token);
+    QString token_place_;
+    TokenKeychain* keychain_ = nullptr;
+    QString pending_token_;  // being written to the keychain
+    void use_token(const std::string& token, const QString& place);
+    void save_to_file(const QString& token, const QString& why_not_keychain);
 
     // Latest progress per job since the last flush; the timer caps updates at 10 Hz per job.
     std::map<hub::JobId, hub::JobProgress> pending_;

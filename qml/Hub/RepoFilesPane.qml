@@ -51,9 +51,18 @@ ColumnLayout {
             text: qsTr("Save token")
             enabled: tokenField.text.trim().length > 0
             ToolTip.visible: hovered
-            ToolTip.text: qsTr("Kept where Hugging Face's own tools keep it, readable by you only")
+            ToolTip.text: qsTr("Kept in the system keychain, or where Hugging Face's own tools keep it, readable by you only")
             onClicked: if (HubController.setToken(tokenField.text)) tokenField.clear()
         }
+    }
+    Label {
+        objectName: "tokenPlace"
+        Layout.fillWidth: true
+        visible: HubController.repoGated && HubController.hasToken
+        text: qsTr("Token %1").arg(HubController.tokenPlace)
+        wrapMode: Text.Wrap
+        opacity: 0.7
+        font.pointSize: 8
     }
     Label {
         Layout.fillWidth: true

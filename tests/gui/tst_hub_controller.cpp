@@ -20,6 +20,7 @@
 #include "app/hub/download_queue.h"
 #include "app/hub/hub_controller.h"
 #include "app/hub/repo_input.h"
+#include "app/hub/token_keychain.h"
 #include "app/settings/app_settings.h"
 #include "hub_fixture.h"
 
@@ -260,6 +261,7 @@ private slots:
         QVERIFY(hub.setToken(QString::fromLatin1(hub_test::token)));
         QVERIFY(hub.has_token());
         QVERIFY(hub.token_error().isEmpty());
+        QVERIFY2(hub.token_place().contains(QLatin1String("token file")), qPrintable(hub.token_place()));
         QFile saved(home.path() + "/token");
         QVERIFY(saved.open(QIODevice::ReadOnly));
         QCOMPARE(saved.readAll().trimmed(), QByteArray(hub_test::token));
@@ -269,6 +271,36 @@ private slots:
         QVERIFY(!hub.has_token());
         QVERIFY(!QFile::exists(home.path() + "/token"));
         qunsetenv("HF_HOME");
+    }
+
+    // With QtKeychain but no keychain to reach (no session bus here, as on a server or in CI),
+    // the token still gets saved: in Hugging Face's token file, saying why not in the keychain.
+    void token_without_a_keychain_goes_to_the_file() {
+        if (!ember::app::TokenKeychain::built_in()) QSKIP("this build has no QtKeychain");
+        const QByteArray bus = qgetenv("DBUS_SESSION_BUS_ADDRESS"), display = qgetenv("DISPLAY");
+        qputenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/nonexistent/ember-test-bus");
+        qunsetenv("DISPLAY");
+        QTemporaryDir home;
+        qputenv("HF_HOME", home.path().toUtf8());
+        {
+            ember::app::TokenKeychain keychain;
+            Hub h(fresh_models_dir(), server_.endpoint());
+            HubController& hub = h.controller;
+            hub.set_keychain(&keychain);
+            QVERIFY(hub.setToken(QString::fromLatin1(hub_test::token)));
+            QTRY_VERIFY_WITH_TIMEOUT(hub.has_token(), 10000);
+            QVERIFY2(hub.token_place().contains(QLatin1String("token file")), qPrintable(hub.token_place()));
+            QVERIFY2(hub.token_place().contains(QLatin1String("no system keychain")), qPrintable(hub.token_place()));
+            QFile saved(home.path() + "/token");
+            QVERIFY(saved.open(QIODevice::ReadOnly));
+            QCOMPARE(saved.readAll().trimmed(), QByteArray(hub_test::token));
+            hub.forgetToken();
+            QVERIFY(!QFile::exists(home.path() + "/token"));
+        }
+        qunsetenv("HF_HOME");
+        if (bus.isEmpty()) qunsetenv("DBUS_SESSION_BUS_ADDRESS");
+        else qputenv("DBUS_SESSION_BUS_ADDRESS", bus);
+        if (!display.isEmpty()) qputenv("DISPLAY", display);
     }
 
     // HF_TOKEN is read from the environment and kept in memory: it never shows up in a log
