@@ -32,6 +32,9 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         model_ = {};
         device_ = {};
         context_used_ = context_size_ = 0;
+        split_timer_.stop();
+        pending_split_ = {};
+        show_split();  // no layers
         emit modelChanged();
         emit deviceChanged();
         emit contextChanged();

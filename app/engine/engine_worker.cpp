@@ -113,11 +113,25 @@ bool EngineWorker::resize_context(int n_ctx) {
     ember::SessionParams sp = session_params_;
     sp.n_ctx = n_ctx;
     if (model_->info().sparse) sp.device_budget_bytes = session_->device_report().budget_bytes;
+    ember::SessionParams old = session_params_;
+    old.device_budget_bytes = sp.device_budget_bytes;
+    // The old session's memory (on a GPU, its whole budget) is freed first, so the new one can
+    // take it; if the new size does not fit, the old size comes back.
+    {
+        std::lock_guard lock(session_mutex_);
+        session_.reset();
+    }
     auto session = ember::Session::create(model_, sp);
     if (!session) {
-        emit failed(QStringLiteral("cannot make a context of %1 tokens: %2")
-                        .arg(n_ctx)
-                        .arg(QString::fromStdString(session.error().message)));
+        const QString why = QString::fromStdString(session.error().message);
+        auto previous = ember::Session::create(model_, old);
+        {
+            std::lock_guard lock(session_mutex_);
+            if (previous) session_ = std::move(*previous);
+        }
+        context_.clear();
+        emit failed(QStringLiteral("cannot make a context of %1 tokens: %2").arg(n_ctx).arg(why));
+        if (session_) emit context_changed(0, session_->n_ctx());
         return false;
     }
     {

@@ -1,4 +1,5 @@
-// The per-token path allocates nothing: global operator new is replaced by a counting one,
+// The per-token path allocates nothing: global operator new (plain and nothrow, which
+// std::stable_sort's buffer uses) is replaced by a counting one,
 // and the count must not move between the second and the last token of a generation.
 #include <QtTest>
 
@@ -18,8 +19,13 @@ void* operator new(std::size_t n) {
     if (void* p = std::malloc(n ? n : 1)) return p;
     throw std::bad_alloc();
 }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+    g_allocations.fetch_add(1, std::memory_order_relaxed);
+    return std::malloc(n ? n : 1);
+}
 void operator delete(void* p) noexcept { std::free(p); }
 void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
 
 class TestSessionNoAlloc : public QObject {
     Q_OBJECT

@@ -168,6 +168,25 @@ private slots:
         QTRY_COMPARE(meter->property("text").toString(), QStringLiteral("%1 / 1024 tokens").arg(engine.context_used()));
         QVERIFY(engine.kv_bytes_per_token() > 0);
 
+        // A context that cannot be made (the old one is freed first, for a GPU's sake) brings the
+        // old size back, and the chat goes on in it.
+        QSignalSpy failed(&engine, &ember::app::EngineController::generationFailed);
+        ember::app::GenerationRequest too_big;
+        too_big.prompt = QStringLiteral("In the beginning");
+        too_big.max_tokens = 1;
+        too_big.n_ctx = 1 << 21;
+        engine.generate(too_big);
+        QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 30000);
+        QVERIFY2(failed.at(0).at(0).toString().contains(QLatin1String("cannot make a context of 2097152 tokens")),
+                 qPrintable(failed.at(0).at(0).toString()));
+        QTRY_COMPARE(engine.status(), QStringLiteral("ready"));
+        QTRY_COMPARE(engine.context_size(), 1024);
+        chat.regenerate();
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        QCOMPARE(failed.count(), 1);
+        QCOMPARE(engine.context_size(), 1024);
+        QVERIFY(engine.context_used() > 8);
+
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 

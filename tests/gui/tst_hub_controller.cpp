@@ -528,6 +528,7 @@ private slots:
         engine.unloadModel();
         QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("empty"), 10000);
         QVERIFY(engine.model_path().isEmpty());
+        QCOMPARE(engine.layers()->rowCount(), 0);  // the split view shows no stale layers
         QVERIFY(changed.count() >= 1);
 
         hub.deleteModel(row);  // an added folder: forgotten, not deleted
