@@ -125,7 +125,7 @@ private slots:
         QTest::addColumn<QString>("error");
         QTest::newRow("unclosed tag") << "a\n{{ x" << "line 2: tag is never closed";
         QTest::newRow("unclosed if") << "{% if x %}\nyes" << "expected {% endif %}";
-        QTest::newRow("unknown statement") << "\n\n{% macro m() %}{% endmacro %}" << "line 3: unknown or unsupported statement 'macro'";
+        QTest::newRow("unknown statement") << "\n\n{% include 'turn.jinja' %}" << "line 3: unknown or unsupported statement 'include'";
         QTest::newRow("unknown filter") << "{{ 'a'|shout }}" << "unknown filter 'shout'";
         QTest::newRow("unknown test") << "{{ 1 is loud }}" << "unknown test 'loud'";
         QTest::newRow("undefined attribute") << "x\n{{ nothing.role }}" << "line 2: 'nothing' is undefined";
@@ -161,6 +161,7 @@ private slots:
                                          << "past the output limit";
         QTest::newRow("copying big strings") << "{% set big = 'x' * 10000000 %}{% for i in range(100000) %}{% set y = big %}{% endfor %}"
                                              << "builds more than";
+        QTest::newRow("endless macro") << "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}" << "nests too deeply";
         QTest::newRow("huge power") << "{{ 7 ** 1000000000000 }}" << "integer overflow";
     }
 

@@ -27,15 +27,17 @@ struct Expr {
 };
 
 struct Node {
-    enum Kind { Text, Output, If, For, Set, SetBlock, Break, Continue };
+    enum Kind { Text, Output, If, For, Set, SetBlock, Break, Continue, Macro };
     Kind kind;
     int line = 0;
-    std::string text;                  // Text
+    std::string text;                  // Text; Macro's name
     std::unique_ptr<Expr> expr;        // Output's value, For's iterable, Set's value
-    std::vector<std::string> targets;  // For: loop variables; Set/SetBlock: name, or name and attribute
+    std::vector<std::string> targets;  // For: loop variables; Set/SetBlock: name, or name and attribute;
+                                       // Macro: parameters
+    std::vector<std::unique_ptr<Expr>> defaults;  // Macro: each parameter's default (null: none)
     std::unique_ptr<Expr> filter;      // For … if filter
     std::vector<std::pair<std::unique_ptr<Expr>, std::vector<Node>>> branches;  // If: condition and body
-    std::vector<Node> body;            // For, SetBlock
+    std::vector<Node> body;            // For, SetBlock, Macro
     std::vector<Node> otherwise;       // If's else, For's else
 };
 

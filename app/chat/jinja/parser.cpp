@@ -83,11 +83,11 @@ private:
                 return nodes;
             }
             if (t.kind == TokenKind::Text) {
-                nodes.push_back(Node{Node::Text, t.line, t.text, {}, {}, {}, {}, {}, {}});
+                nodes.push_back(Node{Node::Text, t.line, t.text, {}, {}, {}, {}, {}, {}, {}});
                 next();
             } else if (t.kind == TokenKind::VarBegin) {
                 next();
-                Node n{Node::Output, t.line, {}, parse_expression(), {}, {}, {}, {}, {}};
+                Node n{Node::Output, t.line, {}, parse_expression(), {}, {}, {}, {}, {}, {}};
                 if (peek().kind != TokenKind::VarEnd) fail("expected }}");
                 next();
                 nodes.push_back(std::move(n));
@@ -110,7 +110,7 @@ private:
     Node parse_statement() {
         const int line = peek().line;
         const std::string tag = expect_name("a statement name");
-        Node n{Node::Text, line, {}, {}, {}, {}, {}, {}, {}};
+        Node n{Node::Text, line, {}, {}, {}, {}, {}, {}, {}, {}};
         if (tag == "if") {
             n.kind = Node::If;
             ExprPtr cond = parse_expression();
@@ -162,13 +162,27 @@ private:
             // Hugging Face's marker for assistant-token masks: renders its body as is.
             expect_block_end();
             std::string end;
-            Node block{Node::If, line, {}, {}, {}, {}, {}, {}, {}};
+            Node block{Node::If, line, {}, {}, {}, {}, {}, {}, {}, {}};
             auto always = std::make_unique<Expr>();
             always->kind = Expr::Literal;
             always->literal = Value(true);
             block.branches.emplace_back(std::move(always), parse_body({"endgeneration"}, end));
             expect_block_end();
             return block;
+        } else if (tag == "macro") {
+            n.kind = Node::Macro;
+            n.text = expect_name("a macro name");
+            expect_op("(");
+            while (!at_op(")")) {
+                n.targets.push_back(expect_name("a parameter name"));
+                n.defaults.push_back(accept_op("=") ? parse_expression() : nullptr);
+                if (!accept_op(",")) break;
+            }
+            expect_op(")");
+            expect_block_end();
+            std::string end;
+            n.body = parse_body({"endmacro"}, end);
+            expect_block_end();
         } else if (tag == "break" || tag == "continue") {
             n.kind = tag == "break" ? Node::Break : Node::Continue;
             expect_block_end();

@@ -1,7 +1,8 @@
 #pragma once
 // Jinja's statements and expressions, the subset chat templates use: if/elif/else, for (with
 // loop.*, else, a filter, break/continue), set (also of a namespace attribute and as a block),
-// generation blocks, and Python-like expressions with filters and tests.
+// macros (without call blocks), generation blocks, and Python-like expressions with filters and
+// tests.
 
 #include <vector>
 

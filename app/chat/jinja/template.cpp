@@ -1,5 +1,6 @@
 #include "app/chat/jinja/template.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "app/chat/jinja/ast.h"
@@ -71,6 +72,11 @@ private:
                     assign(n, Value(std::move(captured)));
                     break;
                 }
+                case Node::Macro: {
+                    const Node* macro = &n;
+                    set(scopes_.back(), n.text, Value(Function([this, macro](Args& a) { return call_macro(*macro, a); })));
+                    break;
+                }
                 case Node::Break: return Flow::Break;
                 case Node::Continue: return Flow::Continue;
             }
@@ -86,6 +92,35 @@ private:
         Value target = lookup(n.targets[0]);
         if (!target.is_dict()) fail(n.line, "cannot set an attribute of " + n.targets[0] + " (" + type_name(target) + ")");
         set(target.as_dict(), n.targets[1], std::move(v));
+    }
+
+    // A macro sees its arguments and the template's top level, not its caller's variables, and
+    // returns what its body printed.
+    Value call_macro(const Node& m, Args& a) {
+        DepthGuard guard(*this, m.line);
+        Dict locals;
+        for (size_t k = 0; k < m.targets.size(); ++k) {
+            const std::string& name = m.targets[k];
+            Value v = Value(Undefined{name});
+            if (k < a.positional.size()) {
+                v = a.positional[k];
+            } else if (auto it = std::find_if(a.named.begin(), a.named.end(), [&](const auto& p) { return p.first == name; });
+                       it != a.named.end()) {
+                v = it->second;
+            } else if (m.defaults[k]) {
+                v = eval(*m.defaults[k]);
+            }
+            set(locals, name, std::move(v));
+        }
+        std::vector<Dict> callers = std::move(scopes_);
+        scopes_ = {callers.front(), std::move(locals)};
+        std::string printed = std::move(out_);
+        out_.clear();
+        const Flow f = render(m.body);
+        std::swap(printed, out_);
+        scopes_ = std::move(callers);
+        if (f != Flow::Normal) fail(m.line, "break or continue outside a loop");
+        return Value(std::move(printed));
     }
 
     void render_for(const Node& n) {

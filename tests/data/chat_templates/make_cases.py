@@ -151,6 +151,16 @@ TEMPLATES = {
         "    indented line kept\n"
         "   {% endif %}\n"
         "Q{{ 'line1\\nline2'|indent(2) }}|{{ 'line1\\nline2'|indent(2, true) }}|{{ 'é<b>'|e }}|{{ '\\u00e9x'|length }}\n"),
+    "macros": (
+        "{%- macro render(role, content, last=false) -%}\n"
+        "<|{{ role }}|>{{ content | trim }}{% if not last %}\n{% endif %}\n"
+        "{%- endmacro -%}\n"
+        "{%- macro count(msgs, role='user') -%}{{ msgs | selectattr('role', 'equalto', role) | list | length }}{%- endmacro -%}\n"
+        "{%- macro sees() -%}[{{ top }}|{{ m is defined }}]{%- endmacro -%}\n"
+        "{%- set top = 'T' -%}\n"
+        "users={{ count(messages) }} system={{ count(messages, role='system') }}\n"
+        "{% for m in messages %}{{ render(m.role, m.content, last=loop.last) }}{{ sees() }}{% endfor %}\n"
+        "{% if add_generation_prompt %}{{ render('assistant', '', true) }}{% endif %}"),
     "refuses": "{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('No system messages, please') }}{% endif %}{% endfor %}ok",
 }
 
