@@ -8,7 +8,6 @@
 #include <QFileInfo>
 #include <QJSEngine>
 #include <QLocale>
-#include <QRegularExpression>
 
 #include <algorithm>
 #include <utility>
@@ -320,8 +319,8 @@ void HubController::set_keychain(TokenKeychain* keychain) {
 
 bool HubController::setToken(const QString& token) {
     const QString t = token.trimmed();
-    if (t.isEmpty() || t.contains(QRegularExpression(QStringLiteral("\\s")))) {
-        token_error_ = tr("a Hugging Face token is one word (hf_…)");
+    if (auto ok = hub::check_token(t.toStdString()); !ok) {
+        token_error_ = QString::fromStdString(ok.error().message);
         emit tokenChanged();
         return false;
     }

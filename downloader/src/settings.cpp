@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -52,11 +53,19 @@ std::string token_file_path() {
     return home.empty() ? std::string() : home + "/token";
 }
 
+Status check_token(const std::string& token) {
+    // Tokens are ASCII (hf_ and letters and digits): any space inside, ASCII or not, is a typo.
+    const std::string t = trimmed(token);
+    const bool one_word = !t.empty() && std::all_of(t.begin(), t.end(), [](char c) { return c > 0x20 && c < 0x7f; });
+    if (!one_word) return Error{"a Hugging Face token is one word (hf_…)"};
+    return Ok{};
+}
+
 Status save_token(const std::string& token) {
     const std::string path = token_file_path();
     if (path.empty()) return Error{"no place for the token: HOME, HF_HOME and HF_TOKEN_PATH are all unset"};
+    if (auto ok = check_token(token); !ok) return ok;
     const std::string t = trimmed(token);
-    if (t.empty() || t.find_first_of(" \t\r\n") != std::string::npos) return Error{"a Hugging Face token is one word (hf_…)"};
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     // Readable by its owner only from the first byte, and renamed into place whole.

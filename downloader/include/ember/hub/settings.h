@@ -28,7 +28,9 @@ Status check_endpoint(const std::string& endpoint);
 // The token file Hugging Face's own tools use (HF_TOKEN_PATH, else $HF_HOME/token, else
 // ~/.cache/huggingface/token); empty when none of those can be named.
 std::string token_file_path();
-// Writes the token there, as `hf auth login` does (owner-only, replaced whole); HF_TOKEN in the
+// A token as typed (surrounding space ignored) is one word; otherwise an error saying so.
+Status check_token(const std::string& token);
+// Writes the token there (checked as above), as `hf auth login` does (owner-only, replaced whole); HF_TOKEN in the
 // environment still comes first when it is set.
 Status save_token(const std::string& token);
 // Removes the token file; no file is fine.
