@@ -13,11 +13,15 @@ fuzz_seconds=${FUZZ_SECONDS:-20}
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(asan fuzz tsan)
 tsan_tests="tst_hybrid|tst_model_errors|tst_hub_hasher|tst_hub_client|tst_hub_download|tst_hub_cli"
+# -O1 with line tables only: reports keep file:line, and the ASan build takes ~480 s instead of
+# ~670 s with -O2 -g on two cores.
+clang_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only")
+gcc_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1")
 
 for step in "${steps[@]}"; do
     case $step in
         asan)
-            CC=clang-14 CXX=clang++-14 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+            CC=clang-14 CXX=clang++-14 cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${clang_flags[@]}" \
                 -DEMBER_SANITIZE=ON -DEMBER_FUZZ=ON -DEMBER_CUDA=OFF -DEMBER_HIP=OFF >/dev/null
             cmake --build build-sanitize -j2
             ctest --test-dir build-sanitize --output-on-failure -j2
@@ -27,7 +31,7 @@ for step in "${steps[@]}"; do
             tests/fuzz/run.sh all "$fuzz_seconds" build-sanitize
             ;;
         tsan)
-            cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DEMBER_TSAN=ON \
+            cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${gcc_flags[@]}" -DEMBER_TSAN=ON \
                 -DEMBER_CUDA=OFF -DEMBER_HIP=OFF >/dev/null
             cmake --build build-tsan -j2 --target tst_hybrid tst_model_errors tst_hub_hasher tst_hub_client tst_hub_download tst_hub_cli ember-hub
             ctest --test-dir build-tsan --output-on-failure -j2 -R "^($tsan_tests)\$"

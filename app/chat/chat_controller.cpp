@@ -84,7 +84,11 @@ bool ChatController::prompt_format_chosen() const { return !chosen_format().isEm
 QString ChatController::detected_format_why() const { return detected_format().why; }
 
 DetectedFormat ChatController::detected_format() const {
-    return detect_prompt_format(engine_->chat_template(), engine_->architecture(), QFileInfo(engine_->model_path()).fileName());
+    const QString path = engine_->model_path(), chat_template = engine_->chat_template();
+    if (!detected_ || detected_->model_path != path || detected_->chat_template != chat_template)
+        detected_ = DetectedFor{path, chat_template,
+                                detect_prompt_format(chat_template, engine_->architecture(), QFileInfo(path).fileName())};
+    return detected_->format;
 }
 
 void ChatController::set_prompt_format(const QString& f) {
@@ -189,14 +193,18 @@ RenderedPrompt ChatController::render(const QVector<ChatMessage>& rows) const {
     return model_template_.render(system_prompt_, rows);
 }
 
-QString ChatController::renderedPrompt() const {
+QVector<ChatMessage> ChatController::rows_in_context() const {
     const QVector<ChatMessage>& rows = messages_.messages();
-    const RenderedPrompt p = render(rows.mid(std::min<qsizetype>(context_start_, rows.size())));
+    return rows.mid(std::min<qsizetype>(context_start_, rows.size()));
+}
+
+QString ChatController::renderedPrompt() const {
+    const RenderedPrompt p = render(rows_in_context());
     return p.error.isEmpty() ? p.text : QStringLiteral("error: ") + p.error;
 }
 
 QString ChatController::previewPrompt() const {
-    QVector<ChatMessage> rows = messages_.messages().mid(std::min<qsizetype>(context_start_, messages_.messages().size()));
+    QVector<ChatMessage> rows = rows_in_context();
     if (rows.isEmpty() || rows.back().role != QLatin1String("user")) {
         ChatMessage question;
         question.role = QStringLiteral("user");
@@ -244,8 +252,7 @@ void ChatController::start_answer() {
         }
     }
     since_saved_.start();
-    const QVector<ChatMessage>& rows = messages_.messages();
-    const RenderedPrompt prompt = render(rows.mid(std::min<qsizetype>(context_start_, rows.size())));
+    const RenderedPrompt prompt = render(rows_in_context());
     generating_ = true;
     emit generatingChanged();
     pending_.clear();

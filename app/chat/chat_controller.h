@@ -9,6 +9,7 @@
 #include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
+#include <optional>
 #include <random>
 
 #include "app/chat/chat_prompt.h"
@@ -164,6 +165,7 @@ private:
     RenderedPrompt render(const QVector<ChatMessage>& rows) const;
     QString default_system_prompt() const;
     DetectedFormat detected_format() const;
+    QVector<ChatMessage> rows_in_context() const;  // from the first message the model still sees
     // The prompt format the user chose for the loaded model; empty: none.
     QString chosen_format() const;
     // Sets one setting (clamped); a change is saved with the open chat.
@@ -210,6 +212,11 @@ private:
     AppSettings* app_settings_;
     QString chosen_format_;  // without app_settings_: the format chosen this run
     mutable ModelTemplate model_template_;  // the loaded model's chat template, parsed once
+    struct DetectedFor {
+        QString model_path, chat_template;
+        DetectedFormat format;
+    };
+    mutable std::optional<DetectedFor> detected_;  // QML reads it often; the template is parsed once per model
     QString system_prompt_;
     GenerationSettings settings_;
     int context_start_ = 0;

@@ -118,7 +118,7 @@ HubController::HubController(const QString& models_dir, const QString& endpoint,
     has_token_ = !settings.token.empty();
     token_from_env_ = !qEnvironmentVariableIsEmpty("HF_TOKEN");
     if (has_token_)
-        token_place_ = token_from_env_ ? tr("from HF_TOKEN") : tr("in Hugging Face's token file (%1)").arg(QString::fromStdString(hub::token_file_path()));
+        token_place_ = token_from_env_ ? tr("from HF_TOKEN") : token_file_place();
     flush_timer_.setSingleShot(true);
     flush_timer_.setInterval(progress_flush_ms);
     connect(&flush_timer_, &QTimer::timeout, this, &HubController::flush_progress);
@@ -342,9 +342,13 @@ void HubController::save_to_file(const QString& token, const QString& why_not_ke
         emit tokenChanged();
         return;
     }
-    QString place = tr("in Hugging Face's token file (%1)").arg(QString::fromStdString(hub::token_file_path()));
+    QString place = token_file_place();
     if (!why_not_keychain.isEmpty()) place += tr(": no system keychain (%1)").arg(why_not_keychain);
     use_token(token.toStdString(), place);
+}
+
+QString HubController::token_file_place() const {
+    return tr("in Hugging Face's token file (%1)").arg(QString::fromStdString(hub::token_file_path()));
 }
 
 void HubController::forgetToken() {

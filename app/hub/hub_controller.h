@@ -170,6 +170,7 @@ private:
     QString pending_token_;  // being written to the keychain
     void use_token(const std::string& token, const QString& place);
     void save_to_file(const QString& token, const QString& why_not_keychain);
+    QString token_file_place() const;  // "in Hugging Face's token file (PATH)", where tokenPlace says the token is
 
     // Latest progress per job since the last flush; the timer caps updates at 10 Hz per job.
     std::map<hub::JobId, hub::JobProgress> pending_;

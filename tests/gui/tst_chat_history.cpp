@@ -314,17 +314,20 @@ private slots:
     // A full context stops the answer and asks; leaving out the oldest turn answers again
     // without it, and the turn stays in the history.
     void full_context_lets_the_user_choose() {
+        // Only a guard against a hang: these answers fill a 2048-token context, which takes
+        // ~35 s in the sanitizer build.
+        constexpr int kLongAnswerMs = 180000;
         auto& chat = shell_->chat();
         const auto& rows = chat.messages()->messages();
         const QString first = QStringLiteral("And the LORD spake unto Moses, saying, ").repeated(120);   // ~1080 tokens
         const QString second = QStringLiteral("And God said unto Noah, behold, ").repeated(100);        // ~800 tokens
         chat.newChat();
         chat.send(first);
-        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), kLongAnswerMs);
         QVERIFY(!chat.context_full());
         chat.set_max_tokens(1000);
         chat.send(second);
-        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 60000);
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), kLongAnswerMs);
         QVERIFY2(chat.context_full(), qPrintable(rows.back().stats));
         QVERIFY(rows.back().stats.contains(QStringLiteral("context full")));
         auto* window = qobject_cast<QQuickWindow*>(shell_->qml().rootObjects().first());
@@ -337,7 +340,7 @@ private slots:
         QCOMPARE(chat.context_start(), 2);
         QVERIFY(!chat.renderedPrompt().contains(QStringLiteral("Moses")));
         QVERIFY(chat.renderedPrompt().contains(QStringLiteral("Noah")));
-        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), kLongAnswerMs);
         QVERIFY(!chat.context_full());
         QTRY_VERIFY(!bar->isVisible());
         QCOMPARE(rows.size(), 4);
