@@ -11,6 +11,7 @@
 #include "app/engine/engine_controller.h"
 #include "app/settings/app_settings.h"
 #include "app/store/chat_store.h"
+#include "ember/markup.h"
 
 namespace ember::app {
 namespace {
@@ -187,10 +188,23 @@ void ChatController::copyText(const QString& text) { QGuiApplication::clipboard(
 
 RenderedPrompt ChatController::render(const QVector<ChatMessage>& rows) const {
     const PromptFormat format = prompt_format_from_name(prompt_format());
-    if (format != PromptFormat::ModelTemplate) return {render_prompt(format, system_prompt_, rows), {}};
+    if (format == PromptFormat::Completion) return {render_prompt(format, system_prompt_, rows), {}};
+    // What people wrote stays text in a chat format, whose control tokens are markup: a question
+    // about "</s>" or a pasted "<|im_end|>" must not end the turn (ember/markup.h).
+    const auto as_text = [&](const QString& s) {
+        return QString::fromStdString(escape_markup(s.toStdString(), engine_->control_pieces()));
+    };
+    QVector<ChatMessage> escaped = rows;
+    for (ChatMessage& m : escaped) m.content = as_text(m.content);
+    const QString system = as_text(system_prompt_);
+    if (format != PromptFormat::ModelTemplate) return {render_prompt(format, system, escaped), {}};
     if (model_template_.source() != engine_->chat_template())
         model_template_ = ModelTemplate(engine_->chat_template(), engine_->bos_token(), engine_->eos_token());
-    return model_template_.render(system_prompt_, rows);
+    return model_template_.render(system, escaped);
+}
+
+QString ChatController::for_display(const RenderedPrompt& p) {
+    return QString::fromStdString(unescape_markup(p.text.toStdString()));
 }
 
 QVector<ChatMessage> ChatController::rows_in_context() const {
@@ -200,7 +214,7 @@ QVector<ChatMessage> ChatController::rows_in_context() const {
 
 QString ChatController::renderedPrompt() const {
     const RenderedPrompt p = render(rows_in_context());
-    return p.error.isEmpty() ? p.text : QStringLiteral("error: ") + p.error;
+    return p.error.isEmpty() ? for_display(p) : QStringLiteral("error: ") + p.error;
 }
 
 QString ChatController::previewPrompt() const {
@@ -216,7 +230,7 @@ QString ChatController::previewPrompt() const {
     answer.generating = true;
     rows.push_back(answer);
     const RenderedPrompt p = render(rows);
-    return p.error.isEmpty() ? p.text : tr("The model's chat template cannot render this chat: %1").arg(p.error);
+    return p.error.isEmpty() ? for_display(p) : tr("The model's chat template cannot render this chat: %1").arg(p.error);
 }
 
 void ChatController::set_context(int start, bool full) {

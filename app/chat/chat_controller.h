@@ -163,6 +163,7 @@ signals:
 
 private:
     RenderedPrompt render(const QVector<ChatMessage>& rows) const;
+    static QString for_display(const RenderedPrompt& p);  // without the escapes render() put in
     QString default_system_prompt() const;
     DetectedFormat detected_format() const;
     QVector<ChatMessage> rows_in_context() const;  // from the first message the model still sees

@@ -71,6 +71,7 @@ public:
     QString chat_template() const { return model_.chat_template; }
     QString bos_token() const { return model_.bos_token; }
     QString eos_token() const { return model_.eos_token; }
+    const std::vector<std::string>& control_pieces() const { return model_.control_pieces; }
     QString architecture() const { return model_.architecture; }
     QString device_name() const { return device_.device; }
     QString device_note() const { return device_.note; }

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "app/engine/split_snapshot.h"
@@ -46,6 +47,7 @@ struct LoadedModel {
     QString chat_template;          // the file's tokenizer.chat_template, empty when it has none
     QString bos_token;              // the BOS and EOS pieces, for the template
     QString eos_token;
+    std::vector<std::string> control_pieces;  // what escape_markup keeps as text (ember/markup.h)
     QString architecture;           // general.architecture
 };
 

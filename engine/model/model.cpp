@@ -55,6 +55,9 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& path, const ModelP
         const tokenizer::Tokenizer& tok = *impl->tokenizer;
         if (tok.bos() >= 0) impl->info.bos_token = tok.piece(tok.bos());
         if (tok.eos() >= 0) impl->info.eos_token = tok.piece(tok.eos());
+        for (int32_t id = 0; id < tok.n_vocab(); ++id)
+            if (tok.token_type(id) == tokenizer::TokenType::Control && !tok.piece(id).empty())
+                impl->info.control_pieces.push_back(tok.piece(id));
         if (progress && !progress(1.0f)) return Error{path + ": loading cancelled"};
         return std::shared_ptr<Model>(new Model(std::move(impl)));
     } catch (const EngineError& e) {

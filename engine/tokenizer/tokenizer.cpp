@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/error.h"
+#include "ember/markup.h"
 #include "gguf/gguf_reader.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/gpt2_bytes.h"
@@ -141,10 +142,12 @@ std::vector<int32_t> Tokenizer::encode_markup(std::string_view text, bool add_bo
     std::vector<int32_t> ids;
     size_t plain_start = 0;
     auto flush = [&](size_t end) {
-        if (end > plain_start) {
-            const std::vector<int32_t> plain = encode(text.substr(plain_start, end - plain_start), false);
-            ids.insert(ids.end(), plain.begin(), plain.end());
-        }
+        if (end <= plain_start) return;
+        std::string_view run = text.substr(plain_start, end - plain_start);
+        std::string unescaped;
+        if (run.find(kMarkupEscape) != std::string_view::npos) run = unescaped = unescape_markup(run);
+        const std::vector<int32_t> plain = encode(run, false);
+        ids.insert(ids.end(), plain.begin(), plain.end());
     };
     for (size_t i = 0; i < text.size();) {
         int32_t hit = -1;

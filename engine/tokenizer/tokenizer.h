@@ -41,6 +41,7 @@ public:
     // ("<s>", "<|im_start|>") become those tokens (the longest piece wins), the text between
     // them is encoded as by encode(), so SPM gives each run its leading space, as llama.cpp
     // and Hugging Face's Llama tokenizer do. A BOS the text starts with stands for add_bos's.
+    // Every U+FDD0 is dropped from that text: ember/markup.h escapes pieces with it.
     std::vector<int32_t> encode_markup(std::string_view text, bool add_bos) const;
 
     // The bytes token `id` stands for: U+2581 -> ' ', <0x0A> -> "\n", GPT-2's byte alphabet

@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "app/app_shell.h"
+#include "ember/model.h"
 #include "gui_test_support.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
@@ -373,6 +374,30 @@ private slots:
         QCOMPARE(chat.chat_id(), alpha_);
         QCOMPARE(chat.messages()->messages()[0].content, QStringLiteral("Alpha one"));
         QTRY_VERIFY(!popup_field->isVisible());
+    }
+
+    // In a chat format "<s>" and "</s>" are markup the model reads as tokens; typed into a
+    // question they are text, and the preview shows them as typed.
+    void typed_control_tokens_stay_text() {
+        auto& chat = shell_->chat();
+        chat.newChat();
+        chat.set_prompt_format(QStringLiteral("llama2"));
+        chat.set_max_tokens(1);
+        const QString question = QStringLiteral("Is </s> the end of <s> text?");
+        chat.send(question);
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        const QString text = QStringLiteral("[INST] ") + question + QStringLiteral(" [/INST]");
+        QVERIFY2(chat.renderedPrompt().startsWith(text), qPrintable(chat.renderedPrompt()));
+
+        auto model = ember::Model::load(shell_->engine().model_path().toStdString());
+        QVERIFY(model.ok());
+        const std::vector<int32_t> as_text = (*model)->tokenize(text.toStdString(), true);
+        const std::vector<int32_t> as_markup = (*model)->tokenize_markup(text.toStdString(), true);
+        QVERIFY(as_markup.size() != as_text.size());  // the pieces would have been tokens
+        // The model's context holds the prompt and the one answer token.
+        QCOMPARE(shell_->engine().context_used(), int(as_text.size()) + 1);
+        chat.set_prompt_format(QString());
+        chat.set_max_tokens(4);
     }
 
     void cleanupTestCase() {

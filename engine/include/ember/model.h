@@ -51,6 +51,7 @@ struct ModelInfo : ModelShape {
     std::string chat_template;  // tokenizer.chat_template (Jinja) when the file has one as a string
     std::string bos_token;      // the BOS and EOS pieces, as chat templates print them ("<s>", "</s>")
     std::string eos_token;
+    std::vector<std::string> control_pieces;  // texts tokenize_markup reads as control tokens; see ember/markup.h
     std::string ffn_activation;  // as run: "silu", "relu", or "relu-sym" (ReLU on gate and up, Bamboo)
     std::string ffn_activation_source;  // why: the user, the file, the architecture, or a hint such as activation/
     bool powerinfer_file = false;  // magic PWRI
@@ -77,7 +78,8 @@ public:
 
     std::vector<int32_t> tokenize(std::string_view text, bool add_bos) const;
     // A prompt a chat template rendered: "<s>", "<|im_start|>" and the other control tokens'
-    // texts in it are those tokens (tokenize() keeps them as characters, for user text).
+    // texts in it are those tokens (tokenize() keeps them as characters, for user text). Text
+    // put into the prompt is kept as text by escape_markup (ember/markup.h).
     std::vector<int32_t> tokenize_markup(std::string_view text, bool add_bos) const;
     std::string token_text(int32_t token) const;  // bytes of one token ("" for control tokens)
     int32_t bos() const;
