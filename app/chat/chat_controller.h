@@ -208,6 +208,7 @@ private:
     qint64 deleted_id_ = 0;  // the chat deleteChat() hid last, for undoDelete()
     bool deleted_was_open_ = false;
     QTimer flush_timer_;
+    QTimer list_timer_;  // refreshes the conversation list after a question is sent
     QString pending_;  // tokens received since the last flush
     bool generating_ = false;
     AppSettings* app_settings_;

@@ -12,6 +12,10 @@
 
 #include <memory>
 
+#if defined(Q_OS_LINUX)
+#include <unistd.h>
+#endif
+
 #include "app/app_shell.h"
 #include "ember/model.h"
 #include "gui_test_support.h"
@@ -399,6 +403,32 @@ private slots:
         chat.set_prompt_format(QString());
         chat.set_max_tokens(4);
     }
+
+#if defined(Q_OS_LINUX)
+    // The engine's threads (the worker and the pool it started) run one step below the GUI
+    // thread, so on a machine with few cores a frame is not held up by inference.
+    void engine_threads_yield_to_the_gui() {
+        const auto nice_of = [](const QString& task) {
+            QFile f(QStringLiteral("/proc/self/task/%1/stat").arg(task));
+            if (!f.open(QIODevice::ReadOnly)) return -100;
+            const QByteArray stat = f.readAll();
+            // Fields after the command's ")": state is field 3, nice field 19.
+            const QList<QByteArray> fields = stat.mid(stat.lastIndexOf(')') + 2).split(' ');
+            return fields.size() > 16 ? fields[16].toInt() : -100;
+        };
+        const int gui_nice = nice_of(QString::number(::gettid()));
+        QVERIFY(gui_nice > -100);
+        int engine_threads = 0;
+        for (const QString& task : QDir(QStringLiteral("/proc/self/task")).entryList(QDir::Dirs | QDir::NoDotAndDotDot)) {
+            QFile comm(QStringLiteral("/proc/self/task/%1/comm").arg(task));
+            if (!comm.open(QIODevice::ReadOnly) || comm.readAll().trimmed() != "EngineWorker") continue;
+            ++engine_threads;
+            QVERIFY2(nice_of(task) > gui_nice, qPrintable(QStringLiteral("thread %1: nice %2, the GUI's %3")
+                                                              .arg(task).arg(nice_of(task)).arg(gui_nice)));
+        }
+        QVERIFY(engine_threads >= 1);
+    }
+#endif
 
     void cleanupTestCase() {
         QCOMPARE(resets_[0]->count(), 0);
