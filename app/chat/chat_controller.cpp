@@ -1,12 +1,15 @@
 #include "app/chat/chat_controller.h"
 
 #include <QClipboard>
+#include <QDir>
+#include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QJSEngine>
 
 #include <utility>
 
+#include "app/chat/chat_files.h"
 #include "app/chat/template_detect.h"
 #include "app/engine/engine_controller.h"
 #include "app/settings/app_settings.h"
@@ -381,6 +384,47 @@ void ChatController::openChat(qint64 id) {
     if (!saved(chat)) return;
     auto path = store_->activePath(id);
     if (saved(path)) show_chat(chat.value(), path.value());
+}
+
+bool ChatController::exportChats(const QString& path, bool allChats) {
+    if (!store_ || (!allChats && chat_id_ == 0)) {
+        transfer_message_ = store_ ? tr("Nothing to export: this chat is not saved yet") : tr("No history to export");
+        emit transferMessageChanged();
+        return false;
+    }
+    auto what = export_chats_to_file(*store_, path, allChats ? std::nullopt : std::optional<qint64>(chat_id_));
+    transfer_message_ = what ? tr("Exported %1 to %2").arg(what.value(), path) : tr("Export failed: %1").arg(what.error());
+    emit transferMessageChanged();
+    return what.ok();
+}
+
+bool ChatController::importChats(const QString& path) {
+    if (!store_ || generating_) return false;
+    auto ids = import_chats_from_file(*store_, path);
+    if (!ids) transfer_message_ = tr("Import failed: %1").arg(ids.error());
+    else transfer_message_ = ids.value().size() == 1 ? tr("Imported 1 chat from %1").arg(path)
+                                                     : tr("Imported %1 chats from %2").arg(ids.value().size()).arg(path);
+    emit transferMessageChanged();
+    if (!ids) return false;
+    refresh_conversations();
+    if (!ids.value().isEmpty()) openChat(ids.value().first());
+    return true;
+}
+
+void ChatController::chooseExportFile(bool allChats) {
+    QString filter;
+    QString path = QFileDialog::getSaveFileName(nullptr, allChats ? tr("Export all chats") : tr("Export this chat"),
+                                                QDir::homePath() + (allChats ? QStringLiteral("/chats.md") : QStringLiteral("/chat.md")),
+                                                tr("Markdown (*.md);;JSON, to import back (*.json)"), &filter);
+    if (path.isEmpty()) return;
+    if (QFileInfo(path).suffix().isEmpty()) path += filter.contains(QLatin1String("*.json")) ? ".json" : ".md";
+    exportChats(path, allChats);
+}
+
+void ChatController::chooseImportFile() {
+    const QString path = QFileDialog::getOpenFileName(nullptr, tr("Import chats"), QDir::homePath(),
+                                                      tr("Ember chat export (*.json)"));
+    if (!path.isEmpty()) importChats(path);
 }
 
 void ChatController::renameChat(qint64 id, const QString& title) {

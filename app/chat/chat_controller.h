@@ -65,6 +65,8 @@ class ChatController : public QObject {
     // last answer ran out of context, so the user chooses what happens next.
     Q_PROPERTY(int contextStart READ context_start NOTIFY contextChanged)
     Q_PROPERTY(bool contextFull READ context_full NOTIFY contextChanged)
+    // What the last export or import did ("Exported 2 chats as JSON to …") or why it failed.
+    Q_PROPERTY(QString transferMessage READ transfer_message NOTIFY transferMessageChanged)
 
 public:
     // store may be null (history could not be opened): the chat works, nothing is saved.
@@ -130,7 +132,7 @@ public:
     // same put on the clipboard.
     Q_INVOKABLE QString conversationMarkdown();
     Q_INVOKABLE void copyConversation();
-    Q_INVOKABLE void copyText(const QString& text);  // a code block's Copy button
+    Q_INVOKABLE void copyText(const QString& text);  // a code block's or a message's Copy button
 
     // History. None of them touches the open chat while an answer is generating.
     Q_INVOKABLE void openChat(qint64 id);
@@ -151,6 +153,15 @@ public:
     Q_INVOKABLE void search(const QString& text);
     // Opens the chat of a search hit on the branch holding the matching message.
     Q_INVOKABLE void openSearchHit(int row);
+    // The open chat (allChats false) or every chat to `path`: JSON for a ".json" name, to import
+    // back, else Markdown. Adds the chats of a JSON export and opens the first. Both say what
+    // happened in transferMessage; false on failure.
+    Q_INVOKABLE bool exportChats(const QString& path, bool allChats);
+    Q_INVOKABLE bool importChats(const QString& path);
+    // The same through the platform's file dialog.
+    Q_INVOKABLE void chooseExportFile(bool allChats);
+    Q_INVOKABLE void chooseImportFile();
+    QString transfer_message() const { return transfer_message_; }
 
 signals:
     void generatingChanged();
@@ -160,6 +171,7 @@ signals:
     void answerFinished(const QVariantMap& stats);
     void historyErrorChanged();
     void contextChanged();
+    void transferMessageChanged();
 
 private:
     RenderedPrompt render(const QVector<ChatMessage>& rows) const;
@@ -202,6 +214,7 @@ private:
     qint64 chat_id_ = 0;    // 0: a new chat, created in the store with its first message
     QElapsedTimer since_saved_;  // the streaming answer is saved every kSaveIntervalMs
     QString history_error_;
+    QString transfer_message_;
     MessageListModel messages_;
     ConversationListModel conversations_;
     SearchHitModel search_hits_;

@@ -23,6 +23,51 @@ Pane {
             onClicked: ChatController.newChat()
             Accessible.name: qsTr("New chat")
         }
+        RowLayout {
+            Layout.fillWidth: true
+            Layout.leftMargin: 8
+            Layout.rightMargin: 8
+
+            Button {
+                objectName: "exportButton"
+                Layout.fillWidth: true
+                text: qsTr("Export…")
+                onClicked: exportMenu.popup()
+                Accessible.name: qsTr("Export chats as Markdown or JSON")
+
+                Menu {
+                    id: exportMenu
+
+                    MenuItem {
+                        text: qsTr("This chat…")
+                        enabled: ChatController.chatId !== 0
+                        onTriggered: ChatController.chooseExportFile(false)
+                    }
+                    MenuItem {
+                        text: qsTr("All chats…")
+                        onTriggered: ChatController.chooseExportFile(true)
+                    }
+                }
+            }
+            Button {
+                objectName: "importButton"
+                Layout.fillWidth: true
+                text: qsTr("Import…")
+                enabled: !ChatController.generating
+                onClicked: ChatController.chooseImportFile()
+                Accessible.name: qsTr("Import chats from a JSON export")
+            }
+        }
+        Label {
+            objectName: "transferMessage"
+            Layout.fillWidth: true
+            Layout.margins: 8
+            visible: text.length > 0
+            text: ChatController.transferMessage
+            wrapMode: Text.Wrap
+            font.pointSize: 8
+            opacity: 0.8
+        }
 
         ListView {
             id: list

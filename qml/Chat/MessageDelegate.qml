@@ -155,6 +155,17 @@ Item {
                     ToolTip.text: qsTr("Edit")
                     Accessible.name: qsTr("Edit the message")
                 }
+                ToolButton {
+                    objectName: "copyMessageButton"
+                    text: "⧉"
+                    visible: !delegate.generating
+                    font.pointSize: 8
+                    // The text as stored: an answer's Markdown source, a question as typed.
+                    onClicked: ChatController.copyText(delegate.content)
+                    ToolTip.visible: hovered
+                    ToolTip.text: qsTr("Copy as Markdown")
+                    Accessible.name: qsTr("Copy the message as Markdown")
+                }
             }
             Label {
                 visible: delegate.stats.length > 0

@@ -251,6 +251,12 @@ private slots:
         QVERIFY(copy);
         QVERIFY(QMetaObject::invokeMethod(copy, "clicked"));
         QCOMPARE(QGuiApplication::clipboard()->text(), QStringLiteral("for i in range(3):\n    print(i)"));
+        // A whole message copies as its Markdown source, thoughts and fences included.
+        QQuickItem* answer = gui_test::find_item(root, QStringLiteral("message1"));
+        QVERIFY(answer);
+        QVERIFY(QMetaObject::invokeMethod(gui_test::find_item(answer, QStringLiteral("copyMessageButton")), "clicked"));
+        QVERIFY(QGuiApplication::clipboard()->text().startsWith(QStringLiteral("<think>\nThey want Python.")));
+        QVERIFY(QGuiApplication::clipboard()->text().endsWith(QStringLiteral("```\n\nDone.")));
 
         QQuickItem* thoughts = gui_test::find_item(root, QStringLiteral("thinkText"));
         QVERIFY(thoughts);

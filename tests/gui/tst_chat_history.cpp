@@ -380,6 +380,53 @@ private slots:
         QTRY_VERIFY(!popup_field->isVisible());
     }
 
+    // Export one chat or all of them (Markdown to read, JSON to import back); importing the JSON
+    // adds the chats again and opens the first; a broken file or a bad path changes nothing and
+    // says why.
+    void export_and_import_chats() {
+        auto& chat = shell_->chat();
+        QVERIFY(item("exportButton") && item("importButton"));
+        chat.openChat(bravo_);
+        QVERIFY(chat.exportChats(dir_.path() + "/bravo.md", false));
+        QVERIFY2(chat.transfer_message().startsWith(QStringLiteral("Exported the chat as Markdown to ")),
+                 qPrintable(chat.transfer_message()));
+        QFile md(dir_.path() + "/bravo.md");
+        QVERIFY(md.open(QIODevice::ReadOnly));
+        const QString markdown = QString::fromUtf8(md.readAll());
+        QVERIFY2(markdown.startsWith(QStringLiteral("# Bravo two")), qPrintable(markdown.left(200)));
+        QVERIFY(!markdown.contains(QStringLiteral("Alpha one")));
+
+        const int before = chat.conversations()->rowCount();
+        QVERIFY(before >= 2);
+        const QString json = dir_.path() + "/all.json";
+        QVERIFY(chat.exportChats(json, true));
+        QCOMPARE(chat.transfer_message(), QStringLiteral("Exported %1 chats as JSON to %2").arg(before).arg(json));
+
+        QVERIFY(chat.importChats(json));
+        QCOMPARE(chat.transfer_message(), QStringLiteral("Imported %1 chats from %2").arg(before).arg(json));
+        QCOMPARE(chat.conversations()->rowCount(), 2 * before);
+        const qint64 opened = qint64(chat.chat_id_number());
+        QVERIFY(opened != alpha_ && opened != bravo_);
+        QVERIFY(!chat.messages()->messages().isEmpty());
+        QTRY_COMPARE(item("transferMessage")->property("text").toString(), chat.transfer_message());
+
+        // A cut-off export: nothing imported, the reason names the file.
+        QFile whole(json);
+        QVERIFY(whole.open(QIODevice::ReadOnly));
+        const QByteArray bytes = whole.readAll();
+        QFile cut(dir_.path() + "/cut.json");
+        QVERIFY(cut.open(QIODevice::WriteOnly));
+        cut.write(bytes.left(bytes.size() / 2));
+        cut.close();
+        QVERIFY(!chat.importChats(cut.fileName()));
+        QVERIFY2(chat.transfer_message().startsWith(QStringLiteral("Import failed: ") + cut.fileName()),
+                 qPrintable(chat.transfer_message()));
+        QCOMPARE(chat.conversations()->rowCount(), 2 * before);
+        QVERIFY(!chat.exportChats(dir_.path() + "/no/such/folder/x.md", true));
+        QVERIFY2(chat.transfer_message().contains(dir_.path() + "/no/such/folder/x.md"), qPrintable(chat.transfer_message()));
+        QVERIFY(!QFile::exists(dir_.path() + "/no/such/folder/x.md"));
+    }
+
     // In a chat format "<s>" and "</s>" are markup the model reads as tokens; typed into a
     // question they are text, and the preview shows them as typed.
     void typed_control_tokens_stay_text() {
