@@ -44,6 +44,7 @@ AppShell::AppShell(const AppOptions& options)
 }
 
 AppShell::~AppShell() {
+    if (chat_.chat_id() != 0) settings_.set_last_chat(chat_.chat_id());
     EngineController::set_instance(nullptr);
     AppSettings::set_instance(nullptr);
     ChatController::set_instance(nullptr);

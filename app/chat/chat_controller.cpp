@@ -7,6 +7,7 @@
 #include <QGuiApplication>
 #include <QJSEngine>
 
+#include <algorithm>
 #include <utility>
 
 #include "app/chat/chat_files.h"
@@ -375,7 +376,12 @@ void ChatController::update_last_siblings() {
 
 void ChatController::open_latest_chat() {
     refresh_conversations();
-    if (!conversations_.rows().isEmpty()) openChat(conversations_.rows().front().id);
+    const auto& rows = conversations_.rows();
+    if (rows.isEmpty()) return;
+    // The chat open when the app closed; without one (or if it is gone), the top of the list.
+    const qint64 last = app_settings_ ? app_settings_->last_chat() : 0;
+    const bool known = std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return r.id == last; });
+    openChat(known ? last : rows.front().id);
 }
 
 void ChatController::openChat(qint64 id) {

@@ -114,7 +114,8 @@ public:
     qint64 chat_id() const { return chat_id_; }
     double chat_id_number() const { return double(chat_id_); }
 
-    // Fills the conversation list and shows the chat at its top, if any.
+    // Fills the conversation list and shows the chat open when the app last closed (else the
+    // one at the top of the list), if any.
     void open_latest_chat();
 
     Q_INVOKABLE void send(const QString& text);

@@ -43,6 +43,9 @@ public:
     void set_window_geometry(const QRect& rect);
     bool welcomed() const { return welcomed_; }
     void set_welcomed(bool welcomed);
+    // The chat open when the app last closed; 0: none.
+    qint64 last_chat() const { return last_chat_; }
+    void set_last_chat(qint64 id);
     // The prompt format the user chose for a model (by path); empty: detect it from the model.
     QString prompt_format_for(const QString& model) const { return prompt_formats_.value(model); }
     void set_prompt_format_for(const QString& model, const QString& format);
@@ -68,6 +71,7 @@ private:
     double font_scale_ = 1.0;
     QRect geometry_;
     bool welcomed_ = false;
+    qint64 last_chat_ = 0;
     QHash<QString, QString> prompt_formats_;  // model path -> prompt format name
     QHash<QString, QString> system_prompts_;  // model path -> default system prompt
     QStringList library_folders_;

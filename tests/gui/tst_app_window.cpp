@@ -300,6 +300,44 @@ private slots:
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
+    // The chat open at close reopens at start, even when another is pinned above it; a chat
+    // deleted meanwhile falls back to the top of the list.
+    void last_chat_reopens() {
+        QTemporaryDir dir;
+        const QString model = gui_test::copy_demo_model(dir.path());
+        QVERIFY(QDir().mkpath(dir.path() + "/data"));
+        qint64 ids[3] = {};
+        {
+            auto store = ember::store::ChatStore::open(ember::app::AppShell::database_path(dir.path() + "/data"));
+            QVERIFY2(store.ok(), qPrintable(store.error()));
+            for (int i = 0; i < 3; ++i) {
+                const auto chat = store.value()->createChat(QStringLiteral("Chat %1").arg(i));
+                QVERIFY(chat.ok());
+                ids[i] = chat.value();
+                QVERIFY(store.value()->addMessage(ids[i], std::nullopt, ember::store::Role::User, QStringLiteral("Q%1").arg(i)).ok());
+            }
+            QVERIFY(store.value()->setPinned(ids[2], true).ok());
+        }
+        {
+            ember::app::AppShell shell(options(dir.path() + "/data", model));
+            QVERIFY(shell.start());
+            QCOMPARE(shell.chat().chat_id(), ids[2]);  // first start: the top of the list, the pinned one
+            shell.chat().openChat(ids[0]);
+            QCOMPARE(shell.chat().chat_id(), ids[0]);
+        }
+        {
+            ember::app::AppShell shell(options(dir.path() + "/data", model));
+            QVERIFY(shell.start());
+            QCOMPARE(shell.chat().chat_id(), ids[0]);
+            QCOMPARE(shell.chat().messages()->messages().first().content, QStringLiteral("Q0"));
+            shell.chat().deleteChat(ids[0]);
+        }
+        ember::app::AppShell shell(options(dir.path() + "/data", model));
+        QVERIFY(shell.start());
+        QCOMPARE(shell.chat().chat_id(), ids[2]);
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
     // The first run shows this computer and a model that fits, once; its button opens the
     // Models tab on the suggested repo.
     void first_run_suggests_a_model_once() {
