@@ -130,6 +130,7 @@ bool ChatController::saved(const R& result) {
 
 void ChatController::send(const QString& text) {
     if (generating_ || text.isEmpty() || engine_->status() != QLatin1String("ready")) return;
+    set_found_row(-1);
     const qint64 parent = messages_.messages().isEmpty() ? 0 : messages_.messages().back().id;
     messages_.append(ChatMessage{0, QStringLiteral("user"), text, false, {}});
     if (store_) {
@@ -161,6 +162,7 @@ void ChatController::stop() {
 
 void ChatController::newChat() {
     if (generating_) return;
+    set_found_row(-1);
     set_context(0, false);
     set_chat_id(0);
     messages_.replace_from(0, {});
@@ -361,6 +363,7 @@ QVector<ChatMessage> ChatController::rows_of(const QList<store::Message>& path) 
 
 void ChatController::show_chat(const store::Chat& chat, const QList<store::Message>& path) {
     QVector<ChatMessage> rows = rows_of(path);
+    set_found_row(-1);
     set_context(0, false);
     set_chat_id(chat.id);
     system_prompt_ = chat.options.systemPrompt;
@@ -526,7 +529,17 @@ void ChatController::openSearchHit(int row) {
     auto chat = store_->chat(hit.chatId);
     if (!saved(chat)) return;
     auto path = store_->selectBranch(hit.messageId);
-    if (saved(path)) show_chat(chat.value(), path.value());
+    if (!saved(path)) return;
+    show_chat(chat.value(), path.value());
+    const QVector<ChatMessage>& rows = messages_.messages();
+    for (int r = 0; r < rows.size(); ++r)
+        if (rows[r].id == hit.messageId) set_found_row(r);
+}
+
+void ChatController::set_found_row(int row) {
+    if (row == found_row_) return;
+    found_row_ = row;
+    emit foundRowChanged();
 }
 
 }  // namespace ember::app

@@ -67,6 +67,8 @@ class ChatController : public QObject {
     Q_PROPERTY(bool contextFull READ context_full NOTIFY contextChanged)
     // What the last export or import did ("Exported 2 chats as JSON to …") or why it failed.
     Q_PROPERTY(QString transferMessage READ transfer_message NOTIFY transferMessageChanged)
+    // The row of the message the last search hit opened, marked and scrolled to; -1: none.
+    Q_PROPERTY(int foundRow READ found_row NOTIFY foundRowChanged)
 
 public:
     // store may be null (history could not be opened): the chat works, nothing is saved.
@@ -163,6 +165,7 @@ public:
     Q_INVOKABLE void chooseExportFile(bool allChats);
     Q_INVOKABLE void chooseImportFile();
     QString transfer_message() const { return transfer_message_; }
+    int found_row() const { return found_row_; }
 
 signals:
     void generatingChanged();
@@ -173,6 +176,7 @@ signals:
     void historyErrorChanged();
     void contextChanged();
     void transferMessageChanged();
+    void foundRowChanged();
 
 private:
     RenderedPrompt render(const QVector<ChatMessage>& rows) const;
@@ -207,6 +211,7 @@ private:
     void refresh_conversations();
     // Rows for a branch read from the store, each with its place among its siblings.
     QVector<ChatMessage> rows_of(const QList<store::Message>& path);
+    void set_found_row(int row);
     void show_chat(const store::Chat& chat, const QList<store::Message>& path);
     void update_last_siblings();
 
@@ -216,6 +221,7 @@ private:
     QElapsedTimer since_saved_;  // the streaming answer is saved every kSaveIntervalMs
     QString history_error_;
     QString transfer_message_;
+    int found_row_ = -1;
     MessageListModel messages_;
     ConversationListModel conversations_;
     SearchHitModel search_hits_;

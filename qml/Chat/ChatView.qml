@@ -26,8 +26,17 @@ Pane {
             delegate: MessageDelegate {
                 width: ListView.view.width
             }
-            // Follow the answer while it streams, unless the user scrolled up to read.
-            onContentHeightChanged: if (atYEnd || ChatController.generating) positionViewAtEnd()
+            // Follow the answer while it streams, unless the user scrolled up to read; a search
+            // hit's message is scrolled to instead, once the rows are laid out.
+            onContentHeightChanged: if (ChatController.foundRow < 0 && (atYEnd || ChatController.generating)) positionViewAtEnd()
+
+            Connections {
+                target: ChatController
+                function onFoundRowChanged() {
+                    if (ChatController.foundRow >= 0)
+                        Qt.callLater(() => list.positionViewAtIndex(ChatController.foundRow, ListView.Center));
+                }
+            }
             Accessible.role: Accessible.List
             Accessible.name: qsTr("Conversation")
 

@@ -17,6 +17,8 @@ Item {
     required property int siblingCount
     required property var blocks
     property bool editing: false
+    // The message a search hit opened the chat on.
+    readonly property bool found: index === ChatController.foundRow
 
     function saveEdit(text) {
         delegate.editing = false;
@@ -35,6 +37,8 @@ Item {
         implicitHeight: column.implicitHeight + 16
         radius: 8
         color: delegate.role === "user" ? Qt.rgba(0.25, 0.5, 0.9, 0.18) : Qt.rgba(0.5, 0.5, 0.5, 0.12)
+        border.width: delegate.found ? 2 : 0
+        border.color: palette.highlight
 
         ColumnLayout {
             id: column

@@ -378,6 +378,15 @@ private slots:
         QCOMPARE(chat.chat_id(), alpha_);
         QCOMPARE(chat.messages()->messages()[0].content, QStringLiteral("Alpha one"));
         QTRY_VERIFY(!popup_field->isVisible());
+        // The matching message is marked (and scrolled to); opening another chat clears that.
+        QCOMPARE(chat.found_row(), 0);
+        QQuickItem* found = nullptr;
+        QTRY_VERIFY((found = gui_test::find_item(window->contentItem(), QStringLiteral("message0"))) &&
+                    found->property("content").toString() == QStringLiteral("Alpha one"));
+        QVERIFY(found->property("found").toBool());
+        QVERIFY(!gui_test::find_item(window->contentItem(), QStringLiteral("message1"))->property("found").toBool());
+        chat.openChat(bravo_);
+        QCOMPARE(chat.found_row(), -1);
     }
 
     // Export one chat or all of them (Markdown to read, JSON to import back); importing the JSON
