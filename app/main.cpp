@@ -52,8 +52,9 @@ int main(int argc, char** argv) {
                                           QStringLiteral("Hugging Face Hub or mirror to use (default: HF_ENDPOINT)."),
                                           QStringLiteral("URL"));
     const QCommandLineOption self_check({QStringLiteral("self-check")},
-                                        QStringLiteral("Load the model, answer PROMPT in the window, print the answer and quit "
-                                                       "(exit status 0 when an answer came)."),
+                                        QStringLiteral("Load the model, answer PROMPT in the window, stop the answer once it "
+                                                       "streams, regenerate it, print what happened and quit (exit status 0 "
+                                                       "when all of that worked without a QML warning)."),
                                         QStringLiteral("PROMPT"));
     cli.addOptions({data_dir, model, hub_endpoint, self_check});
     cli.process(app);

@@ -8,6 +8,21 @@
 
 namespace ember::app {
 
+namespace {
+// The QML engine's warnings (a binding on undefined, a missing type): any one fails the check.
+QStringList g_qml_warnings;
+QtMessageHandler g_previous_handler = nullptr;
+
+void record_qml_warnings(QtMsgType type, const QMessageLogContext& context, const QString& message) {
+    const QString file = QString::fromUtf8(context.file ? context.file : "");
+    const QLatin1String category(context.category ? context.category : "");
+    const bool from_qml = category == QLatin1String("qml") || category == QLatin1String("js") ||
+                          file.endsWith(QLatin1String(".qml")) || message.contains(QLatin1String(".qml:"));
+    if ((type == QtWarningMsg || type == QtCriticalMsg) && from_qml) g_qml_warnings << message;
+    if (g_previous_handler) g_previous_handler(type, context, message);
+}
+}  // namespace
+
 SelfCheck::SelfCheck(AppShell& shell, QString prompt, int timeout_ms) : shell_(shell), prompt_(std::move(prompt)) {
     deadline_.setSingleShot(true);
     deadline_.setInterval(timeout_ms);
@@ -18,9 +33,15 @@ SelfCheck::SelfCheck(AppShell& shell, QString prompt, int timeout_ms) : shell_(s
     });
 }
 
+SelfCheck::~SelfCheck() {
+    if (g_previous_handler) qInstallMessageHandler(g_previous_handler);
+}
+
 void SelfCheck::start() {
+    g_previous_handler = qInstallMessageHandler(record_qml_warnings);
     connect(&shell_.engine(), &EngineController::statusChanged, this, &SelfCheck::on_engine_status);
     connect(&shell_.chat(), &ChatController::generatingChanged, this, &SelfCheck::on_generating);
+    connect(shell_.chat().messages(), &QAbstractItemModel::dataChanged, this, &SelfCheck::on_text);
     deadline_.start();
     on_engine_status();
 }
@@ -29,29 +50,54 @@ void SelfCheck::on_engine_status() {
     const EngineController& engine = shell_.engine();
     if (engine.status() == QStringLiteral("error")) {
         finish(1, QStringLiteral("the model did not load: %1").arg(engine.error()));
-    } else if (engine.status() == QStringLiteral("ready") && !sent_) {
-        sent_ = true;
+    } else if (engine.status() == QStringLiteral("ready") && phase_ == Phase::Loading) {
+        phase_ = Phase::Streaming;
         std::printf("model: %s (%s)\nprompt: %s\n", qPrintable(engine.model_name()),
                     engine.sparse() ? "sparse" : "dense", qPrintable(prompt_));
+        // Long enough that the first answer is still streaming when it is stopped.
+        shell_.chat().set_max_tokens(4096);
         shell_.chat().send(prompt_);
     } else if (engine.model_path().isEmpty() && engine.status() != QStringLiteral("loading")) {
         finish(1, QStringLiteral("no model to load: pass --model PATH"));
     }
 }
 
-void SelfCheck::on_generating() {
-    if (!sent_ || shell_.chat().generating()) return;
+void SelfCheck::on_text() {
+    // The first streamed text: the answer is arriving; stop it as a user would.
     const auto& messages = shell_.chat().messages()->messages();
-    const QString answer = messages.isEmpty() ? QString() : messages.back().content;
-    if (answer.trimmed().isEmpty())
-        finish(1, QStringLiteral("the model answered nothing"));
-    else
-        finish(0, QStringLiteral("answer: %1").arg(answer.trimmed()));
+    if (phase_ != Phase::Streaming || stop_sent_ || !shell_.chat().generating() || messages.isEmpty() ||
+        messages.back().content.isEmpty())
+        return;
+    stop_sent_ = true;
+    std::printf("streaming: %s\n", qPrintable(messages.back().content.simplified()));
+    shell_.chat().stop();
+}
+
+void SelfCheck::on_generating() {
+    if (phase_ == Phase::Loading || phase_ == Phase::Done || shell_.chat().generating()) return;
+    const auto& messages = shell_.chat().messages()->messages();
+    const ChatMessage answer = messages.isEmpty() ? ChatMessage{} : messages.back();
+    if (phase_ == Phase::Streaming) {
+        if (!stop_sent_) return finish(1, QStringLiteral("the answer ended before any text streamed in: %1").arg(answer.stats));
+        if (!answer.stats.endsWith(QLatin1String("stopped")))
+            return finish(1, QStringLiteral("the answer was not stopped: %1").arg(answer.stats));
+        std::printf("stopped: %s\n", qPrintable(answer.content.simplified()));
+        phase_ = Phase::Regenerating;
+        shell_.chat().set_max_tokens(32);
+        QTimer::singleShot(0, &shell_.chat(), &ChatController::regenerate);
+        return;
+    }
+    if (answer.content.trimmed().isEmpty()) return finish(1, QStringLiteral("the model answered nothing"));
+    if (answer.sibling_count != 2)
+        return finish(1, QStringLiteral("the regenerated answer has %1 siblings, not 2").arg(answer.sibling_count));
+    if (!g_qml_warnings.isEmpty())
+        return finish(1, QStringLiteral("QML warnings:\n%1").arg(g_qml_warnings.join(QLatin1Char('\n'))));
+    finish(0, QStringLiteral("answer: %1 (answer 2 of 2)").arg(answer.content.trimmed()));
 }
 
 void SelfCheck::finish(int code, const QString& message) {
-    if (done_) return;
-    done_ = true;
+    if (phase_ == Phase::Done) return;
+    phase_ = Phase::Done;
     deadline_.stop();
     std::fprintf(code == 0 ? stdout : stderr, "%s\nself-check: %s\n", qPrintable(message), code == 0 ? "ok" : "FAILED");
     std::fflush(nullptr);
