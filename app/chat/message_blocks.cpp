@@ -55,6 +55,22 @@ bool blank(const QString& s, int from, int to) {
     return true;
 }
 
+// A paragraph that may start a block of its own: a whole line (while streaming, the last line
+// may still turn into a list item) that is not indented and not a list item, which Markdown
+// would join to the list before the blank line.
+bool starts_paragraph(const QString& s, int line, int eol, bool complete) {
+    if (line >= eol || (eol == s.size() && !complete) || s[line].isSpace()) return false;
+    int i = line;
+    if (s[i] == u'-' || s[i] == u'*' || s[i] == u'+') {
+        ++i;
+    } else {
+        while (i < eol && i - line < 9 && s[i].isDigit()) ++i;
+        if (i == line || i >= eol || (s[i] != u'.' && s[i] != u')')) return true;
+        ++i;
+    }
+    return !(i == eol || s[i].isSpace());
+}
+
 void add_text(QVector<MessageBlock>& out, const QString& s, int from, int to) {
     if (to > from && !blank(s, from, to))
         out.push_back({MessageBlock::Kind::Text, s.mid(from, to - from), {}, {}, false, from});
@@ -66,10 +82,16 @@ QVector<MessageBlock> split_blocks(const QString& s, int from, bool complete) {
     QVector<MessageBlock> out;
     int p = from;      // start of the text not yet in a block
     int line = from;   // start of the line being looked at
+    bool after_blank = false;  // the line before `line` is blank
     const int n = int(s.size());
     while (line <= n && p < n) {
         const int think = s.indexOf(kThinkOpen, line);
         const int eol = line_end(s, line);
+        // Prose is cut at paragraphs, so a streamed token re-renders the last paragraph only.
+        if (after_blank && !blank(s, p, line) && starts_paragraph(s, line, eol, complete)) {
+            add_text(out, s, p, line);
+            p = line;
+        }
         Fence fence;
         if (think >= 0 && think < eol) {
             add_text(out, s, p, think);
@@ -80,6 +102,7 @@ QVector<MessageBlock> split_blocks(const QString& s, int from, bool complete) {
             out.push_back(b);
             if (close < 0) return out;
             p = line = close + int(kThinkClose.size());
+            after_blank = false;
             continue;
         }
         if (opening_fence(s, line, fence)) {
@@ -107,10 +130,12 @@ QVector<MessageBlock> split_blocks(const QString& s, int from, bool complete) {
             b.html = highlight_code(b.text, b.language);
             out.push_back(b);
             p = line = q;
+            after_blank = false;
             if (b.open) return out;
             continue;
         }
         if (eol >= n) break;
+        after_blank = blank(s, line, eol);
         line = eol + 1;
     }
     add_text(out, s, p, n);

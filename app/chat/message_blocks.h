@@ -1,8 +1,8 @@
 #pragma once
-// An answer as the chat shows it: Markdown text, fenced code blocks (highlighted, with a Copy
-// button) and <think> sections (collapsible). While an answer streams only its last block can
-// change, so extend_blocks() re-reads from the last block's start: the cost of a new piece of
-// text grows with the last block, not with the whole answer.
+// An answer as the chat shows it: Markdown text cut at paragraphs, fenced code blocks
+// (highlighted, with a Copy button) and <think> sections (collapsible). While an answer streams
+// only its last block can change, so extend_blocks() re-reads from the last block's start: the
+// cost of a new piece of text grows with the last paragraph or code block, not with the answer.
 
 #include <QString>
 #include <QVector>

@@ -51,14 +51,16 @@ Item {
             TextEdit {
                 Layout.fillWidth: true
                 visible: !delegate.editing && (delegate.role === "user" || delegate.blocks.length === 0)
-                text: delegate.content.length > 0 || !delegate.generating ? delegate.content : "…"
+                // Empty while hidden: a streaming answer would otherwise lay out its whole text
+                // here, unseen, on every flush.
+                text: !visible ? "" : delegate.content.length > 0 || !delegate.generating ? delegate.content : "…"
                 wrapMode: Text.Wrap
                 readOnly: true
                 selectByMouse: true
                 textFormat: TextEdit.PlainText
                 color: palette.windowText
                 Accessible.role: Accessible.StaticText
-                Accessible.name: (delegate.role === "user" ? qsTr("You: ") : qsTr("Model: ")) + delegate.content
+                Accessible.name: !visible ? "" : (delegate.role === "user" ? qsTr("You: ") : qsTr("Model: ")) + delegate.content
             }
             Repeater {
                 // A count, not the array: a streamed token re-binds the last block's text instead

@@ -23,5 +23,6 @@ TextEdit {
     color: palette.windowText
     onLinkActivated: link => Qt.openUrlExternally(link)
     Accessible.role: Accessible.StaticText
-    Accessible.name: text
+    // The source, not `text`: reading a Markdown TextEdit's text writes its document back out.
+    Accessible.name: source
 }

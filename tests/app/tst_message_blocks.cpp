@@ -39,6 +39,7 @@ const char* const kSamples[] = {
     "Before <think>inline thought</think> after, then\n```\nunterminated",
     "<think>never closed, still thinking about ```code``` inside",
     "Numbers 1 2 3\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+    "One.\n\nTwo **b**.\n\n- a\n\n- b\n\n    indented\n\n10. x\n\n2) y\nz\n\n\nThree\n\n-not a list\n\n7 days",
 };
 
 }  // namespace
@@ -73,6 +74,20 @@ private slots:
 
         blocks = ember::app::split_blocks(QString::fromUtf8(kSamples[5]));
         QCOMPARE(describe(blocks), QStringLiteral("code@0:indented fence"));
+    }
+
+    // Prose becomes one block per paragraph; list items and indented lines after a blank line
+    // stay with what they continue, as Markdown reads them.
+    void prose_is_cut_at_paragraphs() {
+        const auto blocks = ember::app::split_blocks(QString::fromUtf8(kSamples[9]));
+        QCOMPARE(describe(blocks),
+                 QStringLiteral("text@0:One.\n\n | text@6:Two **b**.\n\n- a\n\n- b\n\n    indented\n\n10. x\n\n2) y\nz\n\n\n | "
+                                "text@58:Three\n\n | text@65:-not a list\n\n | text@78:7 days"));
+        // While streaming, a last line that may still become a list item ("1" of "1. x") stays
+        // with the paragraph before it.
+        QCOMPARE(ember::app::split_blocks(QStringLiteral("A.\n\n1"), 0, false).size(), 1);
+        QCOMPARE(ember::app::split_blocks(QStringLiteral("A.\n\n1"), 0, true).size(), 2);
+        QCOMPARE(ember::app::split_blocks(QStringLiteral("A.\n\n1. x\n"), 0, false).size(), 1);
     }
 
     void unfinished_blocks_are_open() {
