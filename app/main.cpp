@@ -70,12 +70,10 @@ int main(int argc, char** argv) {
     options.bundled_model = bundled_model();
     options.welcome = !cli.isSet(self_check);
     ember::app::AppShell shell(options);
-    if (!shell.start()) return 1;
     std::unique_ptr<ember::app::SelfCheck> check;
-    if (cli.isSet(self_check)) {
-        check = std::make_unique<ember::app::SelfCheck>(shell, cli.value(self_check), 120'000);
-        check->start();
-    }
+    if (cli.isSet(self_check)) check = std::make_unique<ember::app::SelfCheck>(shell, cli.value(self_check), 120'000);
+    if (!shell.start()) return 1;
+    if (check) check->start();
     std::unique_ptr<ember::app::TrayIcon> tray;
     if (QSystemTrayIcon::isSystemTrayAvailable() && !cli.isSet(self_check))
         tray = std::make_unique<ember::app::TrayIcon>(shell, qobject_cast<QWindow*>(shell.qml().rootObjects().first()));

@@ -17,6 +17,7 @@ class AppShell;
 class SelfCheck : public QObject {
     Q_OBJECT
 public:
+    // Counts QML warnings from here on: make it before AppShell::start() loads the window.
     SelfCheck(AppShell& shell, QString prompt, int timeout_ms);
     ~SelfCheck() override;
 

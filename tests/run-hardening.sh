@@ -14,7 +14,7 @@ steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(asan fuzz tsan)
 tsan_tests="tst_hybrid|tst_model_errors|tst_hub_hasher|tst_hub_client|tst_hub_download|tst_hub_cli"
 # -O1 with line tables only: reports keep file:line, and the ASan build takes ~480 s instead of
-# ~670 s with -O2 -g on two cores.
+# ~670 s with -O2 -g on two cores. Without RelWithDebInfo's -DNDEBUG, assert() is on as well.
 clang_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only")
 gcc_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1")
 

@@ -130,7 +130,6 @@ bool ChatController::saved(const R& result) {
 
 void ChatController::send(const QString& text) {
     if (generating_ || text.isEmpty() || engine_->status() != QLatin1String("ready")) return;
-    set_found_row(-1);
     const qint64 parent = messages_.messages().isEmpty() ? 0 : messages_.messages().back().id;
     messages_.append(ChatMessage{0, QStringLiteral("user"), text, false, {}});
     if (store_) {
@@ -266,6 +265,7 @@ void ChatController::dropOldestTurn() {
 }
 
 void ChatController::start_answer() {
+    set_found_row(-1);  // the view follows the new answer again
     // A regenerated answer is a sibling of the one it replaces: same parent, the user's message.
     const qint64 parent = messages_.messages().back().id;
     messages_.append(ChatMessage{0, QStringLiteral("assistant"), {}, true, {}});
@@ -426,7 +426,14 @@ void ChatController::chooseExportFile(bool allChats) {
                                                 QDir::homePath() + (allChats ? QStringLiteral("/chats.md") : QStringLiteral("/chat.md")),
                                                 tr("Markdown (*.md);;JSON, to import back (*.json)"), &filter);
     if (path.isEmpty()) return;
-    if (QFileInfo(path).suffix().isEmpty()) path += filter.contains(QLatin1String("*.json")) ? ".json" : ".md";
+    // The chosen filter decides the format, whatever the default name's suffix still says.
+    const QString suffix = filter.contains(QLatin1String("*.json")) ? QStringLiteral("json") : QStringLiteral("md");
+    const QFileInfo chosen(path);
+    const QString had = chosen.suffix().toLower();
+    if (had == QLatin1String("md") || had == QLatin1String("json"))
+        path = chosen.path() + QLatin1Char('/') + chosen.completeBaseName() + QLatin1Char('.') + suffix;
+    else
+        path += QLatin1Char('.') + suffix;
     exportChats(path, allChats);
 }
 
@@ -485,6 +492,7 @@ void ChatController::showSibling(int row, int delta) {
     auto path = store_->selectBranch(siblings.value().ids[target]);
     if (!saved(path)) return;
     // Siblings share their parent, so the rows above `row` are the same on the new branch.
+    set_found_row(-1);
     messages_.replace_from(row, rows_of(path.value()).mid(row));
 }
 
@@ -492,6 +500,7 @@ void ChatController::editMessage(int row, const QString& text) {
     if (generating_ || row < 0 || row >= messages_.rowCount() || text.trimmed().isEmpty()) return;
     const ChatMessage old = messages_.messages()[row];
     if (text == old.content) return;
+    set_found_row(-1);
     const bool question = old.role == QLatin1String("user");
     if (question && engine_->status() != QLatin1String("ready")) return;  // it would wait for an answer
     set_context(std::min(context_start_, row), false);

@@ -1,5 +1,7 @@
 #include "app/chat/message_blocks.h"
 
+#include <QRegularExpression>
+
 #include "app/chat/code_highlighter.h"
 
 namespace ember::app {
@@ -55,20 +57,35 @@ bool blank(const QString& s, int from, int to) {
     return true;
 }
 
-// A paragraph that may start a block of its own: a whole line (while streaming, the last line
-// may still turn into a list item) that is not indented and not a list item, which Markdown
-// would join to the list before the blank line.
+// A paragraph that may start a block of its own: a line that is not indented and not a list item
+// (Markdown joins those to the list before the blank line). Decided from the line's first
+// characters, as soon as they are there, so a streamed answer is cut where the whole one is even
+// when a <think> or fence later on that line closes the block; a line that ends, for now, inside
+// a possible list marker ("1", "-") waits for more text or the end of the answer.
 bool starts_paragraph(const QString& s, int line, int eol, bool complete) {
-    if (line >= eol || (eol == s.size() && !complete) || s[line].isSpace()) return false;
+    if (line >= eol || s[line].isSpace()) return false;
+    const bool decided = eol < s.size() || complete;
     int i = line;
     if (s[i] == u'-' || s[i] == u'*' || s[i] == u'+') {
         ++i;
-    } else {
-        while (i < eol && i - line < 9 && s[i].isDigit()) ++i;
-        if (i == line || i >= eol || (s[i] != u'.' && s[i] != u')')) return true;
+    } else if (s[i].isDigit()) {
+        while (i < eol && i - line < 10 && s[i].isDigit()) ++i;
+        if (i - line == 10) return true;  // longer than a list number
+        if (i == eol) return decided;
+        if (s[i] != u'.' && s[i] != u')') return true;
         ++i;
+    } else {
+        return true;
     }
-    return !(i == eol || s[i].isSpace());
+    return i < eol && !s[i].isSpace();
+}
+
+// "[label]: url" lets any paragraph link to it, so a finished answer with one keeps its prose in
+// one block, where Qt's Markdown reader can resolve the link.
+bool has_link_definition(const QString& s, int from) {
+    static const QRegularExpression definition(QStringLiteral("^ {0,3}\\[[^\\]\\n]+\\]:"),
+                                               QRegularExpression::MultilineOption);
+    return definition.match(s, from).hasMatch();
 }
 
 void add_text(QVector<MessageBlock>& out, const QString& s, int from, int to) {
@@ -83,12 +100,13 @@ QVector<MessageBlock> split_blocks(const QString& s, int from, bool complete) {
     int p = from;      // start of the text not yet in a block
     int line = from;   // start of the line being looked at
     bool after_blank = false;  // the line before `line` is blank
+    const bool cut_paragraphs = !complete || !has_link_definition(s, from);
     const int n = int(s.size());
     while (line <= n && p < n) {
         const int think = s.indexOf(kThinkOpen, line);
         const int eol = line_end(s, line);
         // Prose is cut at paragraphs, so a streamed token re-renders the last paragraph only.
-        if (after_blank && !blank(s, p, line) && starts_paragraph(s, line, eol, complete)) {
+        if (cut_paragraphs && after_blank && !blank(s, p, line) && starts_paragraph(s, line, eol, complete)) {
             add_text(out, s, p, line);
             p = line;
         }

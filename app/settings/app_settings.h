@@ -43,7 +43,7 @@ public:
     void set_window_geometry(const QRect& rect);
     bool welcomed() const { return welcomed_; }
     void set_welcomed(bool welcomed);
-    // The chat open when the app last closed; 0: none.
+    // The last chat open when the app closed (closing on a new, empty chat keeps it); 0: none yet.
     qint64 last_chat() const { return last_chat_; }
     void set_last_chat(qint64 id);
     // The prompt format the user chose for a model (by path); empty: detect it from the model.

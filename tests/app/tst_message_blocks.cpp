@@ -39,6 +39,8 @@ const char* const kSamples[] = {
     "Before <think>inline thought</think> after, then\n```\nunterminated",
     "<think>never closed, still thinking about ```code``` inside",
     "Numbers 1 2 3\n\n| a | b |\n|---|---|\n| 1 | 2 |\n",
+    // Found by fuzz_message_blocks: a <think> opening on a paragraph's first line.
+    "inl>\n\nHere <think>in</think> after\n  B",
     "One.\n\nTwo **b**.\n\n- a\n\n- b\n\n    indented\n\n10. x\n\n2) y\nz\n\n\nThree\n\n-not a list\n\n7 days",
 };
 
@@ -79,7 +81,7 @@ private slots:
     // Prose becomes one block per paragraph; list items and indented lines after a blank line
     // stay with what they continue, as Markdown reads them.
     void prose_is_cut_at_paragraphs() {
-        const auto blocks = ember::app::split_blocks(QString::fromUtf8(kSamples[9]));
+        const auto blocks = ember::app::split_blocks(QString::fromUtf8(kSamples[10]));
         QCOMPARE(describe(blocks),
                  QStringLiteral("text@0:One.\n\n | text@6:Two **b**.\n\n- a\n\n- b\n\n    indented\n\n10. x\n\n2) y\nz\n\n\n | "
                                 "text@58:Three\n\n | text@65:-not a list\n\n | text@78:7 days"));
@@ -88,6 +90,10 @@ private slots:
         QCOMPARE(ember::app::split_blocks(QStringLiteral("A.\n\n1"), 0, false).size(), 1);
         QCOMPARE(ember::app::split_blocks(QStringLiteral("A.\n\n1"), 0, true).size(), 2);
         QCOMPARE(ember::app::split_blocks(QStringLiteral("A.\n\n1. x\n"), 0, false).size(), 1);
+        // A finished answer with a link definition stays one block, so its links resolve.
+        const QString refs = QStringLiteral("See [the docs][1].\n\nMore.\n\n[1]: https://example.com\n");
+        QCOMPARE(ember::app::split_blocks(refs, 0, false).size(), 3);
+        QCOMPARE(ember::app::split_blocks(refs, 0, true).size(), 1);
     }
 
     void unfinished_blocks_are_open() {

@@ -385,6 +385,10 @@ private slots:
                     found->property("content").toString() == QStringLiteral("Alpha one"));
         QVERIFY(found->property("found").toBool());
         QVERIFY(!gui_test::find_item(window->contentItem(), QStringLiteral("message1"))->property("found").toBool());
+        // A new answer clears the mark, so the view follows the answer again.
+        chat.regenerate();
+        QCOMPARE(chat.found_row(), -1);
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
         chat.openChat(bravo_);
         QCOMPARE(chat.found_row(), -1);
     }
@@ -482,7 +486,8 @@ private slots:
             QVERIFY2(nice_of(task) > gui_nice, qPrintable(QStringLiteral("thread %1: nice %2, the GUI's %3")
                                                               .arg(task).arg(nice_of(task)).arg(gui_nice)));
         }
-        QVERIFY(engine_threads >= 1);
+        // The worker, and the pool threads it started when the engine uses more than one.
+        QVERIFY(engine_threads >= (QThread::idealThreadCount() > 1 ? 2 : 1));
     }
 #endif
 

@@ -7,6 +7,8 @@
 // Such text is escaped before it goes into the template: a U+FDD0 (a Unicode noncharacter, never
 // in real text) goes inside every control piece in it, so the piece no longer matches, and
 // tokenize_markup drops every U+FDD0 from the text it encodes, leaving the characters as written.
+// User-defined pieces (Qwen's "<think>", whitespace runs) are not escaped: Hugging Face's and
+// llama.cpp's tokenizers match those in any text, the user's included, and so does tokenize_markup.
 
 #include <string>
 #include <string_view>
