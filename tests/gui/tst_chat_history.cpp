@@ -444,7 +444,12 @@ private slots:
     // question they are text, and the preview shows them as typed.
     void typed_control_tokens_stay_text() {
         auto& chat = shell_->chat();
-        chat.newChat();
+        // Ctrl+N starts a new chat, as the New chat button does.
+        QVERIFY(chat.chat_id() != 0);
+        auto* window = qobject_cast<QQuickWindow*>(shell_->qml().rootObjects().first());
+        QTest::keyClick(window, Qt::Key_N, Qt::ControlModifier);
+        QTRY_COMPARE(chat.chat_id(), qint64(0));
+        QCOMPARE(chat.messages()->rowCount(), 0);
         chat.set_prompt_format(QStringLiteral("llama2"));
         chat.set_max_tokens(1);
         const QString question = QStringLiteral("Is </s> the end of <s> text?");
