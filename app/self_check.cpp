@@ -106,8 +106,8 @@ void SelfCheck::on_generating() {
     if (answer.content.trimmed().isEmpty()) return finish(1, QStringLiteral("the model answered nothing"));
     if (answer.sibling_count != 2)
         return finish(1, QStringLiteral("the regenerated answer has %1 siblings, not 2").arg(answer.sibling_count));
-    if (!g_qml_warnings.isEmpty())
-        return finish(1, QStringLiteral("QML warnings:\n%1").arg(g_qml_warnings.join(QLatin1Char('\n'))));
+    if (const QStringList warnings = qml_warnings(); !warnings.isEmpty())
+        return finish(1, QStringLiteral("QML warnings:\n%1").arg(warnings.join(QLatin1Char('\n'))));
     finish(0, QStringLiteral("answer: %1 (answer 2 of 2)").arg(answer.content.trimmed()));
 }
 
