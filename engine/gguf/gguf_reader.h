@@ -57,6 +57,13 @@ public:
     const std::vector<TensorInfo>& tensors() const { return tensors_; }
     const TensorInfo* find_tensor(const std::string& name) const;
 
+    // A tensor's bytes to re-lay in place while the model is being set up: only for a file
+    // opened as a copy and not yet sealed; null otherwise.
+    uint8_t* writable_bytes(const TensorInfo& t) const {
+        return map_.writable_data() ? const_cast<uint8_t*>(t.data) : nullptr;
+    }
+    void seal() { map_.seal(); }
+
 private:
     File() = default;
     void parse(uint64_t full_size);

@@ -34,7 +34,6 @@ const uint8_t* copy_into_memory(int fd, size_t size, const std::string& path, co
             fail(path + ": loading cancelled");
         }
     }
-    ::mprotect(p, size, PROT_READ);
     return dst;
 }
 
@@ -56,6 +55,7 @@ MappedFile::MappedFile(const std::string& path, Mode mode, const Progress& progr
     if (mode == Mode::Copy) {
         data_ = copy_into_memory(file.fd, size, path, progress);
         if (!data_) fail(path + ": cannot allocate " + std::to_string(size) + " bytes to load the file: " + std::strerror(errno));
+        writable_ = true;
     } else {
         void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, file.fd, 0);
         if (p == MAP_FAILED) fail(path + ": cannot map " + std::to_string(size) + " bytes: " + std::strerror(errno));
@@ -66,9 +66,11 @@ MappedFile::MappedFile(const std::string& path, Mode mode, const Progress& progr
 
 MappedFile::~MappedFile() { release(); }
 
-MappedFile::MappedFile(MappedFile&& other) noexcept : data_(other.data_), size_(other.size_) {
+MappedFile::MappedFile(MappedFile&& other) noexcept
+    : data_(other.data_), size_(other.size_), writable_(other.writable_) {
     other.data_ = nullptr;
     other.size_ = 0;
+    other.writable_ = false;
 }
 
 MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
@@ -76,16 +78,24 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
         release();
         data_ = other.data_;
         size_ = other.size_;
+        writable_ = other.writable_;
         other.data_ = nullptr;
         other.size_ = 0;
+        other.writable_ = false;
     }
     return *this;
+}
+
+void MappedFile::seal() {
+    if (writable_) ::mprotect(const_cast<uint8_t*>(data_), size_, PROT_READ);
+    writable_ = false;
 }
 
 void MappedFile::release() {
     if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
     data_ = nullptr;
     size_ = 0;
+    writable_ = false;
 }
 
 }  // namespace ember::gguf

@@ -26,11 +26,17 @@ public:
 
     const uint8_t* data() const { return data_; }
     size_t size() const { return size_; }
+    // A copy stays writable until seal(), so its loader may re-lay tensors in place; null for
+    // a map and after seal().
+    uint8_t* writable_data() const { return writable_ ? const_cast<uint8_t*>(data_) : nullptr; }
+    // Makes a copy read-only from here on.
+    void seal();
 
 private:
     void release();
     const uint8_t* data_ = nullptr;
     size_t size_ = 0;
+    bool writable_ = false;
 };
 
 }  // namespace ember::gguf

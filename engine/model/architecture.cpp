@@ -31,7 +31,7 @@ void Architecture::set_totals(const TensorBinder& bind, const tensor::WeightView
         (output.data == token_embd.data ? 0 : uint64_t(token_embd.row_bytes) * uint64_t(token_embd.n_rows - 1));
     totals_.ffn_bytes = ffn_bytes;
     totals_.predictor_bytes = predictor_bytes;
-    totals_.weight_type = tensor::dtype_name(weight_type);
+    totals_.weight_type = tensor::dtype_name(tensor::stored_type(weight_type));
 }
 
 std::unique_ptr<Architecture> load_architecture(const gguf::File& file, const ModelParams& params) {

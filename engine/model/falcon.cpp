@@ -46,7 +46,7 @@ public:
         const auto norm = [&](const std::string& name) {
             return Norm{bind.vector(name + ".weight", n_embd), bind.vector(name + ".bias", n_embd)};
         };
-        token_embd_ = bind.matrix("token_embd.weight", n_embd, n_vocab);
+        token_embd_ = bind.stored_matrix("token_embd.weight", n_embd, n_vocab);
         output_norm_ = norm("output_norm");
         output_ = bind.has("output.weight") ? bind.matrix("output.weight", n_embd, n_vocab) : token_embd_;
         const bool sparse = is_powerinfer_layout(file);
@@ -62,7 +62,7 @@ public:
             L.up = bind.matrix(p + "ffn_up.weight", n_embd, n_ff);
             if (sparse) {
                 const tensor::WeightView fc1 = bind.matrix_any_rows(p + "fc1.weight", n_embd, n_ff);
-                L.sparse = SparseFfnWeights{{}, L.up, bind.matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
+                L.sparse = SparseFfnWeights{{}, L.up, bind.stored_matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
                                             bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff)};
                 hp_.max_predictor_rank = std::max(hp_.max_predictor_rank, int32_t(fc1.n_rows));
                 predictor_bytes += matrix_bytes(fc1) + matrix_bytes(L.sparse.fc2);

@@ -31,7 +31,7 @@ public:
 
         TensorBinder bind(file);
         uint64_t ffn_bytes = 0, predictor_bytes = 0;
-        token_embd_ = bind.matrix("token_embd.weight", n_embd, n_vocab);
+        token_embd_ = bind.stored_matrix("token_embd.weight", n_embd, n_vocab);
         output_norm_ = bind.vector("output_norm.weight", n_embd);
         // Files with a tied LM head have no output.weight.
         output_ = file.find_tensor("output.weight") ? bind.matrix("output.weight", n_embd, n_vocab) : token_embd_;
@@ -54,7 +54,7 @@ public:
             };
             if (sparse) {
                 const tensor::WeightView fc1 = bind.matrix_any_rows(p + "fc1.weight", n_embd, n_ff);
-                L.sparse = SparseFfnWeights{L.gate, L.up, bind.matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
+                L.sparse = SparseFfnWeights{L.gate, L.up, bind.stored_matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
                                             bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff)};
                 hp_.max_predictor_rank = std::max(hp_.max_predictor_rank, int32_t(fc1.n_rows));
             } else {

@@ -53,8 +53,16 @@ void gate_up_rows(const SparseFfnWeights& w, FfnGate gate, SparseScratch& ss, in
         if (gated) prefetch_bytes(w.gate.row(i), w.gate.row_bytes);
     };
     int64_t j = begin;
-    if (w.up.type == tensor::DType::Q4_0 && (!gated || w.gate.type == tensor::DType::Q4_0)) {
+    const bool x16 = w.up.type == tensor::DType::Q4_0_X16;
+    if ((w.up.type == tensor::DType::Q4_0 || x16) && (!gated || w.gate.type == w.up.type)) {
         const tensor::KernelTable& k = tensor::kernels();
+        // The next rows are prefetched here, so the kernel does not run past a row's end.
+        const auto dot4 = [&](const void* const* rows, float* out) {
+            if (x16)
+                k.dot4_q4_0x16_q8_0(n_embd, rows, x, out, 0);
+            else
+                k.dot4_q4_0_q8_0(n_embd, rows, x, out);
+        };
         const int64_t per_call = gated ? 2 : 4;
         for (; j + per_call <= end; j += per_call) {
             for (int64_t p = j + per_call; p < std::min(end, j + 2 * per_call); ++p) prefetch_neuron(ss.active[size_t(p)]);
@@ -64,12 +72,12 @@ void gate_up_rows(const SparseFfnWeights& w, FfnGate gate, SparseScratch& ss, in
             if (gated) {
                 rows[0] = w.gate.row(ids[0]), rows[1] = w.up.row(ids[0]);
                 rows[2] = w.gate.row(ids[1]), rows[3] = w.up.row(ids[1]);
-                k.dot4_q4_0_q8_0(n_embd, rows, x, out);
+                dot4(rows, out);
                 ss.a[size_t(ids[0])] = ffn_activation_value(gate, out[0], out[1]);
                 ss.a[size_t(ids[1])] = ffn_activation_value(gate, out[2], out[3]);
             } else {
                 for (int r = 0; r < 4; ++r) rows[r] = w.up.row(ids[r]);
-                k.dot4_q4_0_q8_0(n_embd, rows, x, out);
+                dot4(rows, out);
                 for (int r = 0; r < 4; ++r) ss.a[size_t(ids[r])] = ffn_activation_value(gate, 0.0f, out[r]);
             }
         }

@@ -2,6 +2,8 @@
 
 #include "common/error.h"
 #include "gguf/ggml_type.h"
+#include "tensor/kernels.h"
+#include "tensor/q4_0_x16.h"
 
 namespace ember::model {
 namespace {
@@ -27,6 +29,26 @@ void TensorBinder::check_shape(const gguf::TensorInfo& t, std::initializer_list<
 }
 
 tensor::WeightView TensorBinder::matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
+    tensor::WeightView w = bind_matrix(name, n_cols, n_rows);
+    if (w.type != tensor::DType::Q4_0 || !tensor::kernels().interleave_q4_0) return w;
+    if (!interleaved_.contains(w.data)) {
+        uint8_t* bytes = file_.writable_bytes(find(name));
+        if (!bytes) return w;
+        for (int64_t r = 0; r < n_rows; ++r) tensor::interleave_q4_0_row(bytes + size_t(r) * w.row_bytes, n_cols);
+        interleaved_.insert(w.data);
+    }
+    w.type = tensor::DType::Q4_0_X16;
+    return w;
+}
+
+tensor::WeightView TensorBinder::stored_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
+    tensor::WeightView w = bind_matrix(name, n_cols, n_rows);
+    // An architecture binding one tensor both ways would read re-laid rows as stored ones.
+    if (interleaved_.contains(w.data)) fail(file_.path() + ": tensor '" + name + "' is bound twice in different layouts");
+    return w;
+}
+
+tensor::WeightView TensorBinder::bind_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
     const gguf::TensorInfo& t = find(name);
     check_shape(t, {n_cols, n_rows});
     auto type = tensor::dtype_from_ggml(t.type);

@@ -3,6 +3,7 @@
 // type against the declaration before any of its bytes are used.
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "gguf/gguf_reader.h"
@@ -14,8 +15,14 @@ class TensorBinder {
 public:
     explicit TensorBinder(const gguf::File& file) : file_(file) {}
 
-    // A 2-D weight with ne = [n_cols, n_rows] in a type the kernels support.
+    // A 2-D weight with ne = [n_cols, n_rows] in a type the kernels support, whose rows are read
+    // by dot products only (matrix products, predictors, the sparse FFN's gate and up rows). A
+    // Q4_0 one is re-laid as Q4_0_X16 when the CPU's kernels are faster on that and the file is
+    // a copy in memory (not a map).
     tensor::WeightView matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
+    // Same, rows kept as stored: for rows also read otherwise (token embeddings looked up, the
+    // sparse down projection's rows scaled and added).
+    tensor::WeightView stored_matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
     // Same, with the row count taken from the file (a predictor's rank), 1..max_rows.
     tensor::WeightView matrix_any_rows(const std::string& name, int64_t n_cols, int64_t max_rows);
     bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
@@ -27,9 +34,11 @@ public:
 
 private:
     const gguf::TensorInfo& find(const std::string& name) const;
+    tensor::WeightView bind_matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
     void check_shape(const gguf::TensorInfo& t, std::initializer_list<int64_t> expected) const;
 
     const gguf::File& file_;
+    std::set<const uint8_t*> interleaved_;
     uint64_t bytes_bound_ = 0;
     uint64_t params_bound_ = 0;
 };

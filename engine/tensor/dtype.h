@@ -16,7 +16,13 @@ enum class DType : uint32_t {
     Q6_K = 14,
     Q8_K = 15,  // activations only (the partner of Q6_K weights)
     BF16 = 30,
+    // Q4_0 re-laid in memory for the AVX-512 kernels (tensor/q4_0_x16.h): the same values and
+    // row size as Q4_0; made at load, never read from or written to a file.
+    Q4_0_X16 = 0x10002,
 };
+
+// The type a weight has in its file (Q4_0 for Q4_0_X16).
+inline DType stored_type(DType t) { return t == DType::Q4_0_X16 ? DType::Q4_0 : t; }
 
 // nullopt when the engine has no kernels for the GGUF type id.
 std::optional<DType> dtype_from_ggml(uint32_t ggml_type);

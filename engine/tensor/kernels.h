@@ -36,6 +36,15 @@ struct KernelTable {
     // calls, with y read and written once instead of four times.
     void (*axpy4_q4_0)(int64_t n, const float* a, const void* const* x, float* y);
     void (*f16_to_f32)(const uint16_t* x, float* y, int64_t n);
+    // Q4_0_X16 rows (tensor/q4_0_x16.h). Every table can compute with them; interleave_q4_0
+    // says whether this table's kernels are faster on them, and only then does a model re-lay
+    // its Q4_0 matrices at load.
+    bool interleave_q4_0;
+    float (*dot_q4_0x16_q8_0)(int64_t n, const void* w, const void* x);
+    // Four rows, bit for bit as four dot_q4_0x16_q8_0 calls give them. Each row's bytes
+    // `prefetch` ahead of where it is read are prefetched (0: none): for rows that run on in
+    // memory, as a matrix's consecutive rows do, not for scattered ones.
+    void (*dot4_q4_0x16_q8_0)(int64_t n, const void* const* w, const void* x, float* out, size_t prefetch);
 };
 
 // The four-row entries of a table without a fused kernel: four single-row calls, which is

@@ -21,6 +21,10 @@ struct WeightView {
     const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
 };
 
+// Row r as its file stores it (row_bytes bytes into out): what a device that knows only the
+// stored types is given.
+void row_as_stored(const WeightView& w, int64_t r, uint8_t* out);
+
 // Activations converted once into a weight type's dot-product type, reused for every row.
 // Sized at setup; prepare() never allocates when n_tokens * n_cols fits.
 class PreparedActivations {

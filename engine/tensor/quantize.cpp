@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
 #include "common/error.h"
 #include "tensor/fp16.h"
+#include "tensor/q4_0_x16.h"
 #include "tensor/quant_blocks.h"
 
 namespace ember::tensor {
@@ -140,6 +142,12 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
             return;
         }
         case DType::Q4_0: dequantize_q4_0(static_cast<const BlockQ4_0*>(src), dst, n); return;
+        case DType::Q4_0_X16: {
+            std::vector<BlockQ4_0> stored(size_t(n / kQK));
+            q4_0_row_from_x16(static_cast<const uint8_t*>(src), n, reinterpret_cast<uint8_t*>(stored.data()));
+            dequantize_q4_0(stored.data(), dst, n);
+            return;
+        }
         case DType::Q8_0: dequantize_q8_0(static_cast<const BlockQ8_0*>(src), dst, n); return;
         case DType::Q6_K: dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, n); return;
         case DType::Q8_K: dequantize_q8_k(static_cast<const BlockQ8_K*>(src), dst, n); return;
@@ -163,6 +171,7 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
         case DType::Q8_0: quantize_row_q8_0_ref(src, dst, n); return;
         case DType::Q8_K: quantize_row_q8_k_ref(src, dst, n); return;
         case DType::Q6_K: fail("quantizing to Q6_K is not supported (Q6_K weights are read, not written)");
+        case DType::Q4_0_X16: fail("Q4_0_X16 rows are re-laid from Q4_0 at load, not quantized to");
     }
 }
 

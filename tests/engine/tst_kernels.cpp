@@ -8,6 +8,7 @@
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
 #include "tensor/matmul.h"
+#include "tensor/q4_0_x16.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
 
@@ -107,7 +108,7 @@ private slots:
         QFETCH(int, table);
         const KernelTable& k = available_kernels(table);
         const KernelTable& r = reference_kernels();
-        for (int64_t n : {32, 64, 96, 128, 160, 256, 512, 4096 + 256, 11008}) {
+        for (int64_t n : {32, 64, 96, 128, 160, 256, 512, 544, 1024, 4096 + 256, 11008}) {
             const auto wf = random_floats(size_t(n), uint32_t(n));
             const auto xf = random_floats(size_t(n), uint32_t(n) + 1);
             // The Q8_0 blocks of a prepared activation must be bit-identical in every table; each
@@ -172,6 +173,44 @@ private slots:
                 for (int i = 0; i < 4; ++i)
                     QVERIFY2(dots[i] == k.dot_q4_0_q8_0(n, ptrs[i], xq_k.data()),
                              qPrintable(QString("dot4 Q4_0 row %1 differs at n=%2").arg(i).arg(n)));
+            }
+            {
+                // Q4_0_X16 (the re-laid Q4_0 rows), with whole and partial runs of 16 blocks: the
+                // stored row comes back bit for bit, the scalar kernel equals the stored row's
+                // bit for bit (same block order), this table's kernel is within the usual bound
+                // of the exact dot product, and four rows equal four single ones with or without
+                // prefetching.
+                const auto w = quantized(DType::Q4_0, wf);
+                std::vector<uint8_t> x16(w);
+                interleave_q4_0_row(x16.data(), n);
+                if (n >= 64) QVERIFY(x16 != w);
+                std::vector<uint8_t> back(w.size());
+                q4_0_row_from_x16(x16.data(), n, back.data());
+                QVERIFY2(back == w, qPrintable(QString("Q4_0_X16 round trip differs at n=%1").arg(n)));
+                QCOMPARE(r.dot_q4_0x16_q8_0(n, x16.data(), xq_r.data()), r.dot_q4_0_q8_0(n, w.data(), xq_r.data()));
+                const Exact e = exact_dot(DType::Q4_0, w, DType::Q8_0, xq_r, n);
+                const float a = k.dot_q4_0x16_q8_0(n, x16.data(), xq_k.data());
+                QVERIFY2(std::fabs(a - e.dot) <= 1e-5 * e.magnitude,
+                         qPrintable(QString("q4_0_x16 n=%1: simd %2 exact %3").arg(n).arg(a).arg(e.dot)));
+                std::vector<std::vector<uint8_t>> rows;
+                for (int64_t i = 0; i < 4; ++i) {
+                    std::vector<float> wr(wf);
+                    std::rotate(wr.begin(), wr.begin() + i * 5 % n, wr.end());
+                    rows.push_back(quantized(DType::Q4_0, wr));
+                    interleave_q4_0_row(rows.back().data(), n);
+                }
+                const void* ptrs[4] = {rows[0].data(), rows[1].data(), rows[2].data(), rows[3].data()};
+                for (size_t prefetch : {size_t(0), size_t(2048)}) {
+                    float dots[4];
+                    k.dot4_q4_0x16_q8_0(n, ptrs, xq_k.data(), dots, prefetch);
+                    for (int i = 0; i < 4; ++i)
+                        QVERIFY2(dots[i] == k.dot_q4_0x16_q8_0(n, ptrs[i], xq_k.data()),
+                                 qPrintable(QString("dot4 Q4_0_X16 row %1 differs at n=%2").arg(i).arg(n)));
+                }
+                std::vector<float> deq_x16(static_cast<size_t>(n)), deq(static_cast<size_t>(n));
+                dequantize_row(DType::Q4_0_X16, x16.data(), deq_x16.data(), n);
+                dequantize_row(DType::Q4_0, w.data(), deq.data(), n);
+                QCOMPARE(deq_x16, deq);
             }
             if (n % 256 == 0) {
                 std::vector<uint8_t> x8k(row_bytes(DType::Q8_K, n));
@@ -270,6 +309,37 @@ private slots:
         std::vector<uint8_t> xq(row_bytes(DType::Q8_0, n_cols));
         quantize_row(DType::Q8_0, x.data() + 2 * n_cols, xq.data(), n_cols);
         QCOMPARE(y1[size_t(2 * n_rows + 17)], reference_kernels().dot_q4_0_q8_0(n_cols, view.row(17), xq.data()));
+    }
+
+    void matmul_over_relaid_rows_matches_stored_rows() {
+        // A Q4_0 matrix re-laid as Q4_0_X16 (as models are at load on AVX-512 CPUs) gives the
+        // stored matrix's products up to rounding, for one token and a batch, with a partial
+        // run of blocks at each row's end, on one thread and two alike.
+        const int64_t n_cols = 544, n_rows = 203;
+        const auto wf = random_floats(size_t(n_cols * n_rows), 8);
+        const size_t rb = row_bytes(DType::Q4_0, n_cols);
+        std::vector<uint8_t> stored(rb * size_t(n_rows));
+        for (int64_t r = 0; r < n_rows; ++r) quantize_row(DType::Q4_0, wf.data() + r * n_cols, stored.data() + size_t(r) * rb, n_cols);
+        std::vector<uint8_t> relaid(stored);
+        for (int64_t r = 0; r < n_rows; ++r) interleave_q4_0_row(relaid.data() + size_t(r) * rb, n_cols);
+        const WeightView a{DType::Q4_0, n_cols, n_rows, stored.data(), rb};
+        const WeightView b{DType::Q4_0_X16, n_cols, n_rows, relaid.data(), rb};
+        std::vector<uint8_t> row(rb);
+        row_as_stored(b, 57, row.data());
+        QVERIFY(std::equal(row.begin(), row.end(), a.row(57)));
+        ThreadPool one(1), two(2);
+        for (int64_t n_tokens : {1, 3}) {
+            const auto x = random_floats(size_t(n_cols * n_tokens), 9);
+            std::vector<float> ya(size_t(n_rows * n_tokens)), yb(ya.size()), yb2(ya.size());
+            PreparedActivations sa, sb, sb2;
+            matmul(one, a, x.data(), n_tokens, ya.data(), sa);
+            matmul(one, b, x.data(), n_tokens, yb.data(), sb);
+            matmul(two, b, x.data(), n_tokens, yb2.data(), sb2);
+            QCOMPARE(yb, yb2);
+            for (size_t i = 0; i < ya.size(); ++i)
+                QVERIFY2(std::fabs(ya[i] - yb[i]) <= 1e-5f * (1 + std::fabs(ya[i])),
+                         qPrintable(QString("output %1: stored %2, re-laid %3").arg(i).arg(ya[i]).arg(yb[i])));
+        }
     }
 };
 

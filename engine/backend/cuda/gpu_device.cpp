@@ -112,7 +112,11 @@ public:
     std::string name() const override { return name_; }
     uint64_t budget_bytes() const override { return budget_; }
     DeviceUsage usage() const override { return {dense_bytes(), kv_shape_.bytes(), ffn_bytes()}; }
-    bool supports(DType t) const override { return t == DType::F16 || t == DType::Q4_0 || t == DType::Q8_0; }
+    // Q4_0_X16 rows go up as stored Q4_0 (rows_as_stored).
+    bool supports(DType t) const override {
+        t = tensor::stored_type(t);
+        return t == DType::F16 || t == DType::Q4_0 || t == DType::Q8_0;
+    }
 
     void set_budget_bytes(uint64_t bytes) override {
         if (used_bytes() > bytes)
@@ -148,11 +152,18 @@ public:
             DenseMatrix m;
             const size_t size = w.row_bytes * size_t(w.n_rows);
             m.memory = DeviceBuffer(size);
-            m.rows = {w.type, m.memory.data(), w.row_bytes, w.n_cols};
+            m.rows = {tensor::stored_type(w.type), m.memory.data(), w.row_bytes, w.n_cols};
             m.n_rows = int32_t(w.n_rows);
             // Synchronous from pageable memory: the model's weights are not pinned, and this
             // happens only when the placement changes.
-            check(gpuMemcpy(m.memory.data(), w.data, size, gpuMemcpyHostToDevice), "uploading a dense matrix");
+            std::vector<uint8_t> stored;
+            const uint8_t* src = w.data;
+            if (w.type != tensor::stored_type(w.type)) {
+                stored.resize(size);
+                for (int64_t r = 0; r < w.n_rows; ++r) tensor::row_as_stored(w, r, stored.data() + size_t(r) * w.row_bytes);
+                src = stored.data();
+            }
+            check(gpuMemcpy(m.memory.data(), src, size, gpuMemcpyHostToDevice), "uploading a dense matrix");
             traffic_.dense_bytes_uploaded += size;
             matrices_[w.data] = std::move(m);
         }
@@ -225,7 +236,7 @@ public:
         uint8_t* base = next.memory.data();
         const size_t n = neurons.size();
         auto place = [&](gpu::DeviceRows& dst, const tensor::WeightView& w) {
-            dst = {w.type, base, w.row_bytes, w.n_cols};
+            dst = {tensor::stored_type(w.type), base, w.row_bytes, w.n_cols};
             base += w.row_bytes * n;
         };
         if (gated) place(next.gate, rows.gate);
@@ -307,7 +318,7 @@ public:
         auto it = matrices_.find(w.data);
         if (it == matrices_.end()) fail(name_ + ": a matrix of " + std::to_string(w.n_rows) + " rows is not resident");
         const DenseMatrix& m = it->second;
-        const size_t x_bytes = gpu::activation_bytes(w.type, w.n_cols);
+        const size_t x_bytes = gpu::activation_bytes(tensor::stored_type(w.type), w.n_cols);
         const size_t y_count = size_t(n_tokens) * size_t(m.n_rows);
         matmul_in_.reserve(x_bytes * size_t(n_tokens));
         matmul_out_.reserve(y_count * sizeof(float));
@@ -466,10 +477,10 @@ private:
         DeviceBuffer maps = upload_indices(to, staged);
         auto one = [&](const gpu::DeviceRows& dst, const tensor::WeightView& w) {
             PinnedBuffer host(w.row_bytes * n);
-            for (size_t j = 0; j < n; ++j) std::memcpy(host.data() + j * w.row_bytes, w.row(ids[j]), w.row_bytes);
+            for (size_t j = 0; j < n; ++j) tensor::row_as_stored(w, ids[j], host.data() + j * w.row_bytes);
             DeviceBuffer dev(w.row_bytes * n);
             async_upload(dev.data(), host.data(), host.bytes());
-            const gpu::DeviceRows packed{w.type, dev.data(), w.row_bytes, w.n_cols};
+            const gpu::DeviceRows packed{tensor::stored_type(w.type), dev.data(), w.row_bytes, w.n_cols};
             copy_rows(dst, maps, packed, int32_t(n));
             check(gpuStreamSynchronize(stream_), "uploading hot rows");
         };

@@ -210,6 +210,9 @@ const KernelTable& avx2_kernels() {
         axpy_q8_0,
         axpy4_by_rows<axpy_q4_0>,
         f16_to_f32,
+        false,
+        reference_kernels().dot_q4_0x16_q8_0,
+        reference_kernels().dot4_q4_0x16_q8_0,
     };
     return table;
 }

@@ -3,7 +3,11 @@
 // for this file; used only when the CPU reports them (cpu_dispatch.cpp).
 #include <immintrin.h>
 
+#include <algorithm>
+#include <cstring>
+
 #include "tensor/kernels.h"
+#include "tensor/q4_0_x16.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/x86/kernels_x86.h"
 
@@ -37,7 +41,42 @@ constexpr size_t kGroupBytes = 256;
 
 size_t q8_prefix_bytes(int64_t n) { return (size_t(n / kQK) * sizeof(BlockQ8_0) + 63) / 64 * 64; }
 
-size_t q8_activation_bytes(int64_t n) { return q8_prefix_bytes(n) + size_t(n / (kQK * kGroup)) * kGroupBytes; }
+// Then, at the next 64-byte boundary, the layout Q4_0_X16 weights meet, per run of 16 blocks
+// (the last run padded with zero lanes), 640 bytes:
+//   [128k, 128k + 64)      int8 x[i][4k..4k+3] in dword lane i, for block i of the run, k = 0..3
+//   [128k + 64, 128k + 128) int8 x[i][16+4k..16+4k+3]
+//   [512, 576) float d_x[i]
+//   [576, 640) int32 -8 · (sum of block i's x bytes)
+constexpr size_t kRunBytes = 640;
+
+size_t x16_prefix_bytes(int64_t n) {
+    return (q8_prefix_bytes(n) + size_t(n / (kQK * kGroup)) * kGroupBytes + 63) / 64 * 64;
+}
+
+int64_t x16_runs(int64_t n) { return (n / kQK + kX16Blocks - 1) / kX16Blocks; }
+
+size_t q8_activation_bytes(int64_t n) { return x16_prefix_bytes(n) + size_t(x16_runs(n)) * kRunBytes; }
+
+void prepare_x16_activation(const BlockQ8_0* blocks, uint8_t* out, int64_t n) {
+    const int64_t n_blocks = n / kQK;
+    for (int64_t r = 0; r < x16_runs(n); ++r) {
+        uint8_t* p = out + size_t(r) * kRunBytes;
+        std::memset(p, 0, kRunBytes);
+        auto* d = reinterpret_cast<float*>(p + 512);
+        auto* off = reinterpret_cast<int32_t*>(p + 576);
+        for (int64_t i = 0; i < std::min(kX16Blocks, n_blocks - r * kX16Blocks); ++i) {
+            const BlockQ8_0& b = blocks[r * kX16Blocks + i];
+            for (int k = 0; k < 4; ++k) {
+                std::memcpy(p + 128 * k + 4 * i, b.qs + 4 * k, 4);
+                std::memcpy(p + 128 * k + 64 + 4 * i, b.qs + 16 + 4 * k, 4);
+            }
+            int sum = 0;
+            for (int8_t q : b.qs) sum += q;
+            d[i] = half(b.d);
+            off[i] = -8 * sum;
+        }
+    }
+}
 
 void prepare_q8_activation(const float* x, void* out, int64_t n) {
     quantize_q8_0_avx2(x, out, n);
@@ -63,6 +102,7 @@ void prepare_q8_activation(const float* x, void* out, int64_t n) {
             }
         }
     }
+    prepare_x16_activation(blocks, static_cast<uint8_t*>(out) + x16_prefix_bytes(n), n);
 }
 
 // Byte j of the result takes qs[j % 16] of block j / 16 from the 72 bytes of four blocks, read
@@ -153,6 +193,67 @@ void dot4_q4_0_q8_0(int64_t n, const void* const* wv, const void* xv, float* out
     }
 }
 
+// One run of m Q4_0_X16 blocks against its 640 activation bytes: sixteen dword lanes, one per
+// block, each block's integer dot product in its lane, then scaled. Lanes past m load zeros.
+inline __m512 x16_run(const uint8_t* w, const uint8_t* x, int64_t m, __m512 acc) {
+    const __m512i low = _mm512_set1_epi8(0x0F);
+    __m512i dot_lo = _mm512_loadu_si512(x + 576), dot_hi = _mm512_setzero_si512();
+    __m512 dw;
+    if (m == kX16Blocks) {
+        for (int k = 0; k < 4; ++k) {
+            const __m512i q = _mm512_loadu_si512(w + x16_word_offset(m, 0, k));
+            dot_lo = _mm512_dpbusd_epi32(dot_lo, _mm512_and_si512(q, low), _mm512_loadu_si512(x + 128 * k));
+            dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_and_si512(_mm512_srli_epi16(q, 4), low),
+                                         _mm512_loadu_si512(x + 128 * k + 64));
+        }
+        dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
+    } else {
+        const __mmask16 lanes = __mmask16((1u << m) - 1);
+        for (int k = 0; k < 4; ++k) {
+            const __m512i q = _mm512_maskz_loadu_epi32(lanes, w + x16_word_offset(m, 0, k));
+            dot_lo = _mm512_dpbusd_epi32(dot_lo, _mm512_and_si512(q, low), _mm512_loadu_si512(x + 128 * k));
+            dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_and_si512(_mm512_srli_epi16(q, 4), low),
+                                         _mm512_loadu_si512(x + 128 * k + 64));
+        }
+        dw = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(lanes, w));
+    }
+    const __m512 d = _mm512_mul_ps(dw, _mm512_loadu_ps(x + 512));
+    return _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_add_epi32(dot_lo, dot_hi)), acc);
+}
+
+float dot_q4_0x16_q8_0(int64_t n, const void* wv, const void* xv) {
+    auto* w = static_cast<const uint8_t*>(wv);
+    const uint8_t* x = static_cast<const uint8_t*>(xv) + x16_prefix_bytes(n);
+    const int64_t n_blocks = n / kQK;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t r = 0; r < x16_runs(n); ++r)
+        acc = x16_run(w + size_t(r) * kX16RunBytes, x + size_t(r) * kRunBytes,
+                      std::min(kX16Blocks, n_blocks - r * kX16Blocks), acc);
+    return _mm512_reduce_add_ps(acc);
+}
+
+void dot4_q4_0x16_q8_0(int64_t n, const void* const* wv, const void* xv, float* out, size_t prefetch) {
+    const uint8_t* x = static_cast<const uint8_t*>(xv) + x16_prefix_bytes(n);
+    const int64_t n_blocks = n / kQK;
+    const uint8_t* w[4];
+    __m512 acc[4];
+    for (int r = 0; r < 4; ++r) {
+        w[r] = static_cast<const uint8_t*>(wv[r]);
+        acc[r] = _mm512_setzero_ps();
+    }
+    for (int64_t run = 0; run < x16_runs(n); ++run) {
+        const int64_t m = std::min(kX16Blocks, n_blocks - run * kX16Blocks);
+        const uint8_t* xr = x + size_t(run) * kRunBytes;
+        for (int r = 0; r < 4; ++r) {
+            const uint8_t* wr = w[r] + size_t(run) * kX16RunBytes;
+            if (prefetch)
+                for (size_t c = 0; c < kX16RunBytes; c += 64) _mm_prefetch(reinterpret_cast<const char*>(wr + prefetch + c), _MM_HINT_T0);
+            acc[r] = x16_run(wr, xr, m, acc[r]);
+        }
+    }
+    for (int r = 0; r < 4; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+}
+
 // Signed × signed through VNNI: |w| (unsigned) times x with w's sign.
 float dot_q8_0_q8_0(int64_t n, const void* wv, const void* xv) {
     auto* w = static_cast<const BlockQ8_0*>(wv);
@@ -228,6 +329,9 @@ const KernelTable& avx512_kernels() {
         t.dot4_q4_0_q8_0 = dot4_q4_0_q8_0;
         t.axpy_q4_0 = axpy_q4_0;
         t.axpy4_q4_0 = axpy4_q4_0;
+        t.interleave_q4_0 = true;
+        t.dot_q4_0x16_q8_0 = dot_q4_0x16_q8_0;
+        t.dot4_q4_0x16_q8_0 = dot4_q4_0x16_q8_0;
         return t;
     }();
     return table;
