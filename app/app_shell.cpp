@@ -41,6 +41,8 @@ AppShell::AppShell(const AppOptions& options)
     ChatController::set_instance(&chat_);
     HubController::set_instance(&hub_);
     if (TokenKeychain::built_in()) hub_.set_keychain(&keychain_);
+    engine_.set_gpu_enabled(settings_.use_gpu());
+    QObject::connect(&settings_, &AppSettings::changed, &engine_, [this] { engine_.set_gpu_enabled(settings_.use_gpu()); });
 }
 
 AppShell::~AppShell() {

@@ -97,9 +97,12 @@ ApplicationWindow {
     function showWelcome() {
         welcome.open();
     }
+    function showShortcuts() {
+        shortcutSheet.open();
+    }
     Shortcut {
         sequence: "F1"
-        onActivated: shortcutSheet.open()
+        onActivated: window.showShortcuts()
     }
 
     ColumnLayout {

@@ -121,8 +121,18 @@ void EngineController::set_status(const QString& status, const QString& error) {
 
 void EngineController::loadModel(const QString& path, double budgetBytes) {
     set_status(QStringLiteral("loading"));
-    QMetaObject::invokeMethod(worker_, [w = worker_, path, budgetBytes] { w->load(path, qint64(budgetBytes), 2048); },
-                              Qt::QueuedConnection);
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, path, budgetBytes, gpu = gpu_enabled_] { w->load(path, qint64(budgetBytes), 2048, gpu); },
+        Qt::QueuedConnection);
+}
+
+void EngineController::set_gpu_enabled(bool enabled) {
+    if (enabled == gpu_enabled_) return;
+    gpu_enabled_ = enabled;
+    emit deviceChanged();
+    if (model_.path.isEmpty() || !model_.sparse) return;
+    worker_->request_stop();
+    loadModel(model_.path, double(device_.budget_bytes));
 }
 
 void EngineController::generate(const GenerationRequest& r) {

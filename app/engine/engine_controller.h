@@ -29,6 +29,8 @@ class EngineController : public QObject {
     Q_PROPERTY(bool sparse READ sparse NOTIFY modelChanged)
     Q_PROPERTY(QString deviceName READ device_name NOTIFY deviceChanged)
     Q_PROPERTY(QString deviceNote READ device_note NOTIFY deviceChanged)
+    // Whether a sparse model may use a GPU (AppSettings.useGpu, which AppShell passes on).
+    Q_PROPERTY(bool gpuEnabled READ gpu_enabled NOTIFY deviceChanged)
     Q_PROPERTY(double budgetBytes READ budget_bytes NOTIFY deviceChanged)
     Q_PROPERTY(double usedBytes READ used_bytes NOTIFY deviceChanged)
     // usedBytes by kind: dense matrices with norms and scratch, the KV cache, hot FFN rows.
@@ -75,6 +77,10 @@ public:
     QString architecture() const { return model_.architecture; }
     QString device_name() const { return device_.device; }
     QString device_note() const { return device_.note; }
+    bool gpu_enabled() const { return gpu_enabled_; }
+    // Loaded models move at once: an answer in progress stops and the model loads again on the
+    // new device choice.
+    void set_gpu_enabled(bool enabled);
     double budget_bytes() const { return double(device_.budget_bytes); }
     double used_bytes() const { return double(device_.used_bytes); }
     double dense_bytes() const { return double(device_.dense_bytes); }
@@ -120,6 +126,7 @@ private:
     QString error_;
     LoadedModel model_;
     DeviceState device_;
+    bool gpu_enabled_ = true;
     qint64 max_budget_ = 0;
     double tokens_per_second_ = 0.0;
     double device_share_ = 0.0;

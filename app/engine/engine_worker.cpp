@@ -44,7 +44,7 @@ void EngineWorker::unload() {
     emit unloaded();
 }
 
-void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx) {
+void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, bool use_gpu) {
     {
         std::lock_guard lock(session_mutex_);
         session_.reset();
@@ -62,14 +62,14 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx) {
     // device, so the split view and the budget slider work on any machine, labelled as a preview.
     if ((*model)->info().sparse) {
         sp.device_budget_bytes = uint64_t(std::max<qint64>(budget_bytes, 0));
-        const ember::GpuProbe probe = ember::probe_gpus();
+        const ember::GpuProbe probe = use_gpu ? ember::probe_gpus() : ember::GpuProbe{};
         if (const ember::GpuInfo* gpu = probe.first_usable()) {
             sp.device = "gpu:" + std::to_string(gpu->index);
             sp.device_budget_bytes = std::min<uint64_t>(sp.device_budget_bytes, gpu->free_bytes);
             gpu_free_bytes_ = qint64(gpu->free_bytes);
         } else {
             sp.device = "sim";
-            no_gpu_reason_ = QString::fromStdString(probe.reason);
+            no_gpu_reason_ = use_gpu ? QString::fromStdString(probe.reason) : QStringLiteral("turned off by you (Use the GPU)");
         }
     }
     auto session = ember::Session::create(*model, sp);

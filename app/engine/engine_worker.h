@@ -77,7 +77,8 @@ public:
     void request_budget(qint64 bytes);
 
 public slots:
-    void load(const QString& path, qint64 budget_bytes, int n_ctx);
+    // use_gpu false: the user turned the GPU off; the sim device previews one instead.
+    void load(const QString& path, qint64 budget_bytes, int n_ctx, bool use_gpu);
     // Frees the session and the model (memory and device memory).
     void unload();
     void generate(const ember::app::GenerationRequest& request);

@@ -37,6 +37,7 @@ AppSettings::AppSettings(const QString& path, QObject* parent) : QObject(parent)
     if (const QString t = o.value(QStringLiteral("theme")).toString(); valid_theme(t)) theme_ = t;
     if (const QJsonValue s = o.value(QStringLiteral("fontScale")); s.isDouble()) font_scale_ = std::clamp(s.toDouble(), 0.8, 1.6);
     welcomed_ = o.value(QStringLiteral("welcomed")).toBool();
+    use_gpu_ = o.value(QStringLiteral("useGpu")).toBool(true);
     if (const QJsonValue c = o.value(QStringLiteral("lastChat")); c.isDouble() && c.toDouble() > 0) last_chat_ = qint64(c.toDouble());
     const QJsonObject formats = o.value(QStringLiteral("promptFormats")).toObject();
     for (auto it = formats.begin(); it != formats.end(); ++it)
@@ -89,6 +90,13 @@ void AppSettings::set_welcomed(bool welcomed) {
     emit changed();
 }
 
+void AppSettings::set_use_gpu(bool use) {
+    if (use == use_gpu_) return;
+    use_gpu_ = use;
+    save();
+    emit changed();
+}
+
 void AppSettings::set_last_chat(qint64 id) {
     if (id == last_chat_) return;
     last_chat_ = id;
@@ -125,7 +133,7 @@ void AppSettings::remove_library_folder(const QString& folder) {
 }
 
 void AppSettings::save() {
-    QJsonObject o{{"theme", theme_}, {"fontScale", font_scale_}, {"welcomed", welcomed_}};
+    QJsonObject o{{"theme", theme_}, {"fontScale", font_scale_}, {"welcomed", welcomed_}, {"useGpu", use_gpu_}};
     if (last_chat_ > 0) o.insert(QStringLiteral("lastChat"), double(last_chat_));
     if (!prompt_formats_.isEmpty()) {
         QJsonObject formats;

@@ -1,5 +1,6 @@
 #pragma once
-// The app's own preferences (theme, text size, window geometry), kept in <data dir>/settings.json.
+// The app's own preferences (theme, text size, window geometry, GPU use, …), kept in
+// <data dir>/settings.json.
 // Written whenever one changes, atomically; a missing or unreadable file means the defaults, and
 // an unreadable one is left in place for the user to look at (it is replaced on the next change).
 
@@ -28,6 +29,8 @@ class AppSettings : public QObject {
     Q_PROPERTY(QRect windowGeometry READ window_geometry WRITE set_window_geometry NOTIFY changed)
     // The first-run screen has been seen and closed.
     Q_PROPERTY(bool welcomed READ welcomed WRITE set_welcomed NOTIFY changed)
+    // Sparse models may put their hot neurons on a GPU; off: never, the user's choice.
+    Q_PROPERTY(bool useGpu READ use_gpu WRITE set_use_gpu NOTIFY changed)
 
 public:
     explicit AppSettings(const QString& path, QObject* parent = nullptr);
@@ -43,6 +46,8 @@ public:
     void set_window_geometry(const QRect& rect);
     bool welcomed() const { return welcomed_; }
     void set_welcomed(bool welcomed);
+    bool use_gpu() const { return use_gpu_; }
+    void set_use_gpu(bool use);
     // The last chat open when the app closed (closing on a new, empty chat keeps it); 0: none yet.
     qint64 last_chat() const { return last_chat_; }
     void set_last_chat(qint64 id);
@@ -71,6 +76,7 @@ private:
     double font_scale_ = 1.0;
     QRect geometry_;
     bool welcomed_ = false;
+    bool use_gpu_ = true;
     qint64 last_chat_ = 0;
     QHash<QString, QString> prompt_formats_;  // model path -> prompt format name
     QHash<QString, QString> system_prompts_;  // model path -> default system prompt

@@ -34,6 +34,16 @@ Pane {
             text: EngineController.deviceNote
             opacity: 0.7
         }
+        Switch {
+            objectName: "useGpuSwitch"
+            text: qsTr("Use the GPU")
+            checked: AppSettings.useGpu
+            enabled: EngineController.status !== "loading"
+            onToggled: AppSettings.useGpu = checked
+            Accessible.name: qsTr("Use the GPU for the hot neurons of sparse models")
+            ToolTip.visible: hovered
+            ToolTip.text: qsTr("Off: everything runs on the CPU; the budget previews a GPU of that size")
+        }
 
         Label {
             text: qsTr("VRAM budget: %1").arg(panel.mib(budget.value))

@@ -25,6 +25,29 @@ ToolBar {
             color: EngineController.status === "error" || ChatController.historyError.length > 0 ? "#c0392b" : palette.windowText
             elide: Text.ElideRight
         }
+        // Where the model runs and, when no GPU is used, why: on every page.
+        Label {
+            id: deviceStatus
+
+            objectName: "deviceStatus"
+            Layout.maximumWidth: 420
+            visible: EngineController.modelName.length > 0
+            elide: Text.ElideRight
+            opacity: 0.8
+            text: {
+                const name = EngineController.deviceName;
+                const where = name === "" || name === "cpu" || name === "sim" ? qsTr("CPU") : qsTr("GPU: %1").arg(name);
+                return EngineController.deviceNote.length > 0 ? where + " · " + EngineController.deviceNote : where;
+            }
+            Accessible.role: Accessible.StaticText
+            Accessible.name: qsTr("Device: %1").arg(text)
+            ToolTip.visible: deviceHover.hovered && truncated
+            ToolTip.text: text
+
+            HoverHandler {
+                id: deviceHover
+            }
+        }
         BusyIndicator {
             running: EngineController.status === "loading" || EngineController.status === "generating"
             implicitHeight: 24

@@ -6,6 +6,8 @@
 #include <QGuiApplication>
 #include <QDir>
 #include <QFile>
+#include <QQmlContext>
+#include <QQmlProperty>
 #include <QQuickItem>
 #include <QQuickWindow>
 #include <QSignalSpy>
@@ -23,6 +25,29 @@ Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
 
 namespace {
+
+// What a screen reader announces for a control: its Accessible.name, else (buttons) its text.
+QString accessible_name(QQuickItem* item) {
+    const QString name = QQmlProperty::read(item, QStringLiteral("Accessible.name"), qmlContext(item)).toString();
+    if (!name.isEmpty() || !item->inherits("QQuickAbstractButton")) return name;
+    return item->property("text").toString();
+}
+
+// Every visible control under `root` that a screen reader could not name. A combo box's or spin
+// box's own parts are announced as the box.
+void unnamed_controls(QQuickItem* root, QStringList& out) {
+    if (!root || !root->isVisible()) return;
+    if (root->inherits("QQuickComboBox") || root->inherits("QQuickSpinBox")) {
+        if (accessible_name(root).trimmed().isEmpty()) out << QStringLiteral("%1 '%2'").arg(QString::fromLatin1(root->metaObject()->className()), root->objectName());
+        return;
+    }
+    static const char* const kControls[] = {"QQuickAbstractButton", "QQuickSlider", "QQuickTextField", "QQuickTextArea"};
+    for (const char* type : kControls)
+        if (root->inherits(type) && accessible_name(root).trimmed().isEmpty())
+            out << QStringLiteral("%1 '%2' in %3").arg(QString::fromLatin1(root->metaObject()->className()), root->objectName(),
+                                                       root->parentItem() ? QString::fromLatin1(root->parentItem()->metaObject()->className()) : QString());
+    for (QQuickItem* child : root->childItems()) unnamed_controls(child, out);
+}
 
 ember::app::AppOptions options(const QString& data_dir, const QString& model) {
     ember::app::AppOptions o;
@@ -297,6 +322,96 @@ private slots:
         QCOMPARE(window->height(), 640);
         auto* palette = window->property("palette").value<QObject*>();
         QCOMPARE(palette->property("window").value<QColor>(), QColor(QStringLiteral("#202124")));
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    // Every control on every page, and in the dialogs, has a name a screen reader can say.
+    void every_control_has_an_accessible_name() {
+        QTemporaryDir dir;
+        ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
+        QVERIFY(shell.start());
+        QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), QStringLiteral("ready"), 30000);
+        auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        // An answer, so that messages show their buttons.
+        shell.chat().set_max_tokens(8);
+        shell.chat().send(QStringLiteral("In the beginning"));
+        QTRY_VERIFY_WITH_TIMEOUT(!shell.chat().generating(), 30000);
+        auto* tabs = window->findChild<QObject*>(QStringLiteral("mainTabs"));
+        QVERIFY(tabs);
+        QStringList missing;
+        for (int tab : {0, 1}) {
+            tabs->setProperty("currentIndex", tab);
+            QCoreApplication::processEvents();
+            unnamed_controls(window->contentItem(), missing);
+        }
+        tabs->setProperty("currentIndex", 0);
+        for (const char* dialog : {"showWelcome", "showShortcuts"}) {
+            QVERIFY(QMetaObject::invokeMethod(window, dialog));
+            QTest::qWait(300);  // the popup's enter transition
+            unnamed_controls(window->contentItem(), missing);
+            QTest::keyClick(window, Qt::Key_Escape);
+            QTest::qWait(300);
+        }
+        // Chat settings (Ctrl+,) and search (Ctrl+K).
+        for (const auto& [key, modifiers] : {std::pair{Qt::Key_Comma, Qt::ControlModifier}, std::pair{Qt::Key_K, Qt::ControlModifier}}) {
+            QTest::keyClick(window, key, modifiers);
+            QTest::qWait(300);
+            unnamed_controls(window->contentItem(), missing);
+            QTest::keyClick(window, Qt::Key_Escape);
+            QTest::qWait(300);
+        }
+        missing.removeDuplicates();
+        QVERIFY2(missing.isEmpty(), qPrintable(missing.join('\n')));
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    // The status bar always says where the model runs and why no GPU is used; the side panel's
+    // switch turns the GPU off (the model loads again, on the CPU, and says so), and the choice
+    // is kept for the next start.
+    void gpu_switch_moves_the_model_and_is_remembered() {
+        QTemporaryDir dir;
+        const QString model = gui_test::copy_demo_model(dir.path());
+        const ember::GpuProbe probe = ember::probe_gpus();
+        {
+            ember::app::AppShell shell(options(dir.path() + "/data", model));
+            QVERIFY(shell.start());
+            auto& engine = shell.engine();
+            QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
+            QVERIFY(engine.gpu_enabled());
+            auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+            QVERIFY(QTest::qWaitForWindowExposed(window));
+            auto* status = window->findChild<QQuickItem*>(QStringLiteral("deviceStatus"));
+            QVERIFY(status);
+            const QString before = status->property("text").toString();
+            if (const ember::GpuInfo* gpu = probe.first_usable())
+                QCOMPARE(before, "GPU: " + QString::fromStdString(gpu->name));
+            else
+                QVERIFY2(before.contains(QString::fromStdString(probe.reason)), qPrintable(before));
+
+            auto* toggle = window->findChild<QQuickItem*>(QStringLiteral("useGpuSwitch"));
+            QVERIFY(toggle);
+            QVERIFY(toggle->property("checked").toBool());
+            QTest::mouseClick(window, Qt::LeftButton, {}, toggle->mapToScene(QPointF(toggle->width() / 2, toggle->height() / 2)).toPoint());
+            QTRY_VERIFY(!engine.gpu_enabled());
+            QVERIFY(!shell.settings().use_gpu());
+            QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
+            QTRY_VERIFY2(engine.device_note().contains("turned off by you"), qPrintable(engine.device_note()));
+            QCOMPARE(engine.device_name(), QStringLiteral("sim"));
+            QTRY_VERIFY2(status->property("text").toString().startsWith("CPU · No GPU in use: turned off by you"),
+                         qPrintable(status->property("text").toString()));
+        }
+        {
+            ember::app::AppShell shell(options(dir.path() + "/data", model));
+            QVERIFY(!shell.engine().gpu_enabled());
+            QVERIFY(shell.start());
+            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), QStringLiteral("ready"), 30000);
+            QVERIFY2(shell.engine().device_note().contains("turned off by you"), qPrintable(shell.engine().device_note()));
+            // On again: the GPU if there is one, else the probe's reason.
+            shell.settings().set_use_gpu(true);
+            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), QStringLiteral("ready"), 30000);
+            QTRY_VERIFY2(!shell.engine().device_note().contains("turned off by you"), qPrintable(shell.engine().device_note()));
+        }
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
