@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Retakes the README's screenshots from the real app, offscreen: the chat while an answer
-# streams, the split view after it, and the Models page mid-download. The Hub is the tests'
+# Retakes the README's screenshots from the real app on a virtual X display (xvfb-run, Debian's
+# xvfb): the chat while an answer streams, the split view after it, and the Models page
+# mid-download. The Hub is the tests'
 # loopback stand-in (tests/downloader/hub_server.py) serving the bundled demo model as a repo,
 # throttled so the download is caught in progress.
 #
@@ -28,5 +29,5 @@ for _ in $(seq 50); do grep -q PORTS "$hub/ports" && break; sleep 0.1; done
 port=$(awk '/PORTS/ {print $2}' "$hub/ports")
 [ -n "$port" ] || { echo "the Hub stand-in did not start:" >&2; cat "$hub/server.log" >&2; exit 1; }
 
-QT_QPA_PLATFORM=${QT_QPA_PLATFORM:-offscreen} "$build/bin/ember-screenshots" docs/screenshots \
+QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/ember-screenshots" docs/screenshots \
     --hub "http://127.0.0.1:$port" ember/ember-demo ember-demo.powerinfer.gguf

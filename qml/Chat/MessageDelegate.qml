@@ -163,7 +163,7 @@ Item {
                 }
                 ToolButton {
                     objectName: "copyMessageButton"
-                    text: "⧉"
+                    text: "❐"
                     visible: !delegate.generating
                     font.pointSize: 8
                     // The text as stored: an answer's Markdown source, a question as typed.
