@@ -163,6 +163,12 @@ private slots:
                                              << "builds more than";
         QTest::newRow("endless macro") << "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}" << "nests too deeply";
         QTest::newRow("huge power") << "{{ 7 ** 1000000000000 }}" << "integer overflow";
+        QTest::newRow("endless call block") << "{% macro f() %}{% call f() %}x{% endcall %}{% endmacro %}{{ f() }}"
+                                            << "nests too deeply";
+        QTest::newRow("caller calling itself")
+            << "{% macro f() %}{{ caller() }}{% endmacro %}{% macro g() %}{% call f() %}{{ g() }}{% endcall %}{% endmacro %}{{ g() }}"
+            << "nests too deeply";
+        QTest::newRow("call without a call") << "{% call f %}x{% endcall %}" << "expected a macro call";
     }
 
     void hostile_templates_are_stopped() {

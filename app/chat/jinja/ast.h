@@ -26,18 +26,23 @@ struct Expr {
     bool negated = false;  // "is not"
 };
 
+// The name a filter block's filters read its rendered body from: not an identifier, so no
+// template can name it.
+inline const std::string kFilterBody = " filter body";
+
 struct Node {
-    enum Kind { Text, Output, If, For, Set, SetBlock, Break, Continue, Macro };
+    enum Kind { Text, Output, If, For, Set, SetBlock, Break, Continue, Macro, FilterBlock, CallBlock };
     Kind kind;
     int line = 0;
     std::string text;                  // Text; Macro's name
-    std::unique_ptr<Expr> expr;        // Output's value, For's iterable, Set's value
+    std::unique_ptr<Expr> expr;        // Output's value, For's iterable, Set's value; FilterBlock's filters
+                                       // (applied to the name kFilterBody); CallBlock's macro call
     std::vector<std::string> targets;  // For: loop variables; Set/SetBlock: name, or name and attribute;
-                                       // Macro: parameters
-    std::vector<std::unique_ptr<Expr>> defaults;  // Macro: each parameter's default (null: none)
+                                       // Macro, CallBlock: parameters (CallBlock: of caller())
+    std::vector<std::unique_ptr<Expr>> defaults;  // Macro, CallBlock: each parameter's default (null: none)
     std::unique_ptr<Expr> filter;      // For … if filter
     std::vector<std::pair<std::unique_ptr<Expr>, std::vector<Node>>> branches;  // If: condition and body
-    std::vector<Node> body;            // For, SetBlock, Macro
+    std::vector<Node> body;            // For, SetBlock, Macro, FilterBlock, CallBlock
     std::vector<Node> otherwise;       // If's else, For's else
 };
 

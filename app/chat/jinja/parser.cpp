@@ -172,16 +172,34 @@ private:
         } else if (tag == "macro") {
             n.kind = Node::Macro;
             n.text = expect_name("a macro name");
-            expect_op("(");
-            while (!at_op(")")) {
-                n.targets.push_back(expect_name("a parameter name"));
-                n.defaults.push_back(accept_op("=") ? parse_expression() : nullptr);
-                if (!accept_op(",")) break;
-            }
-            expect_op(")");
+            parse_parameters(n);
             expect_block_end();
             std::string end;
             n.body = parse_body({"endmacro"}, end);
+            expect_block_end();
+        } else if (tag == "call") {
+            // {% call(params) macro(args) %}body{% endcall %}: the macro gets the body as caller().
+            n.kind = Node::CallBlock;
+            if (at_op("(")) parse_parameters(n);
+            n.expr = parse_expression();
+            if (n.expr->kind != Expr::Call) fail("expected a macro call after 'call'");
+            expect_block_end();
+            std::string end;
+            n.body = parse_body({"endcall"}, end);
+            expect_block_end();
+        } else if (tag == "filter") {
+            // {% filter f(args) | g %}body{% endfilter %}: the rendered body through the filters.
+            n.kind = Node::FilterBlock;
+            auto body = make(Expr::Name, line);
+            body->name = kFilterBody;
+            auto first = make(Expr::Filter, line);
+            first->name = expect_name("a filter name");
+            first->args.push_back(std::move(body));
+            if (at_op("(")) parse_call_args(*first);
+            n.expr = parse_filters(std::move(first));
+            expect_block_end();
+            std::string end;
+            n.body = parse_body({"endfilter"}, end);
             expect_block_end();
         } else if (tag == "break" || tag == "continue") {
             n.kind = tag == "break" ? Node::Break : Node::Continue;
@@ -190,6 +208,17 @@ private:
             throw TemplateError("line " + std::to_string(line) + ": unknown or unsupported statement '" + tag + "'");
         }
         return n;
+    }
+
+    // "(a, b=default, …)" of a macro or a call block.
+    void parse_parameters(Node& n) {
+        expect_op("(");
+        while (!at_op(")")) {
+            n.targets.push_back(expect_name("a parameter name"));
+            n.defaults.push_back(accept_op("=") ? parse_expression() : nullptr);
+            if (!accept_op(",")) break;
+        }
+        expect_op(")");
     }
 
     ExprPtr make(Expr::Kind kind, int line) {

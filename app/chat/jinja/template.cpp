@@ -62,26 +62,78 @@ private:
                 }
                 case Node::For: render_for(n); break;
                 case Node::Set: assign(n, eval(*n.expr)); break;
-                case Node::SetBlock: {
-                    std::string saved = std::move(out_);
-                    out_.clear();
-                    const Flow f = render(n.body);
-                    std::string captured = std::move(out_);
-                    out_ = std::move(saved);
-                    if (f != Flow::Normal) fail(n.line, "break or continue outside a loop");
-                    assign(n, Value(std::move(captured)));
-                    break;
-                }
+                case Node::SetBlock: assign(n, Value(capture(n.body, n.line))); break;
                 case Node::Macro: {
                     const Node* macro = &n;
                     set(scopes_.back(), n.text, Value(Function([this, macro](Args& a) { return call_macro(*macro, a); })));
                     break;
                 }
+                case Node::FilterBlock: {
+                    std::string body = capture(n.body, n.line);
+                    scopes_.emplace_back();
+                    set(scopes_.back(), kFilterBody, Value(std::move(body)));
+                    Value filtered = eval(*n.expr);
+                    scopes_.pop_back();
+                    emit(to_str(filtered), n.line);
+                    break;
+                }
+                case Node::CallBlock: render_call_block(n); break;
                 case Node::Break: return Flow::Break;
                 case Node::Continue: return Flow::Continue;
             }
         }
         return Flow::Normal;
+    }
+
+    // What `body` prints, without printing it.
+    std::string capture(const std::vector<Node>& body, int line) {
+        std::string saved = std::move(out_);
+        out_.clear();
+        const Flow f = render(body);
+        std::swap(saved, out_);
+        if (f != Flow::Normal) fail(line, "break or continue outside a loop");
+        return saved;
+    }
+
+    // Binds a macro's or call block's parameters: positional arguments, then named ones, then
+    // the defaults (evaluated in the current scopes), else undefined.
+    Dict bind_parameters(const Node& m, Args& a) {
+        Dict locals;
+        for (size_t k = 0; k < m.targets.size(); ++k) {
+            const std::string& name = m.targets[k];
+            Value v = Value(Undefined{name});
+            if (k < a.positional.size()) {
+                v = a.positional[k];
+            } else if (auto it = std::find_if(a.named.begin(), a.named.end(), [&](const auto& p) { return p.first == name; });
+                       it != a.named.end()) {
+                v = it->second;
+            } else if (m.defaults[k]) {
+                v = eval(*m.defaults[k]);
+            }
+            set(locals, name, std::move(v));
+        }
+        return locals;
+    }
+
+    // The macro is called with one more named argument, `caller`: a function that renders the
+    // block's body where the block stands (its variables, and the block's own parameters).
+    void render_call_block(const Node& n) {
+        const Expr& call = *n.expr;
+        const Value macro = eval(*call.args[0]);
+        need_defined(macro, n.line);
+        if (!macro.is_function()) fail(n.line, type_name(macro) + " is not callable");
+        Args a = eval_args(call, 1);
+        a.named.emplace_back("caller", Value(Function([this, &n, site = scopes_](Args& args) {
+            DepthGuard guard(*this, n.line);
+            Dict locals = bind_parameters(n, args);
+            std::vector<Dict> callers = std::move(scopes_);
+            scopes_ = site;
+            scopes_.push_back(std::move(locals));
+            std::string printed = capture(n.body, n.line);
+            scopes_ = std::move(callers);
+            return Value(std::move(printed));
+        })));
+        emit(to_str(invoke(macro, a, n.line)), n.line);
     }
 
     void assign(const Node& n, Value v) {
@@ -98,28 +150,14 @@ private:
     // returns what its body printed.
     Value call_macro(const Node& m, Args& a) {
         DepthGuard guard(*this, m.line);
-        Dict locals;
-        for (size_t k = 0; k < m.targets.size(); ++k) {
-            const std::string& name = m.targets[k];
-            Value v = Value(Undefined{name});
-            if (k < a.positional.size()) {
-                v = a.positional[k];
-            } else if (auto it = std::find_if(a.named.begin(), a.named.end(), [&](const auto& p) { return p.first == name; });
-                       it != a.named.end()) {
-                v = it->second;
-            } else if (m.defaults[k]) {
-                v = eval(*m.defaults[k]);
-            }
-            set(locals, name, std::move(v));
-        }
+        Dict locals = bind_parameters(m, a);
+        if (auto it = std::find_if(a.named.begin(), a.named.end(), [](const auto& p) { return p.first == "caller"; });
+            it != a.named.end() && std::find(m.targets.begin(), m.targets.end(), "caller") == m.targets.end())
+            set(locals, "caller", it->second);
         std::vector<Dict> callers = std::move(scopes_);
         scopes_ = {callers.front(), std::move(locals)};
-        std::string printed = std::move(out_);
-        out_.clear();
-        const Flow f = render(m.body);
-        std::swap(printed, out_);
+        std::string printed = capture(m.body, m.line);
         scopes_ = std::move(callers);
-        if (f != Flow::Normal) fail(m.line, "break or continue outside a loop");
         return Value(std::move(printed));
     }
 

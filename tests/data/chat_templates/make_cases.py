@@ -161,6 +161,17 @@ TEMPLATES = {
         "users={{ count(messages) }} system={{ count(messages, role='system') }}\n"
         "{% for m in messages %}{{ render(m.role, m.content, last=loop.last) }}{{ sees() }}{% endfor %}\n"
         "{% if add_generation_prompt %}{{ render('assistant', '', true) }}{% endif %}"),
+    "blocks": (
+        "{%- macro turn(role) -%}<|{{ role }}|>{{ caller() | trim }}<|end|>\n{%- endmacro -%}\n"
+        "{%- macro each(items) -%}{% for i in items %}{{ caller(i, loop.index) }}{% endfor %}{%- endmacro -%}\n"
+        "{%- set ns = namespace(n=0) -%}\n"
+        "{%- for m in messages -%}\n"
+        "{%- call turn(m.role) %} {{ m.content }} {% set ns.n = ns.n + 1 %}{% endcall -%}\n"
+        "{%- endfor -%}\n"
+        "{%- call(item, i) each(messages) -%}[{{ i }}:{{ item.role | upper }}]{%- endcall %}\n"
+        "{% filter upper %}turns: {{ ns.n }} {{ messages[0].content }}{% endfilter %}\n"
+        "{% filter replace('a', '@') | trim | capitalize %}  {{ messages | map(attribute='role') | join(', ') }}  {% endfilter %}|\n"
+        "{%- if add_generation_prompt %}{% call turn('assistant') %}{% endcall %}{% endif %}"),
     "refuses": "{% for m in messages %}{% if m.role == 'system' %}{{ raise_exception('No system messages, please') }}{% endif %}{% endfor %}ok",
 }
 
