@@ -3,18 +3,35 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#if defined(_WIN32)
+#include <io.h>
+#else
 #include <unistd.h>
+#endif
 
 #include "common/error.h"
+#include "common/utf8_path.h"
 #include "gguf/ggml_type.h"
 
 namespace ember::gguf {
 namespace {
 
+int sync_to_disk(std::FILE* f) {
+#if defined(_WIN32)
+    return _commit(_fileno(f));
+#else
+    return ::fsync(fileno(f));
+#endif
+}
+
 class Out {
 public:
     explicit Out(const std::string& path) : path_(path) {
+#if defined(_WIN32)
+        f_ = _wfopen(utf8_path(path).c_str(), L"wb");
+#else
         f_ = std::fopen(path.c_str(), "wb");
+#endif
         if (!f_) fail(path + ": cannot create: " + std::strerror(errno));
     }
     ~Out() {
@@ -36,7 +53,7 @@ public:
         while (pos_ % alignment) bytes(zeros, std::min<uint64_t>(sizeof zeros, alignment - pos_ % alignment));
     }
     void close() {
-        if (std::fflush(f_) != 0 || ::fsync(fileno(f_)) != 0)
+        if (std::fflush(f_) != 0 || sync_to_disk(f_) != 0)
             fail(path_ + ": flush failed: " + std::strerror(errno) + (errno == ENOSPC ? " (disk full)" : ""));
         int rc = std::fclose(f_);
         f_ = nullptr;

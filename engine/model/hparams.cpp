@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "common/utf8_path.h"
 
 namespace ember::model {
 namespace {
@@ -84,11 +85,11 @@ void resolve_gated_activation(const gguf::File& f, FfnActivation requested, HPar
         fail(f.path() + ": metadata key 'ember.ffn_activation' = '" + *s + "' is not 'relu' or 'silu'");
     }
     // PowerInfer publishes activation statistics only for ReLU models.
-    const std::filesystem::path stats = std::filesystem::path(f.path()).parent_path() / "activation" / "activation_0.pt";
+    const std::filesystem::path stats = utf8_path(f.path()).parent_path() / "activation" / "activation_0.pt";
     std::error_code ec;
     if (std::filesystem::is_regular_file(stats, ec))
         return set(FfnActivation::Relu, "PowerInfer activation statistics next to the file (activation/)");
-    std::string names = std::filesystem::path(f.path()).filename().string() + " " +
+    std::string names = utf8_string(utf8_path(f.path()).filename()) + " " +
                         f.get_string("general.name").value_or("") + " " + f.get_string("general.basename").value_or("");
     std::transform(names.begin(), names.end(), names.begin(), [](unsigned char c) { return char(std::tolower(c)); });
     if (names.find("relu") != std::string::npos || names.find("prosparse") != std::string::npos)

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "common/error.h"
+#include "common/utf8_path.h"
 #include "sparse/activation_file.h"
 #include "sparse/gpu_index.h"
 
@@ -19,7 +20,7 @@ DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const 
         activation_note_ = "GPU index disabled: FFN on the CPU only";
         return;
     }
-    const auto dir = (std::filesystem::path(model_path).parent_path() / "activation").string();
+    const auto dir = utf8_string(utf8_path(model_path).parent_path() / "activation");
     try {
         activation_ = sparse::read_activation_dir(dir, arch.hparams().n_layer, arch.hparams().n_ff);
     } catch (const EngineError& e) {

@@ -9,6 +9,7 @@
 #include <span>
 
 #include "common/error.h"
+#include "common/utf8_path.h"
 #include "gguf/mapped_file.h"
 #include "sparse/pickle_vm.h"
 #include "sparse/zip_reader.h"
@@ -180,14 +181,14 @@ std::vector<std::vector<double>> read_activation_dir(const std::string& dir, int
     if (n_ff < 1 || n_ff > kMaxTorchVectorElements)
         fail(dir + ": n_ff " + std::to_string(n_ff) + " is out of range (1.." + std::to_string(kMaxTorchVectorElements) + ")");
     std::error_code ec;
-    if (!fs::is_directory(dir, ec)) fail(dir + ": not a directory (expected the model's activation/ folder)");
+    if (!fs::is_directory(utf8_path(dir), ec)) fail(dir + ": not a directory (expected the model's activation/ folder)");
 
     std::vector<std::vector<double>> layers;
     layers.reserve(size_t(n_layer));
     for (int32_t il = 0; il < n_layer; ++il) {
         // By index, never by listing: activation_10.pt is layer 10 (powerinfer-format.md §4.4).
-        const std::string path = (fs::path(dir) / ("activation_" + std::to_string(il) + ".pt")).string();
-        if (!fs::is_regular_file(path, ec))
+        const std::string path = utf8_string(utf8_path(dir) / ("activation_" + std::to_string(il) + ".pt"));
+        if (!fs::is_regular_file(utf8_path(path), ec))
             fail(path + ": missing; no activation statistics for layer " + std::to_string(il) + " of " + std::to_string(n_layer));
         std::vector<double> v = read_torch_vector(path);
         if (int64_t(v.size()) != n_ff)

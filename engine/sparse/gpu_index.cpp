@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "common/error.h"
+#include "common/utf8_path.h"
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
 
@@ -187,9 +188,9 @@ uint64_t hash_activation(const std::vector<std::vector<double>>& activation) {
 void stamp_model_file(const std::string& model_path, GpuIndexSource& source) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    const auto size = fs::file_size(model_path, ec);
+    const auto size = fs::file_size(utf8_path(model_path), ec);
     if (ec) fail(model_path + ": cannot read the model file size: " + ec.message());
-    const auto mtime = fs::last_write_time(model_path, ec);
+    const auto mtime = fs::last_write_time(utf8_path(model_path), ec);
     if (ec) fail(model_path + ": cannot read the model file time: " + ec.message());
     source.model_bytes = uint64_t(size);
     source.model_mtime_ns =
@@ -229,7 +230,7 @@ GpuIndexReuse check_gpu_index(const std::string& path, int32_t n_layer, int64_t 
                               const std::string& expected_source, bool reset_gpu_index) {
     if (reset_gpu_index) return decide_gpu_index_reuse(std::nullopt, expected_source, true);
     std::error_code ec;
-    if (!std::filesystem::exists(path, ec)) return decide_gpu_index_reuse(std::nullopt, expected_source, false);
+    if (!std::filesystem::exists(utf8_path(path), ec)) return decide_gpu_index_reuse(std::nullopt, expected_source, false);
     try {
         return decide_gpu_index_reuse(read_gpu_index(path, n_layer, n_ff), expected_source, false);
     } catch (const EngineError& e) {

@@ -1,7 +1,9 @@
 #include "tensor/thread_pool.h"
 
 #include <algorithm>
+#if defined(__linux__)
 #include <sched.h>
+#endif
 
 namespace ember::tensor {
 
@@ -90,8 +92,11 @@ void ThreadPool::worker_loop(int thread) {
 }
 
 int default_thread_count() {
+#if defined(__linux__)
+    // The CPUs this process may run on (a container's or taskset's share), not the machine's.
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+#endif
     return std::max(1u, std::thread::hardware_concurrency());
 }
 

@@ -54,12 +54,13 @@ private slots:
         for (const char* t : {kLlama2, kChatML, kZephyr, kMistral})
             QTest::addRow("runs: %.40s", t) << QString::fromLatin1(t) << int(PromptFormat::ModelTemplate) << "own chat template";
         // The rest fall back to the built-in format whose tokens they emit, saying why.
-        const QString unsupported = QStringLiteral("{% filter upper %}%1{% endfilter %}");
+        // (include: a model file carries one template, so there is nothing to include.)
+        const QString unsupported = QStringLiteral("{% include 'turn.jinja' %}%1");
         QTest::newRow("llama-2 chat") << unsupported.arg("[INST]") << int(PromptFormat::Llama2Chat) << "[INST]";
         QTest::newRow("chatml") << unsupported.arg("<|im_start|>") << int(PromptFormat::ChatML) << "<|im_start|>";
         QTest::newRow("unknown") << unsupported.arg("<|user|>") << int(PromptFormat::Completion) << "matches no built-in";
         QTest::newRow("reason") << unsupported.arg("<|user|>") << int(PromptFormat::Completion)
-                                << "cannot be run (line 1: unknown or unsupported statement 'filter')";
+                                << "cannot be run (line 1: unknown or unsupported statement 'include')";
     }
 
     void templates_are_recognized() {

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the engine and ember-cli.exe for Windows with MinGW-w64 (Debian's
+# g++-mingw-w64-x86-64-posix): the check that the engine has no POSIX-only code left. Given the
+# Linux ember-cli and Wine (Debian's wine64), it then runs both on the demo model and a Q4_0
+# PowerInfer model and requires the same greedy text. The release build uses MSVC
+# (.github/workflows/windows.yml), which this cannot run.
+#
+#   packaging/windows/mingw-engine-check.sh [OUT_DIR [LINUX_EMBER_CLI]]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=${1:-build-mingw}
+cxx=x86_64-w64-mingw32-g++-posix
+mkdir -p "$out/obj"
+
+flags=(-std=c++20 -O1 -Wall -Wextra -Werror -Iengine -Iengine/include -DEMBER_X86=1)
+avx2=(-mavx2 -mfma -mf16c)
+avx512=(-mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx512vbmi "${avx2[@]}" -Wno-uninitialized -Wno-maybe-uninitialized)
+
+sources=$(ls engine/{gguf,tensor,tensor/x86,tokenizer,sampling,sparse,model,session}/*.cpp \
+             engine/backend/sim/*.cpp engine/backend/no_gpu/*.cpp engine/tools/ember_cli.cpp)
+compile() {
+    local src=$1 extra=()
+    case $src in
+        *_avx512.cpp) extra=("${avx512[@]}") ;;
+        *_avx2.cpp) extra=("${avx2[@]}") ;;
+    esac
+    "$cxx" "${flags[@]}" "${extra[@]}" -c "$src" -o "$out/obj/$(echo "$src" | tr / _).o"
+}
+export -f compile
+export cxx out
+export flags_s="${flags[*]}" avx2_s="${avx2[*]}" avx512_s="${avx512[*]}"
+printf '%s\n' $sources | xargs -P "$(nproc)" -I{} bash -c '
+    flags=($flags_s); avx2=($avx2_s); avx512=($avx512_s); compile {}'
+"$cxx" -static -o "$out/ember-cli.exe" "$out"/obj/*.o
+echo "ember-cli.exe for Windows: $(stat -c %s "$out/ember-cli.exe") bytes, from $(printf '%s\n' $sources | wc -l) sources"
+
+linux_cli=${2:-}
+wine=$(command -v wine64 || command -v wine || ls /usr/lib/wine/wine64 2>/dev/null || true)
+[ -n "$linux_cli" ] || exit 0
+[ -n "$wine" ] || { echo "no Wine: ember-cli.exe built, not run" >&2; exit 1; }
+export WINEDEBUG=-all WINEPREFIX="$(cd "$out" && pwd)/wineprefix"
+for case in "resources/models/ember-demo/ember-demo.powerinfer.gguf|In the beginning" \
+            "tests/data/tiny-relu-llama/model.q4_0.powerinfer.gguf|And it came to pass"; do
+    model=${case%%|*} prompt=${case#*|}
+    want=$("$linux_cli" -m "$model" -p "$prompt" -n 16 --temp 0 2>/dev/null)
+    got=$("$wine" "$out/ember-cli.exe" -m "$model" -p "$prompt" -n 16 --temp 0 2>/dev/null | tr -d '\r')
+    if [ "$got" != "$want" ]; then
+        printf 'ember-cli.exe under Wine differs on %s:\n  Linux:   %s\n  Windows: %s\n' "$model" "$want" "$got" >&2
+        exit 1
+    fi
+    echo "ember-cli.exe under Wine: $model: $got"
+done
