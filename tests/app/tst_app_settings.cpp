@@ -20,6 +20,7 @@ private slots:
         QCOMPARE(s.theme(), QStringLiteral("system"));
         QCOMPARE(s.font_scale(), 1.0);
         QVERIFY(!s.window_geometry().isValid());
+        QVERIFY(s.use_gpu());
         QVERIFY(s.error().isEmpty());
         QVERIFY(!QFile::exists(dir.path() + "/settings.json"));  // nothing written until a change
     }
@@ -33,11 +34,13 @@ private slots:
             s.set_theme(QStringLiteral("dark"));
             s.set_font_scale(1.25);
             s.set_window_geometry(QRect(10, 20, 900, 600));
-            QCOMPARE(changed.count(), 3);
+            s.set_use_gpu(false);
+            QCOMPARE(changed.count(), 4);
             s.set_theme(QStringLiteral("dark"));  // unchanged: no signal, no write
-            QCOMPARE(changed.count(), 3);
+            QCOMPARE(changed.count(), 4);
         }
         AppSettings again(path);
+        QVERIFY(!again.use_gpu());
         QCOMPARE(again.theme(), QStringLiteral("dark"));
         QCOMPARE(again.font_scale(), 1.25);
         QCOMPARE(again.window_geometry(), QRect(10, 20, 900, 600));
