@@ -1,6 +1,7 @@
-// AVX-512 (F, BW, VL, VNNI, VBMI) kernels for the integer dot products, two 32-value blocks per
-// 512-bit register; everything else comes from the AVX2 table. Compiled with those flags only
-// for this file; used only when the CPU reports them (cpu_dispatch.cpp).
+// AVX-512 (F, BW, VL, VNNI, VBMI) kernels for the integer dot products: four stored Q4_0 blocks
+// per 512-bit register, or sixteen of the re-laid Q4_0_X16 ones (tensor/q4_0_x16.h); everything
+// else comes from the AVX2 table. Compiled with those flags only for this file; used only when
+// the CPU reports them (cpu_dispatch.cpp).
 #include <immintrin.h>
 
 #include <algorithm>
