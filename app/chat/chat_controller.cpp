@@ -41,7 +41,7 @@ store::GenerationStats store_stats(const QVariantMap& s) {
 
 QString stats_line(const store::GenerationStats& s) {
     if (!s.genTokens) return s.stopReason;
-    return QStringLiteral("%1 tokens · %2 tok/s · first token %3 ms · %4")
+    return ChatController::tr("%1 tokens · %2 tok/s · first token %3 ms · %4")
         .arg(*s.genTokens)
         .arg(s.genTps.value_or(0.0), 0, 'f', 1)
         .arg(s.ttftMs.value_or(0))
@@ -224,7 +224,7 @@ QVector<ChatMessage> ChatController::rows_in_context() const {
 
 QString ChatController::renderedPrompt() const {
     const RenderedPrompt p = render(rows_in_context());
-    return p.error.isEmpty() ? for_display(p) : QStringLiteral("error: ") + p.error;
+    return p.error.isEmpty() ? for_display(p) : tr("error: %1").arg(p.error);
 }
 
 QString ChatController::previewPrompt() const {

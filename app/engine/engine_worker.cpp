@@ -1,5 +1,6 @@
 #include "app/engine/engine_worker.h"
 
+#include <QCoreApplication>
 #include <QFileInfo>
 
 #include <algorithm>
@@ -11,12 +12,13 @@ namespace ember::app {
 namespace {
 
 QString describe(const ember::ModelInfo& info) {
-    return QStringLiteral("%1 · %2 layers · %3 · %4 MiB · %5")
+    return QCoreApplication::translate("EngineWorker", "%1 · %2 layers · %3 · %4 MiB · %5")
         .arg(QString::fromStdString(info.architecture))
         .arg(info.n_layer)
         .arg(QString::fromStdString(info.weight_type))
         .arg(info.weight_bytes >> 20)
-        .arg(info.sparse ? QStringLiteral("sparse (PowerInfer)") : QStringLiteral("dense"));
+        .arg(info.sparse ? QCoreApplication::translate("EngineWorker", "sparse (PowerInfer)")
+                         : QCoreApplication::translate("EngineWorker", "dense"));
 }
 
 }  // namespace
@@ -69,7 +71,7 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, boo
             gpu_free_bytes_ = qint64(gpu->free_bytes);
         } else {
             sp.device = "sim";
-            no_gpu_reason_ = use_gpu ? QString::fromStdString(probe.reason) : QStringLiteral("turned off by you (Use the GPU)");
+            no_gpu_reason_ = use_gpu ? QString::fromStdString(probe.reason) : tr("turned off by you (Use the GPU)");
         }
     }
     auto session = ember::Session::create(*model, sp);
@@ -130,7 +132,7 @@ bool EngineWorker::resize_context(int n_ctx) {
             if (previous) session_ = std::move(*previous);
         }
         context_.clear();
-        emit failed(QStringLiteral("cannot make a context of %1 tokens: %2").arg(n_ctx).arg(why));
+        emit failed(tr("cannot make a context of %1 tokens: %2").arg(n_ctx).arg(why));
         if (session_) emit context_changed(0, session_->n_ctx());
         return false;
     }
@@ -147,7 +149,7 @@ bool EngineWorker::resize_context(int n_ctx) {
 }
 
 void EngineWorker::generate(const GenerationRequest& request) {
-    if (!session_) return emit failed(QStringLiteral("no model is loaded"));
+    if (!session_) return emit failed(tr("no model is loaded"));
     stop_.store(false);
     apply_pending_budget();
     if (request.n_ctx > 0 && request.n_ctx != session_->n_ctx() && !resize_context(request.n_ctx)) return;
@@ -237,8 +239,8 @@ DeviceState EngineWorker::device_state() const {
     d.max_budget_bytes = gpu_free_bytes_;
     d.note = QString::fromStdString(r.note);
     if (!no_gpu_reason_.isEmpty())
-        d.note = QStringLiteral("No GPU in use: %1%2").arg(no_gpu_reason_, d.note.isEmpty() ? QString() : "; " + d.note);
-    if (!model_->info().sparse) d.note = QStringLiteral("dense model: every neuron runs on the CPU");
+        d.note = tr("No GPU in use: %1%2").arg(no_gpu_reason_, d.note.isEmpty() ? QString() : "; " + d.note);
+    if (!model_->info().sparse) d.note = tr("dense model: every neuron runs on the CPU");
     return d;
 }
 

@@ -1,5 +1,6 @@
 #include "app/hub/library_scan.h"
 
+#include <QCoreApplication>
 #include <QDir>
 #include <QDirIterator>
 #include <QFile>
@@ -78,12 +79,12 @@ bool library_order(const LibraryEntry& a, const LibraryEntry& b) {
 
 QString check_added_folder(const QString& models_dir, const QString& folder) {
     const QFileInfo info(folder);
-    if (!info.isDir()) return QStringLiteral("%1 is not a folder").arg(folder);
-    if (!has_gguf(folder)) return QStringLiteral("%1 holds no .gguf file").arg(folder);
+    if (!info.isDir()) return QCoreApplication::translate("Library", "%1 is not a folder").arg(folder);
+    if (!has_gguf(folder)) return QCoreApplication::translate("Library", "%1 holds no .gguf file").arg(folder);
     const QString root = QDir(models_dir).canonicalPath();
     const QString canonical = info.canonicalFilePath();
     if (!root.isEmpty() && (canonical == root || canonical.startsWith(root + QLatin1Char('/'))))
-        return QStringLiteral("%1 is already in the library").arg(folder);
+        return QCoreApplication::translate("Library", "%1 is already in the library").arg(folder);
     return {};
 }
 
@@ -94,14 +95,14 @@ QString remove_model(const QString& models_dir, const QString& model_path) {
     // <root>/<owner>/<name>/<file…>: anything shallower or elsewhere is not a library model.
     const QString rel = root.isEmpty() || canonical.isEmpty() ? QString() : QDir(root).relativeFilePath(canonical);
     if (rel.isEmpty() || rel.startsWith(QStringLiteral("..")) || rel.count(QLatin1Char('/')) < 2)
-        return QStringLiteral("%1 is not a model in %2").arg(model_path, models_dir);
-    if (!QFile::remove(canonical)) return QStringLiteral("cannot delete %1").arg(canonical);
+        return QCoreApplication::translate("Library", "%1 is not a model in %2").arg(model_path, models_dir);
+    if (!QFile::remove(canonical)) return QCoreApplication::translate("Library", "cannot delete %1").arg(canonical);
     QFile::remove(canonical + gpuidx_suffix);  // absent until the model was loaded once
     const QStringList parts = rel.split(QLatin1Char('/'));
     const QString owner_dir = root + QLatin1Char('/') + parts[0];
     const QString repo_dir = owner_dir + QLatin1Char('/') + parts[1];
     if (!has_gguf(repo_dir) && !QDir(repo_dir).removeRecursively())
-        return QStringLiteral("deleted %1 but not the rest of %2").arg(canonical, repo_dir);
+        return QCoreApplication::translate("Library", "deleted %1 but not the rest of %2").arg(canonical, repo_dir);
     QDir(root).rmdir(parts[0]);  // only when empty: other repos of the owner stay
     return {};
 }

@@ -1,5 +1,6 @@
 #include "app/hub/model_suggestion.h"
 
+#include <QCoreApplication>
 #include <QThread>
 
 #include <unistd.h>
@@ -42,16 +43,16 @@ ModelSuggestion suggest_model(const Hardware& hw) {
     const GpuInfo* gpu = hw.gpus.first_usable();
     const qint64 vram = gpu ? qint64(gpu->free_bytes / 10 * 9) : 0;
     const qint64 room = std::max<qint64>(0, hw.ram_bytes - (qint64(2) << 30)) + vram;
-    const QString where = gpu ? QStringLiteral("%1 of memory and %2 free on %3").arg(gib(hw.ram_bytes), gib(qint64(gpu->free_bytes)),
-                                                                               QString::fromStdString(gpu->name))
-                              : QStringLiteral("%1 of memory and no GPU").arg(gib(hw.ram_bytes));
+    const QString where = gpu ? QCoreApplication::translate("Welcome", "%1 of memory and %2 free on %3")
+                                    .arg(gib(hw.ram_bytes), gib(qint64(gpu->free_bytes)), QString::fromStdString(gpu->name))
+                              : QCoreApplication::translate("Welcome", "%1 of memory and no GPU").arg(gib(hw.ram_bytes));
     for (const Candidate& c : kCandidates) {
         const qint64 bytes = c.gib_tenths * (qint64(1) << 30) / 10;
         if (bytes + bytes / 5 <= room)
             return {QString::fromLatin1(c.repo), QString::fromLatin1(c.name), bytes,
-                    QStringLiteral("the largest that fits in %1").arg(where)};
+                    QCoreApplication::translate("Welcome", "the largest that fits in %1").arg(where)};
     }
-    return {{}, {}, 0, QStringLiteral("%1 is too little for a 7B model; the demo model runs anywhere").arg(where)};
+    return {{}, {}, 0, QCoreApplication::translate("Welcome", "%1 is too little for a 7B model; the demo model runs anywhere").arg(where)};
 }
 
 }  // namespace ember::app
