@@ -195,29 +195,20 @@ void dot4_q4_0_q8_0(int64_t n, const void* const* wv, const void* xv, float* out
 }
 
 // One run of m Q4_0_X16 blocks against its 640 activation bytes: sixteen dword lanes, one per
-// block, each block's integer dot product in its lane, then scaled. Lanes past m load zeros.
+// block, each block's integer dot product in its lane, then scaled. The loads are masked to the
+// run's m lanes (all sixteen but in a row's last run), so nothing past the row is read and the
+// lanes past m are zeros.
 inline __m512 x16_run(const uint8_t* w, const uint8_t* x, int64_t m, __m512 acc) {
     const __m512i low = _mm512_set1_epi8(0x0F);
+    const __mmask16 lanes = __mmask16((1u << m) - 1);
     __m512i dot_lo = _mm512_loadu_si512(x + 576), dot_hi = _mm512_setzero_si512();
-    __m512 dw;
-    if (m == kX16Blocks) {
-        for (int k = 0; k < 4; ++k) {
-            const __m512i q = _mm512_loadu_si512(w + x16_word_offset(m, 0, k));
-            dot_lo = _mm512_dpbusd_epi32(dot_lo, _mm512_and_si512(q, low), _mm512_loadu_si512(x + 128 * k));
-            dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_and_si512(_mm512_srli_epi16(q, 4), low),
-                                         _mm512_loadu_si512(x + 128 * k + 64));
-        }
-        dw = _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(w)));
-    } else {
-        const __mmask16 lanes = __mmask16((1u << m) - 1);
-        for (int k = 0; k < 4; ++k) {
-            const __m512i q = _mm512_maskz_loadu_epi32(lanes, w + x16_word_offset(m, 0, k));
-            dot_lo = _mm512_dpbusd_epi32(dot_lo, _mm512_and_si512(q, low), _mm512_loadu_si512(x + 128 * k));
-            dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_and_si512(_mm512_srli_epi16(q, 4), low),
-                                         _mm512_loadu_si512(x + 128 * k + 64));
-        }
-        dw = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(lanes, w));
+    for (int k = 0; k < 4; ++k) {
+        const __m512i q = _mm512_maskz_loadu_epi32(lanes, w + x16_word_offset(m, 0, k));
+        dot_lo = _mm512_dpbusd_epi32(dot_lo, _mm512_and_si512(q, low), _mm512_loadu_si512(x + 128 * k));
+        dot_hi = _mm512_dpbusd_epi32(dot_hi, _mm512_and_si512(_mm512_srli_epi16(q, 4), low),
+                                     _mm512_loadu_si512(x + 128 * k + 64));
     }
+    const __m512 dw = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(lanes, w));
     const __m512 d = _mm512_mul_ps(dw, _mm512_loadu_ps(x + 512));
     return _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(_mm512_add_epi32(dot_lo, dot_hi)), acc);
 }
