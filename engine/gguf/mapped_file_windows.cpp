@@ -51,8 +51,10 @@ MappedFile::MappedFile(const std::string& path, Mode mode, const Progress& progr
         while (done < size) {
             DWORD got = 0;
             const DWORD want = DWORD(std::min<size_t>(size - done, size_t(1) << 26));
-            if (!ReadFile(file.h, dst + done, want, &got, nullptr) || got == 0) {
-                const std::string why = got == 0 && GetLastError() == ERROR_SUCCESS ? "the file ended early" : last_error();
+            const bool read = ReadFile(file.h, dst + done, want, &got, nullptr);
+            if (!read || got == 0) {
+                // ReadFile succeeds with no bytes at the end of the file; GetLastError is stale then.
+                const std::string why = read ? "the file ended early" : last_error();
                 VirtualFree(p, 0, MEM_RELEASE);
                 fail(path + ": read failed at byte " + std::to_string(done) + ": " + why);
             }
