@@ -118,12 +118,7 @@ private:
     // The macro is called with one more named argument, `caller`: a function that renders the
     // block's body where the block stands (its variables, and the block's own parameters).
     void render_call_block(const Node& n) {
-        const Expr& call = *n.expr;
-        const Value macro = eval(*call.args[0]);
-        need_defined(macro, n.line);
-        if (!macro.is_function()) fail(n.line, type_name(macro) + " is not callable");
-        Args a = eval_args(call, 1);
-        a.named.emplace_back("caller", Value(Function([this, &n, site = scopes_](Args& args) {
+        const Value caller(Function([this, &n, site = scopes_](Args& args) {
             DepthGuard guard(*this, n.line);
             Dict locals = bind_parameters(n, args);
             std::vector<Dict> callers = std::move(scopes_);
@@ -132,8 +127,8 @@ private:
             std::string printed = capture(n.body, n.line);
             scopes_ = std::move(callers);
             return Value(std::move(printed));
-        })));
-        emit(to_str(invoke(macro, a, n.line)), n.line);
+        }));
+        emit(to_str(call(*n.expr, caller)), n.line);
     }
 
     void assign(const Node& n, Value v) {
@@ -386,9 +381,11 @@ private:
         return Value(std::move(out));
     }
 
-    Value call(const Expr& e) {
+    // `caller`, when defined, goes with the arguments under that name (a call block's body).
+    Value call(const Expr& e, const Value& caller = Value()) {
         const Expr& callee = *e.args[0];
         Args a = eval_args(e, 1);
+        if (!caller.is_undefined()) a.named.emplace_back("caller", caller);
         if (callee.kind == Expr::Attr) {
             const Value subject = eval(*callee.args[0]);
             need_defined(subject, e.line);
