@@ -1,7 +1,5 @@
 #include "ember/hub/downloader.h"
 
-#include <sys/statvfs.h>
-
 #include <algorithm>
 #include <condition_variable>
 #include <map>
@@ -66,9 +64,9 @@ std::optional<uint64_t> free_bytes(fs::path dir) {
         if (dir == dir.parent_path()) break;
         dir = dir.parent_path();
     }
-    struct statvfs st {};
-    if (::statvfs(dir.c_str(), &st) != 0) return std::nullopt;
-    return uint64_t(st.f_bavail) * st.f_frsize;
+    const fs::space_info space = fs::space(dir, ec);
+    if (ec) return std::nullopt;
+    return uint64_t(space.available);
 }
 
 std::string mib(uint64_t bytes) { return std::to_string((bytes + (1u << 20) - 1) >> 20) + " MiB"; }

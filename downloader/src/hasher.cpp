@@ -1,11 +1,8 @@
 #include "hasher.h"
 
-#include <fcntl.h>
 #include <openssl/evp.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
+#include "os_file.h"
 
 namespace ember::hub {
 
@@ -15,7 +12,7 @@ constexpr size_t chunk_bytes = 1u << 20;
 
 struct Hasher::Stream {
     std::filesystem::path path;
-    int fd = -1;
+    OsFile file;
     DigestKind kind = DigestKind::Sha256;
     uint64_t size = 0;
     std::mutex mu;  // held while a chunk is read and hashed, and while the file is restarted
@@ -27,10 +24,7 @@ struct Hasher::Stream {
     uint64_t woken_at = 0;  // writer side: `written` when the hashing thread was last woken
     std::optional<Result<std::string>> outcome;
 
-    ~Stream() {
-        if (fd >= 0) ::close(fd);
-        EVP_MD_CTX_free(ctx);
-    }
+    ~Stream() { EVP_MD_CTX_free(ctx); }
 
     void begin() {
         EVP_DigestInit_ex(ctx, kind == DigestKind::Sha256 ? EVP_sha256() : EVP_sha1(), nullptr);
@@ -59,8 +53,9 @@ Result<std::shared_ptr<Hasher::Stream>> Hasher::open(const std::filesystem::path
     s->path = file;
     s->kind = kind;
     s->size = size;
-    s->fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (s->fd < 0) return Error{"cannot open " + file.string() + " to verify it: " + std::strerror(errno)};
+    auto opened = OsFile::open(file, OsFile::Access::Read);
+    if (auto* e = std::get_if<OsError>(&opened)) return Error{"cannot open " + file.string() + " to verify it: " + e->text};
+    s->file = std::move(std::get<OsFile>(opened));
     s->ctx = EVP_MD_CTX_new();
     if (!s->ctx) return Error{"out of memory for a digest of " + file.string()};
     s->begin();
@@ -134,17 +129,16 @@ bool Hasher::hash_some(Stream& s) {
     const uint64_t hashed = s.hashed, written = s.written;
     if (hashed < written) {
         size_t n = size_t(std::min<uint64_t>(written - hashed, buffer_.size()));
-        ssize_t got;
-        do {
-            got = ::pread(s.fd, buffer_.data(), n, off_t(hashed));
-        } while (got < 0 && errno == EINTR);
-        if (got <= 0) {
-            std::string why = got < 0 ? std::strerror(errno) : "the file is shorter than was written";
+        const auto read = s.file.read_at(buffer_.data(), n, hashed);
+        const size_t got = std::holds_alternative<size_t>(read) ? std::get<size_t>(read) : 0;
+        if (got == 0) {
+            const auto* e = std::get_if<OsError>(&read);
+            const std::string why = e ? e->text : "the file is shorter than was written";
             s.outcome = Error{"cannot read back " + s.path.string() + " at byte " + std::to_string(hashed) + ": " + why};
             s.done = true;
             return true;
         }
-        EVP_DigestUpdate(s.ctx, buffer_.data(), size_t(got));
+        EVP_DigestUpdate(s.ctx, buffer_.data(), got);
         s.hashed = hashed + uint64_t(got);
     }
     if (!s.finishing || s.hashed != s.written) return false;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ember/hub/result.h"
+#include "os_file.h"
 
 namespace ember::hub {
 
@@ -14,30 +15,26 @@ class PartFile {
 public:
     // Creates or reopens `path`; fails if another process is downloading into it.
     static Result<PartFile> open(const std::filesystem::path& path);
-    PartFile(PartFile&& other) noexcept;
-    PartFile& operator=(PartFile&& other) noexcept;
-    ~PartFile();
 
     const std::filesystem::path& path() const { return path_; }
     uint64_t size() const { return size_; }
 
-    // Appends all of `data`; on failure keeps errno for write_error().
+    // Appends all of `data`; on failure keeps the reason for write_error().
     bool append(const char* data, size_t n);
     Error write_error() const;
     Status truncate();
-    // fsync, rename to `final_path`, fsync the folder: the final name only ever holds a whole file.
+    // Sync, rename to `final_path`, sync the folder: the final name only ever holds a whole file.
     Status commit(const std::filesystem::path& final_path);
     void remove();
 
 private:
-    PartFile(std::filesystem::path path, int fd, uint64_t size);
-    void close();
+    PartFile(std::filesystem::path path, OsFile file, uint64_t size);
 
     std::filesystem::path path_;
-    int fd_ = -1;
+    OsFile file_;
     uint64_t size_ = 0;
-    uint64_t written_back_ = 0;  // bytes handed to the kernel's writeback so far
-    int errno_ = 0;
+    uint64_t written_back_ = 0;  // bytes handed to the system's writeback so far
+    OsError write_error_;
 };
 
 }  // namespace ember::hub

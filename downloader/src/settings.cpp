@@ -1,16 +1,12 @@
 #include "ember/hub/settings.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include "os_file.h"
 #include "url.h"
 
 namespace ember::hub {
@@ -70,23 +66,26 @@ Status save_token(const std::string& token) {
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     // Readable by its owner only from the first byte, and renamed into place whole.
     const std::string tmp = path + ".tmp";
-    const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) return Error{"cannot write " + tmp + ": " + std::strerror(errno)};
+    auto opened = OsFile::open(std::filesystem::path(tmp), OsFile::Access::CreatePrivate);
+    if (auto* e = std::get_if<OsError>(&opened)) return Error{"cannot write " + tmp + ": " + e->text};
+    OsFile file = std::move(std::get<OsFile>(opened));
     const std::string line = t + "\n";
-    const bool written = ::write(fd, line.data(), line.size()) == ssize_t(line.size()) && ::fsync(fd) == 0;
-    const int err = errno;
-    ::close(fd);
-    if (!written || ::rename(tmp.c_str(), path.c_str()) != 0) {
-        ::unlink(tmp.c_str());
-        return Error{"cannot write " + path + ": " + std::strerror(written ? errno : err)};
+    auto failed = file.write_at(line.data(), line.size(), 0);
+    if (!failed) failed = file.sync();
+    file.close();
+    if (!failed) failed = replace_file(std::filesystem::path(tmp), std::filesystem::path(path));
+    if (failed) {
+        std::filesystem::remove(std::filesystem::path(tmp), ec);
+        return Error{"cannot write " + path + ": " + failed->text};
     }
     return Ok{};
 }
 
 Status forget_token() {
     const std::string path = token_file_path();
-    if (path.empty() || ::unlink(path.c_str()) == 0 || errno == ENOENT) return Ok{};
-    return Error{"cannot remove " + path + ": " + std::strerror(errno)};
+    std::error_code ec;
+    if (path.empty() || std::filesystem::remove(std::filesystem::path(path), ec) || !ec) return Ok{};
+    return Error{"cannot remove " + path + ": " + ec.message()};
 }
 
 Status check_endpoint(const std::string& endpoint) {
