@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "ember/hub/glob.h"
 #include "path_safety.h"
 #include "url.h"
 
@@ -42,6 +43,42 @@ private slots:
         Status s = check_hub_path(path.toStdString());
         QCOMPARE(s.ok(), ok);
         if (!ok) QVERIFY2(s.error().message.find("refusing Hub path") == 0, s.error().message.c_str());
+    }
+
+    // `--include` as huggingface-cli's (Python's fnmatch.fnmatchcase).
+    void include_pattern_data() {
+        QTest::addColumn<QString>("pattern");
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<bool>("match");
+        QTest::newRow("exact") << "config.json" << "config.json" << true;
+        QTest::newRow("exact, other") << "config.json" << "config.jsonx" << false;
+        QTest::newRow("star crosses folders") << "*.pt" << "activation/activation_0.pt" << true;
+        QTest::newRow("folder star") << "activation/*" << "activation/activation_12.pt" << true;
+        QTest::newRow("folder star, other folder") << "activation/*" << "act/activation_12.pt" << false;
+        QTest::newRow("star in the middle") << "*q4*.gguf" << "llama-7b.q4.powerinfer.gguf" << true;
+        QTest::newRow("star backtracks") << "*a*b" << "aaab-ab-b" << true;
+        QTest::newRow("star backtracks, no") << "*a*b" << "aaab-ab-c" << false;
+        QTest::newRow("only stars") << "**" << "" << true;
+        QTest::newRow("question") << "activation_?.pt" << "activation_7.pt" << true;
+        QTest::newRow("question needs one") << "activation_?.pt" << "activation_.pt" << false;
+        QTest::newRow("set") << "model.[qf]*.gguf" << "model.q4_0.gguf" << true;
+        QTest::newRow("set, no") << "model.[qf]*.gguf" << "model.Q4_0.gguf" << false;
+        QTest::newRow("range") << "activation_[0-3].pt" << "activation_2.pt" << true;
+        QTest::newRow("range, no") << "activation_[0-3].pt" << "activation_4.pt" << false;
+        QTest::newRow("negated set") << "[!.]*" << ".gitattributes" << false;
+        QTest::newRow("negated set, yes") << "[!.]*" << "README.md" << true;
+        QTest::newRow("bracket first in set") << "[]]x" << "]x" << true;
+        QTest::newRow("dash last in set") << "[a-]x" << "-x" << true;
+        QTest::newRow("unclosed bracket is literal") << "[ab" << "[ab" << true;
+        QTest::newRow("case matters") << "*.GGUF" << "m.gguf" << false;
+        QTest::newRow("no escapes") << "a\\*" << "a\\b" << true;
+    }
+
+    void include_pattern() {
+        QFETCH(QString, pattern);
+        QFETCH(QString, path);
+        QFETCH(bool, match);
+        QCOMPARE(glob_match(pattern.toStdString(), path.toStdString()), match);
     }
 
     void destination_keeps_hub_layout() {

@@ -1,9 +1,6 @@
 // ember-hub: search the Hugging Face Hub, list a repo's files as Ember sees them, and download
 // them with the same library the app uses. Exit 0 when done; otherwise one line saying why.
 
-#include <fnmatch.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -14,6 +11,7 @@
 #include "ember/hub/classify.h"
 #include "ember/hub/client.h"
 #include "ember/hub/downloader.h"
+#include "ember/hub/glob.h"
 #include "terminal_progress.h"
 
 using namespace ember::hub;
@@ -128,13 +126,13 @@ int download(Client& client, const Args& a) {
     Job job{a.target, info->sha, {}, a.dest};
     for (const auto& f : *tree) {
         bool wanted = a.includes.empty();
-        for (const auto& glob : a.includes) wanted = wanted || fnmatch(glob.c_str(), f.path.c_str(), 0) == 0;
+        for (const auto& glob : a.includes) wanted = wanted || glob_match(glob, f.path);
         if (wanted) job.files.push_back(f);
     }
     if (job.files.empty()) return fail("no file of " + a.target + " matches the --include patterns");
 
     Downloader downloader(client.settings());
-    cli::TerminalProgress progress(isatty(STDOUT_FILENO) != 0);
+    cli::TerminalProgress progress(cli::stdout_is_terminal());
     auto id = downloader.start(job, [&](const JobProgress& p) {
         progress.update(p);
         if (g_interrupted.load() && p.state == JobState::Running) downloader.cancel(p.id);

@@ -1,5 +1,11 @@
 #include "terminal_progress.h"
 
+#if defined(_WIN32)
+#include <io.h>
+#else
+#include <unistd.h>
+#endif
+
 #include <cstdio>
 
 namespace ember::hub::cli {
@@ -28,6 +34,14 @@ std::string human_bytes(uint64_t bytes) {
     char buf[32];
     std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.1f %s", v, units[u]);
     return buf;
+}
+
+bool stdout_is_terminal() {
+#if defined(_WIN32)
+    return _isatty(_fileno(stdout)) != 0;
+#else
+    return isatty(STDOUT_FILENO) != 0;
+#endif
 }
 
 void TerminalProgress::update(const JobProgress& p) {

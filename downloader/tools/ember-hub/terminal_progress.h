@@ -12,6 +12,7 @@
 namespace ember::hub::cli {
 
 std::string human_bytes(uint64_t bytes);
+bool stdout_is_terminal();
 
 class TerminalProgress {
 public:
