@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 
 #include "ember/gpu.h"
 
@@ -162,8 +163,8 @@ void EngineWorker::generate(const GenerationRequest& request) {
     while (keep < context_.size() && keep < prompt.size() && context_[keep] == prompt[keep]) ++keep;
     keep = std::min(keep, prompt.size() == 0 ? 0 : prompt.size() - 1);
     session_->truncate(int32_t(keep));
-    context_.assign(prompt.begin(), prompt.begin() + long(keep));
-    const std::vector<int32_t> fresh(prompt.begin() + long(keep), prompt.end());
+    context_.assign(prompt.begin(), prompt.begin() + std::ptrdiff_t(keep));
+    const std::vector<int32_t> fresh(prompt.begin() + std::ptrdiff_t(keep), prompt.end());
 
     ember::GenerateParams gp;
     gp.n_predict = request.max_tokens;

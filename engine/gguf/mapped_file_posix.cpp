@@ -20,7 +20,9 @@ namespace {
 const uint8_t* copy_into_memory(int fd, size_t size, const std::string& path, const MappedFile::Progress& progress) {
     void* p = ::mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return nullptr;
+#if defined(MADV_HUGEPAGE)  // Linux
     ::madvise(p, size, MADV_HUGEPAGE);
+#endif
     auto* dst = static_cast<uint8_t*>(p);
     size_t done = 0;
     while (done < size) {

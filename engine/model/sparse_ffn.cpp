@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/cpu_hints.h"
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
 #include "tensor/quant_blocks.h"
@@ -17,7 +18,7 @@ float relu(float v) { return v > 0.0f ? v : 0.0f; }
 // Active neurons' rows are scattered through the matrix, so the hardware prefetcher restarts at
 // every row; fetching the next row while the current one is computed hides that latency.
 void prefetch_bytes(const uint8_t* p, size_t n) {
-    for (size_t off = 0; off < n; off += 64) __builtin_prefetch(p + off);
+    for (size_t off = 0; off < n; off += 64) ember::prefetch(p + off);
 }
 
 // The coefficient each active neuron's down row is scaled by, rounded the way PowerInfer

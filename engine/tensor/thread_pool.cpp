@@ -5,6 +5,8 @@
 #include <sched.h>
 #endif
 
+#include "common/cpu_hints.h"
+
 namespace ember::tensor {
 
 ThreadPool::ThreadPool(int n_threads) : n_threads_(std::max(1, n_threads)) {
@@ -16,12 +18,6 @@ namespace {
 // Between the matmuls of one token the gaps are microseconds; a short spin before sleeping
 // saves a futex wake-up per matmul (hundreds per token).
 constexpr int kSpinIterations = 20000;
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-}
 
 }  // namespace
 

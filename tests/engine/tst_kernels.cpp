@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "tensor/cpu_features.h"
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
 #include "tensor/matmul.h"
@@ -54,6 +55,27 @@ class TestKernels : public QObject {
     Q_OBJECT
 
 private slots:
+    // The dispatcher reads CPUID itself (MSVC has no __builtin_cpu_supports); it must see what
+    // GCC's own detection sees, and pick the tables that follow from it.
+    void cpu_features_agree_with_the_compiler() {
+#if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
+        __builtin_cpu_init();
+        const X86Features f = x86_features();
+        QCOMPARE(f.avx2, bool(__builtin_cpu_supports("avx2")));
+        QCOMPARE(f.fma, bool(__builtin_cpu_supports("fma")));
+        QCOMPARE(f.avx512f, bool(__builtin_cpu_supports("avx512f")));
+        QCOMPARE(f.avx512bw, bool(__builtin_cpu_supports("avx512bw")));
+        QCOMPARE(f.avx512vl, bool(__builtin_cpu_supports("avx512vl")));
+        QCOMPARE(f.avx512vnni, bool(__builtin_cpu_supports("avx512vnni")));
+        QCOMPARE(f.avx512vbmi, bool(__builtin_cpu_supports("avx512vbmi")));
+        const int expected = 1 + (f.avx2 && f.fma && f.f16c) +
+                             (f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni && f.avx512vbmi);
+        QCOMPARE(available_kernel_count(), expected);
+#else
+        QSKIP("GCC's __builtin_cpu_supports on x86 is the reference here");
+#endif
+    }
+
     void fp16_round_trips_every_half() {
         for (uint32_t h = 0; h < 65536; ++h) {
             const float f = fp16_to_f32(uint16_t(h));

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <condition_variable>
 #include <exception>
 #include <functional>
@@ -176,11 +177,11 @@ public:
             if (auto it = old.local.find(id); it != old.local.end()) {
                 const size_t o = size_t(it->second);
                 if (next.gate_row)
-                    next.gate.insert(next.gate.end(), old.gate.begin() + long(o * next.gate_row),
-                                     old.gate.begin() + long((o + 1) * next.gate_row));
-                next.up.insert(next.up.end(), old.up.begin() + long(o * next.up_row), old.up.begin() + long((o + 1) * next.up_row));
-                next.down_t.insert(next.down_t.end(), old.down_t.begin() + long(o * next.down_row),
-                                   old.down_t.begin() + long((o + 1) * next.down_row));
+                    next.gate.insert(next.gate.end(), old.gate.begin() + std::ptrdiff_t(o * next.gate_row),
+                                     old.gate.begin() + std::ptrdiff_t((o + 1) * next.gate_row));
+                next.up.insert(next.up.end(), old.up.begin() + std::ptrdiff_t(o * next.up_row), old.up.begin() + std::ptrdiff_t((o + 1) * next.up_row));
+                next.down_t.insert(next.down_t.end(), old.down_t.begin() + std::ptrdiff_t(o * next.down_row),
+                                   old.down_t.begin() + std::ptrdiff_t((o + 1) * next.down_row));
             } else {
                 if (next.gate_row) append_rows(next.gate, rows.gate, one);
                 append_rows(next.up, rows.up, one);
