@@ -163,6 +163,11 @@ private slots:
                                              << "builds more than";
         QTest::newRow("endless macro") << "{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}" << "nests too deeply";
         QTest::newRow("huge power") << "{{ 7 ** 1000000000000 }}" << "integer overflow";
+        QTest::newRow("sum past int64") << "{{ 9223372036854775807 + 1 }}" << "integer overflow";
+        QTest::newRow("difference past int64") << "{{ -9223372036854775807 - 2 }}" << "integer overflow";
+        QTest::newRow("product past int64") << "{{ 3037000500 * 3037000500 }}" << "integer overflow";
+        QTest::newRow("negated minimum") << "{{ (-9223372036854775807 - 1) * -1 }}" << "integer overflow";
+        QTest::newRow("power past int64") << "{{ 2 ** 63 }}" << "integer overflow";
         QTest::newRow("endless call block") << "{% macro f() %}{% call f() %}x{% endcall %}{% endmacro %}{{ f() }}"
                                             << "nests too deeply";
         QTest::newRow("caller calling itself")

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <optional>
 
 #include "app/chat/jinja/ast.h"
 #include "app/chat/jinja/builtins.h"
@@ -18,6 +20,23 @@ constexpr size_t kMaxSteps = 1'000'000;
 // template can spend building values it may never print.
 constexpr uint64_t kMaxBuiltBytes = 1ull << 30;
 constexpr int kMaxCallDepth = 200;
+
+// Python's ints have no bound; here they stop at int64 and say so. Checked by hand, not with
+// compiler builtins, so that every compiler takes it.
+std::optional<int64_t> checked(const std::string& op, int64_t a, int64_t b) {
+    constexpr int64_t lo = std::numeric_limits<int64_t>::min(), hi = std::numeric_limits<int64_t>::max();
+    if (op == "+") {
+        if ((b > 0 && a > hi - b) || (b < 0 && a < lo - b)) return std::nullopt;
+        return a + b;
+    }
+    if (op == "-") {
+        if ((b < 0 && a > hi + b) || (b > 0 && a < lo + b)) return std::nullopt;
+        return a - b;
+    }
+    const bool overflows = a > 0 ? (b > 0 ? a > hi / b : b < lo / a) : (b > 0 ? a < lo / b : a != 0 && b < hi / a);
+    if (overflows) return std::nullopt;
+    return a * b;
+}
 
 enum class Flow { Normal, Break, Continue };
 
@@ -479,10 +498,10 @@ private:
         const double x = l.as_number(), y = r.as_number();
         if (ints && op != "/" && op != "**") {
             const int64_t a = l.is_bool() ? l.as_bool() : l.as_int(), b = r.is_bool() ? r.as_bool() : r.as_int();
-            int64_t out = 0;
-            if (op == "+" && !__builtin_add_overflow(a, b, &out)) return Value(out);
-            if (op == "-" && !__builtin_sub_overflow(a, b, &out)) return Value(out);
-            if (op == "*" && !__builtin_mul_overflow(a, b, &out)) return Value(out);
+            if (op == "+" || op == "-" || op == "*") {
+                if (const auto out = checked(op, a, b)) return Value(*out);
+                fail(e.line, "integer overflow");
+            }
             if (op == "//" || op == "%") {
                 if (b == 0) fail(e.line, "integer division or modulo by zero");
                 if (a == INT64_MIN && b == -1) fail(e.line, "integer overflow");
@@ -490,7 +509,6 @@ private:
                 if (m != 0 && ((m < 0) != (b < 0))) --q, m += b;  // Python floors
                 return Value(op == "//" ? q : m);
             }
-            if (op == "+" || op == "-" || op == "*") fail(e.line, "integer overflow");
         }
         if (op == "+") return Value(x + y);
         if (op == "-") return Value(x - y);
@@ -512,8 +530,11 @@ private:
                 if (base == 0 || base == 1) return Value(exponent == 0 ? int64_t(1) : base);
                 if (base == -1) return Value(exponent % 2 ? int64_t(-1) : int64_t(1));
                 int64_t result = 1;  // |base| >= 2 overflows within 63 steps
-                for (int64_t i = 0; i < exponent; ++i)
-                    if (__builtin_mul_overflow(result, base, &result)) fail(e.line, "integer overflow");
+                for (int64_t i = 0; i < exponent; ++i) {
+                    const auto next = checked("*", result, base);
+                    if (!next) fail(e.line, "integer overflow");
+                    result = *next;
+                }
                 return Value(result);
             }
             return Value(std::pow(x, y));
