@@ -3,7 +3,13 @@
 #include <QCoreApplication>
 #include <QThread>
 
+#if defined(Q_OS_WIN)
+#define NOMINMAX
+#define WIN32_LEAN_AND_MEAN
+#include <windows.h>
+#else
 #include <unistd.h>
+#endif
 
 namespace ember::app {
 namespace {
@@ -27,8 +33,14 @@ QString gib(qint64 bytes) { return QString::number(double(bytes) / double(1ll <<
 }  // namespace
 
 qint64 physical_ram_bytes() {
+#if defined(Q_OS_WIN)
+    MEMORYSTATUSEX status{};
+    status.dwLength = sizeof status;
+    return GlobalMemoryStatusEx(&status) ? qint64(status.ullTotalPhys) : 0;
+#else
     const long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     return pages > 0 && page > 0 ? qint64(pages) * page : 0;
+#endif
 }
 
 Hardware detect_hardware() {

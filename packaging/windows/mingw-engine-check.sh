@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Builds the engine and ember-cli.exe for Windows with MinGW-w64 (Debian's
-# g++-mingw-w64-x86-64-posix): the check that the engine has no POSIX-only code left. Given the
-# Linux ember-cli and Wine (Debian's wine64), it then runs both on the demo model and a Q4_0
-# PowerInfer model and requires the same greedy text. The release build uses MSVC
-# (.github/workflows/windows.yml), which this cannot run.
+# Builds the engine, ember-cli.exe and the downloader's file-layer test for Windows with
+# MinGW-w64 (Debian's g++-mingw-w64-x86-64-posix): the check that neither has POSIX-only code
+# left. Given the Linux ember-cli and Wine (Debian's wine64), it then runs the file-layer test,
+# and both ember-cli builds on the demo model and a Q4_0 PowerInfer model, requiring the same
+# greedy text. The release build uses MSVC (.github/workflows/windows.yml), which this cannot run.
 #
 #   packaging/windows/mingw-engine-check.sh [OUT_DIR [LINUX_EMBER_CLI]]
 set -euo pipefail
@@ -31,16 +31,31 @@ export cxx out
 export flags_s="${flags[*]}" avx2_s="${avx2[*]}" avx512_s="${avx512[*]}"
 printf '%s\n' $sources | xargs -P "$(nproc)" -I{} bash -c '
     flags=($flags_s); avx2=($avx2_s); avx512=($avx512_s); compile {}'
-"$cxx" -static -o "$out/ember-cli.exe" "$out"/obj/*.o
+# The UTF-8 code page manifest every Windows program of Ember carries (utf8_program.cmake).
+x86_64-w64-mingw32-windres packaging/windows/utf8_manifest.rc -O coff -o "$out/utf8_manifest.o"
+"$cxx" -static -o "$out/ember-cli.exe" "$out"/obj/*.o "$out/utf8_manifest.o"
 echo "ember-cli.exe for Windows: $(stat -c %s "$out/ember-cli.exe") bytes, from $(printf '%s\n' $sources | wc -l) sources"
+
+# The downloader's file layer (no curl or OpenSSL for MinGW in Debian, so not the whole library)
+# and its test program.
+"$cxx" "${flags[@]}" -Idownloader/include -Idownloader/src -static -o "$out/tst_part_file.exe" \
+    downloader/src/{part_file,os_file_windows,os_file_posix,glob}.cpp tests/downloader/tst_part_file.cpp \
+    "$out/utf8_manifest.o"
+echo "tst_part_file.exe for Windows: built"
 
 linux_cli=${2:-}
 wine=$(command -v wine64 || command -v wine || ls /usr/lib/wine/wine64 2>/dev/null || true)
 [ -n "$linux_cli" ] || exit 0
 [ -n "$wine" ] || { echo "no Wine: ember-cli.exe built, not run" >&2; exit 1; }
 export WINEDEBUG=-all WINEPREFIX="$(cd "$out" && pwd)/wineprefix"
+"$wine" "$out/tst_part_file.exe" | tr -d '\r' || { echo "tst_part_file.exe failed under Wine" >&2; exit 1; }
+# A model under a folder name outside any legacy code page: found only through the manifest.
+unicode_dir="$out/模型 é"
+mkdir -p "$unicode_dir"
+cp resources/models/ember-demo/ember-demo.powerinfer.gguf "$unicode_dir/"
 for case in "resources/models/ember-demo/ember-demo.powerinfer.gguf|In the beginning" \
-            "tests/data/tiny-relu-llama/model.q4_0.powerinfer.gguf|And it came to pass"; do
+            "tests/data/tiny-relu-llama/model.q4_0.powerinfer.gguf|And it came to pass" \
+            "$unicode_dir/ember-demo.powerinfer.gguf|In the beginning"; do
     model=${case%%|*} prompt=${case#*|}
     want=$("$linux_cli" -m "$model" -p "$prompt" -n 16 --temp 0 2>/dev/null)
     got=$("$wine" "$out/ember-cli.exe" -m "$model" -p "$prompt" -n 16 --temp 0 2>/dev/null | tr -d '\r')

@@ -11,7 +11,11 @@ if(EMBER_CUDA)
     set_target_properties(ember_backend_cuda PROPERTIES
         CUDA_ARCHITECTURES "${EMBER_CUDA_ARCHITECTURES}" POSITION_INDEPENDENT_CODE ON)
     target_include_directories(ember_backend_cuda PRIVATE ${_engine_dir} ${_engine_dir}/include)
-    target_compile_options(ember_backend_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+    if(MSVC)
+        target_compile_options(ember_backend_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=/W4,/utf-8>)
+    else()
+        target_compile_options(ember_backend_cuda PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-Wall,-Wextra>)
+    endif()
     # The static runtime finds the driver at run time: the binaries start, and fall back to the
     # CPU with the reason, on machines without one.
     target_link_libraries(ember_backend_cuda PUBLIC ember_tensor CUDA::cudart_static)
