@@ -3,6 +3,7 @@
 
 #include "app/store/store_error.h"
 
+#include <QCoreApplication>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QSet>
@@ -19,7 +20,7 @@ QString describe(const QJsonValue& value) {
     constexpr qsizetype kMaxShown = 40;
     switch (value.type()) {
     case QJsonValue::Undefined:
-        return QStringLiteral("nothing");
+        return QCoreApplication::translate("ChatImport", "nothing");
     case QJsonValue::Null:
         return QStringLiteral("null");
     case QJsonValue::Bool:
@@ -32,15 +33,15 @@ QString describe(const QJsonValue& value) {
                QLatin1Char('"');
     }
     case QJsonValue::Array:
-        return QStringLiteral("an array");
+        return QCoreApplication::translate("ChatImport", "an array");
     case QJsonValue::Object:
-        return QStringLiteral("an object");
+        return QCoreApplication::translate("ChatImport", "an object");
     }
     Q_UNREACHABLE();
 }
 
 [[noreturn]] void failAt(const QString& path, const QString& expected, const QJsonValue& found) {
-    throw StoreError(QStringLiteral("%1: expected %2, found %3").arg(path, expected, describe(found)));
+    throw StoreError(QCoreApplication::translate("ChatImport", "%1: expected %2, found %3").arg(path, expected, describe(found)));
 }
 
 // The members of one JSON object, each read as the type the format gives it; a wrong one throws
@@ -49,7 +50,7 @@ class Fields {
 public:
     Fields(const QJsonValue& value, QString path) : m_path(std::move(path)) {
         if (!value.isObject())
-            failAt(m_path.isEmpty() ? QStringLiteral("the file") : m_path, QStringLiteral("a JSON object"), value);
+            failAt(m_path.isEmpty() ? QCoreApplication::translate("ChatImport", "the file") : m_path, QCoreApplication::translate("ChatImport", "a JSON object"), value);
         m_object = value.toObject();
     }
 
@@ -67,7 +68,7 @@ public:
     QString text(const char* key) const {
         const QJsonValue value = m_object.value(QLatin1String(key));
         if (!value.isString())
-            fail(key, QStringLiteral("a string"));
+            fail(key, QCoreApplication::translate("ChatImport", "a string"));
         return value.toString();
     }
     QString optionalText(const char* key) const { return isAbsent(key) ? QString() : text(key); }
@@ -77,14 +78,14 @@ public:
             return std::nullopt;
         const QJsonValue value = m_object.value(QLatin1String(key));
         if (!value.isDouble() || value.toDouble() < 0)
-            fail(key, QStringLiteral("a number ≥ 0"));
+            fail(key, QCoreApplication::translate("ChatImport", "a number ≥ 0"));
         return value.toDouble();
     }
     qint64 integer(const char* key) const {
         const QJsonValue value = m_object.value(QLatin1String(key));
         const double number = value.toDouble(-1);
         if (!value.isDouble() || number < 0 || number > kMaxExactInteger || std::trunc(number) != number)
-            fail(key, QStringLiteral("an integer ≥ 0"));
+            fail(key, QCoreApplication::translate("ChatImport", "an integer ≥ 0"));
         return qint64(number);
     }
     std::optional<qint64> optionalInteger(const char* key) const {
@@ -96,13 +97,13 @@ public:
             return false;
         const QJsonValue value = m_object.value(QLatin1String(key));
         if (!value.isBool())
-            fail(key, QStringLiteral("true or false"));
+            fail(key, QCoreApplication::translate("ChatImport", "true or false"));
         return value.toBool();
     }
     QDateTime time(const char* key) const {
         const QDateTime time = QDateTime::fromString(text(key), Qt::ISODateWithMs);
         if (!time.isValid())
-            fail(key, QStringLiteral("an ISO 8601 time"));
+            fail(key, QCoreApplication::translate("ChatImport", "an ISO 8601 time"));
         return time.toUTC();
     }
     QJsonObject optionalObject(const char* key) const {
@@ -113,7 +114,7 @@ public:
     QJsonArray array(const char* key) const {
         const QJsonValue value = m_object.value(QLatin1String(key));
         if (!value.isArray())
-            fail(key, QStringLiteral("an array"));
+            fail(key, QCoreApplication::translate("ChatImport", "an array"));
         return value.toArray();
     }
 
@@ -144,10 +145,10 @@ Message readMessage(const QJsonValue& value, const QString& path, const QSet<qin
     Message message;
     message.id = fields.integer("id");
     if (message.id == 0 || earlier.contains(message.id))
-        fields.fail("id", QStringLiteral("a positive integer not used before in this chat"));
+        fields.fail("id", QCoreApplication::translate("ChatImport", "a positive integer not used before in this chat"));
     message.parentId = fields.optionalInteger("parent");
     if (message.parentId && !earlier.contains(*message.parentId))
-        fields.fail("parent", QStringLiteral("null or the id of an earlier message in this chat"));
+        fields.fail("parent", QCoreApplication::translate("ChatImport", "null or the id of an earlier message in this chat"));
     const auto role = roleFromName(fields.text("role"));
     if (!role)
         fields.fail("role", QStringLiteral("\"system\", \"user\" or \"assistant\""));
@@ -182,7 +183,7 @@ ChatRecord readChat(const QJsonValue& value, const QString& path) {
     }
     chat.activeLeaf = fields.optionalInteger("activeLeaf");
     if (chat.activeLeaf && !ids.contains(*chat.activeLeaf))
-        fields.fail("activeLeaf", QStringLiteral("null or the id of a message in this chat"));
+        fields.fail("activeLeaf", QCoreApplication::translate("ChatImport", "null or the id of a message in this chat"));
     return record;
 }
 
@@ -192,13 +193,13 @@ QList<ChatRecord> chatsFromJson(const QByteArray& json) {
     QJsonParseError error;
     const QJsonDocument document = QJsonDocument::fromJson(json, &error);
     if (error.error != QJsonParseError::NoError)
-        throw StoreError(QStringLiteral("not valid JSON: %1 at byte %2").arg(error.errorString()).arg(error.offset));
+        throw StoreError(QCoreApplication::translate("ChatImport", "not valid JSON: %1 at byte %2").arg(error.errorString()).arg(error.offset));
     const Fields root(document.isObject() ? QJsonValue(document.object()) : QJsonValue(document.array()), QString());
     if (root.text("format") != QLatin1String("ember-chats"))
         root.fail("format", QStringLiteral("\"ember-chats\""));
     const qint64 version = root.integer("version");
     if (version == 0 || version > kChatJsonVersion)
-        root.fail("version", QStringLiteral("a version from 1 to %1 (newer versions come from a newer Ember)")
+        root.fail("version", QCoreApplication::translate("ChatImport", "a version from 1 to %1 (newer versions come from a newer Ember)")
                                   .arg(kChatJsonVersion));
 
     QList<ChatRecord> records;

@@ -1,5 +1,6 @@
 #include "app/store/chat_markdown.h"
 
+#include <QCoreApplication>
 #include <QHash>
 #include <QStringList>
 
@@ -24,11 +25,11 @@ QList<const Message*> activeBranch(const ChatRecord& record) {
 QString heading(Role role) {
     switch (role) {
     case Role::System:
-        return QStringLiteral("System");
+        return QCoreApplication::translate("ChatMarkdown", "System");
     case Role::User:
-        return QStringLiteral("User");
+        return QCoreApplication::translate("ChatMarkdown", "User");
     case Role::Assistant:
-        return QStringLiteral("Assistant");
+        return QCoreApplication::translate("ChatMarkdown", "Assistant");
     }
     Q_UNREACHABLE();
 }
@@ -36,13 +37,13 @@ QString heading(Role role) {
 QString statsLine(const GenerationStats& stats) {
     QStringList parts;
     if (stats.genTokens)
-        parts << QStringLiteral("%1 tokens").arg(*stats.genTokens);
+        parts << QCoreApplication::translate("ChatMarkdown", "%1 tokens").arg(*stats.genTokens);
     if (stats.genTps)
-        parts << QStringLiteral("%1 tok/s").arg(*stats.genTps, 0, 'f', 1);
+        parts << QCoreApplication::translate("ChatMarkdown", "%1 tok/s").arg(*stats.genTps, 0, 'f', 1);
     if (stats.ttftMs)
-        parts << QStringLiteral("first token %1 ms").arg(*stats.ttftMs);
+        parts << QCoreApplication::translate("ChatMarkdown", "first token %1 ms").arg(*stats.ttftMs);
     if (!stats.stopReason.isEmpty())
-        parts << QStringLiteral("stop: %1").arg(stats.stopReason);
+        parts << QCoreApplication::translate("ChatMarkdown", "stop: %1").arg(stats.stopReason);
     return parts.join(QStringLiteral(" · "));
 }
 
@@ -53,15 +54,15 @@ QString quoted(const QString& text) {
 QString chatToMarkdown(const ChatRecord& record) {
     const Chat& chat = record.chat;
     QString out = QStringLiteral("# %1\n\n").arg(chat.title.simplified());
-    out += QStringLiteral("- Created: %1\n").arg(chat.created.toString(Qt::ISODate));
+    out += QCoreApplication::translate("ChatMarkdown", "- Created: %1\n").arg(chat.created.toString(Qt::ISODate));
     if (!chat.options.modelPath.isEmpty())
-        out += QStringLiteral("- Model: `%1`\n").arg(chat.options.modelPath);
+        out += QCoreApplication::translate("ChatMarkdown", "- Model: `%1`\n").arg(chat.options.modelPath);
     if (!chat.options.systemPrompt.isEmpty())
-        out += QStringLiteral("\n**System prompt**\n\n%1\n").arg(quoted(chat.options.systemPrompt));
+        out += QCoreApplication::translate("ChatMarkdown", "\n**System prompt**\n\n%1\n").arg(quoted(chat.options.systemPrompt));
     for (const Message* message : activeBranch(record)) {
         out += QStringLiteral("\n## %1\n\n%2\n").arg(heading(message->role), message->content);
         if (message->status == MessageStatus::Interrupted)
-            out += QStringLiteral("\n*(interrupted)*\n");
+            out += QCoreApplication::translate("ChatMarkdown", "\n*(interrupted)*\n");
         if (const QString stats = statsLine(message->stats); !stats.isEmpty())
             out += QStringLiteral("\n*%1*\n").arg(stats);
     }

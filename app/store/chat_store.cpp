@@ -9,6 +9,7 @@
 #include "app/store/store_rows.h"
 #include "app/store/transaction.h"
 
+#include <QCoreApplication>
 #include <QJsonDocument>
 
 namespace ember::store {
@@ -19,7 +20,7 @@ QString settingsText(const ChatOptions& options) {
 }
 
 QString chatLabel(qint64 chatId) {
-    return QStringLiteral("chat %1").arg(chatId);
+    return QCoreApplication::translate("ChatStore", "chat %1").arg(chatId);
 }
 
 }  // namespace
@@ -29,7 +30,7 @@ ChatStore::ChatStore(std::unique_ptr<Db> db) : m_db(std::move(db)) {}
 ChatStore::~ChatStore() = default;
 
 Result<std::unique_ptr<ChatStore>> ChatStore::open(const QString& path, OpenMode mode) {
-    return guarded(path, QStringLiteral("open"), [&] {
+    return guarded(path, QCoreApplication::translate("ChatStore", "open"), [&] {
         auto db = std::make_unique<Db>(path);
         const auto steps = chatMigrations();
         refuseNewerSchema(*db, steps.back().version);
@@ -70,12 +71,12 @@ Chat ChatStore::loadChat(qint64 chatId) {
     auto q = m_db->query(sql);
     q->bindInt(1, chatId);
     if (!q->step())
-        throw StoreError(QStringLiteral("%1 does not exist").arg(chatLabel(chatId)));
+        throw StoreError(QCoreApplication::translate("ChatStore", "%1 does not exist").arg(chatLabel(chatId)));
     return readChat(*q);
 }
 
 Result<qint64> ChatStore::createChat(const QString& title, const ChatOptions& options) {
-    return guarded(path(), QStringLiteral("create a chat"), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "create a chat"), [&] {
         auto q = m_db->query("INSERT INTO chats (title, created, updated, system_prompt, settings, model_path) "
                              "VALUES (?1, ?2, ?2, ?3, ?4, ?5)");
         q->bindText(1, title);
@@ -89,11 +90,11 @@ Result<qint64> ChatStore::createChat(const QString& title, const ChatOptions& op
 }
 
 Result<Chat> ChatStore::chat(qint64 chatId) {
-    return guarded(path(), QStringLiteral("read %1").arg(chatLabel(chatId)), [&] { return loadChat(chatId); });
+    return guarded(path(), QCoreApplication::translate("ChatStore", "read %1").arg(chatLabel(chatId)), [&] { return loadChat(chatId); });
 }
 
 Result<QList<Chat>> ChatStore::listChats() {
-    return guarded(path(), QStringLiteral("list chats"), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "list chats"), [&] {
         static const std::string sql = joinSql({"SELECT ", kChatColumns,
                                                 " FROM chats c WHERE c.deleted IS NULL "
                                                 "ORDER BY c.pinned DESC, c.updated DESC, c.id DESC"});
@@ -106,7 +107,7 @@ Result<QList<Chat>> ChatStore::listChats() {
 }
 
 Result<void> ChatStore::renameChat(qint64 chatId, const QString& title) {
-    return guarded(path(), QStringLiteral("rename %1").arg(chatLabel(chatId)), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "rename %1").arg(chatLabel(chatId)), [&] {
         auto q = m_db->query("UPDATE chats SET title = ?2 WHERE id = ?1 AND deleted IS NULL");
         q->bindInt(1, chatId);
         q->bindText(2, title);
@@ -116,7 +117,7 @@ Result<void> ChatStore::renameChat(qint64 chatId, const QString& title) {
 }
 
 Result<void> ChatStore::setPinned(qint64 chatId, bool pinned) {
-    return guarded(path(), QStringLiteral("%1 %2").arg(pinned ? "pin" : "unpin", chatLabel(chatId)), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "%1 %2").arg(pinned ? "pin" : "unpin", chatLabel(chatId)), [&] {
         auto q = m_db->query("UPDATE chats SET pinned = ?2 WHERE id = ?1 AND deleted IS NULL");
         q->bindInt(1, chatId);
         q->bindInt(2, pinned ? 1 : 0);
@@ -126,7 +127,7 @@ Result<void> ChatStore::setPinned(qint64 chatId, bool pinned) {
 }
 
 Result<void> ChatStore::setChatOptions(qint64 chatId, const ChatOptions& options) {
-    return guarded(path(), QStringLiteral("change the options of %1").arg(chatLabel(chatId)), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "change the options of %1").arg(chatLabel(chatId)), [&] {
         auto q = m_db->query("UPDATE chats SET system_prompt = ?2, settings = ?3, model_path = ?4 "
                              "WHERE id = ?1 AND deleted IS NULL");
         q->bindInt(1, chatId);
@@ -139,7 +140,7 @@ Result<void> ChatStore::setChatOptions(qint64 chatId, const ChatOptions& options
 }
 
 Result<void> ChatStore::deleteChat(qint64 chatId) {
-    return guarded(path(), QStringLiteral("delete %1").arg(chatLabel(chatId)), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "delete %1").arg(chatLabel(chatId)), [&] {
         auto q = m_db->query("UPDATE chats SET deleted = ?2 WHERE id = ?1 AND deleted IS NULL");
         q->bindInt(1, chatId);
         q->bindInt(2, storedNow());
@@ -149,7 +150,7 @@ Result<void> ChatStore::deleteChat(qint64 chatId) {
 }
 
 Result<void> ChatStore::restoreChat(qint64 chatId) {
-    return guarded(path(), QStringLiteral("restore %1").arg(chatLabel(chatId)), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "restore %1").arg(chatLabel(chatId)), [&] {
         auto q = m_db->query("UPDATE chats SET deleted = NULL WHERE id = ?1 AND deleted IS NOT NULL");
         q->bindInt(1, chatId);
         q->step();
@@ -158,7 +159,7 @@ Result<void> ChatStore::restoreChat(qint64 chatId) {
 }
 
 Result<void> ChatStore::purgeDeletedChats() {
-    return guarded(path(), QStringLiteral("purge deleted chats"), [&] { purgeDeleted(); });
+    return guarded(path(), QCoreApplication::translate("ChatStore", "purge deleted chats"), [&] { purgeDeleted(); });
 }
 
 }  // namespace ember::store

@@ -7,11 +7,13 @@
 #include "app/store/store_rows.h"
 #include "app/store/transaction.h"
 
+#include <QCoreApplication>
+
 namespace ember::store {
 namespace {
 
 QString messageLabel(qint64 messageId) {
-    return QStringLiteral("message %1").arg(messageId);
+    return QCoreApplication::translate("ChatStore", "message %1").arg(messageId);
 }
 
 }  // namespace
@@ -22,7 +24,7 @@ qint64 ChatStore::insertMessage(qint64 chatId, std::optional<qint64> parentId, R
     if (parentId) {
         const Message parent = loadMessage(*parentId);
         if (parent.chatId != chatId)
-            throw StoreError(QStringLiteral("parent %1 belongs to chat %2, not chat %3")
+            throw StoreError(QCoreApplication::translate("ChatStore", "parent %1 belongs to chat %2, not chat %3")
                                  .arg(messageLabel(*parentId))
                                  .arg(parent.chatId)
                                  .arg(chatId));
@@ -53,7 +55,7 @@ Message ChatStore::loadMessage(qint64 messageId) {
     auto q = m_db->query(sql);
     q->bindInt(1, messageId);
     if (!q->step())
-        throw StoreError(QStringLiteral("%1 does not exist").arg(messageLabel(messageId)));
+        throw StoreError(QCoreApplication::translate("ChatStore", "%1 does not exist").arg(messageLabel(messageId)));
     return readMessage(*q);
 }
 
@@ -73,13 +75,13 @@ QList<Message> ChatStore::pathTo(std::optional<qint64> messageId) {
     while (q->step())
         path.append(readMessage(*q));
     if (path.isEmpty())
-        throw StoreError(QStringLiteral("%1 does not exist").arg(messageLabel(*messageId)));
+        throw StoreError(QCoreApplication::translate("ChatStore", "%1 does not exist").arg(messageLabel(*messageId)));
     return path;
 }
 
 Result<qint64> ChatStore::addMessage(qint64 chatId, std::optional<qint64> parentId, Role role,
                                      const QString& content) {
-    return guarded(path(), QStringLiteral("add a message to chat %1").arg(chatId), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "add a message to chat %1").arg(chatId), [&] {
         Transaction transaction(*m_db);
         const qint64 id = insertMessage(chatId, parentId, role, content, MessageStatus::Complete);
         transaction.commit();
@@ -88,12 +90,12 @@ Result<qint64> ChatStore::addMessage(qint64 chatId, std::optional<qint64> parent
 }
 
 Result<Message> ChatStore::message(qint64 messageId) {
-    return guarded(path(), QStringLiteral("read %1").arg(messageLabel(messageId)),
+    return guarded(path(), QCoreApplication::translate("ChatStore", "read %1").arg(messageLabel(messageId)),
                    [&] { return loadMessage(messageId); });
 }
 
 Result<Siblings> ChatStore::siblings(qint64 messageId) {
-    return guarded(path(), QStringLiteral("list the siblings of %1").arg(messageLabel(messageId)), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "list the siblings of %1").arg(messageLabel(messageId)), [&] {
         // IS, not =: the first messages of a chat share a NULL parent.
         auto q = m_db->query("SELECT s.id FROM messages m "
                              "JOIN messages s ON s.chat_id = m.chat_id AND s.parent_id IS m.parent_id "
@@ -103,14 +105,14 @@ Result<Siblings> ChatStore::siblings(qint64 messageId) {
         while (q->step())
             siblings.ids.append(q->columnInt(0));
         if (siblings.ids.isEmpty())
-            throw StoreError(QStringLiteral("%1 does not exist").arg(messageLabel(messageId)));
+            throw StoreError(QCoreApplication::translate("ChatStore", "%1 does not exist").arg(messageLabel(messageId)));
         siblings.index = siblings.ids.indexOf(messageId);
         return siblings;
     });
 }
 
 Result<QList<Message>> ChatStore::activePath(qint64 chatId) {
-    return guarded(path(), QStringLiteral("read the active branch of chat %1").arg(chatId), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "read the active branch of chat %1").arg(chatId), [&] {
         Transaction snapshot(*m_db, Transaction::Mode::Deferred);
         QList<Message> path = pathTo(loadChat(chatId).activeLeaf);
         snapshot.commit();
@@ -119,7 +121,7 @@ Result<QList<Message>> ChatStore::activePath(qint64 chatId) {
 }
 
 Result<QList<Message>> ChatStore::selectBranch(qint64 messageId) {
-    return guarded(path(), QStringLiteral("select the branch through %1").arg(messageLabel(messageId)), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "select the branch through %1").arg(messageLabel(messageId)), [&] {
         Transaction transaction(*m_db);
         const Message start = loadMessage(messageId);
         // Down from the chosen message, always to the newest child: the latest answer on that branch.
@@ -138,7 +140,7 @@ Result<QList<Message>> ChatStore::selectBranch(qint64 messageId) {
         select->bindInt(1, start.chatId);
         select->bindInt(2, leaf);
         select->step();
-        requireChange(QStringLiteral("chat %1 does not exist").arg(start.chatId));
+        requireChange(QCoreApplication::translate("ChatStore", "chat %1 does not exist").arg(start.chatId));
         QList<Message> path = pathTo(leaf);
         transaction.commit();
         return path;
@@ -146,7 +148,7 @@ Result<QList<Message>> ChatStore::selectBranch(qint64 messageId) {
 }
 
 Result<qint64> ChatStore::beginAssistant(qint64 chatId, std::optional<qint64> parentId) {
-    return guarded(path(), QStringLiteral("begin an answer in chat %1").arg(chatId), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "begin an answer in chat %1").arg(chatId), [&] {
         Transaction transaction(*m_db);
         const qint64 id = insertMessage(chatId, parentId, Role::Assistant, QString(), MessageStatus::Generating);
         transaction.commit();
@@ -155,7 +157,7 @@ Result<qint64> ChatStore::beginAssistant(qint64 chatId, std::optional<qint64> pa
 }
 
 Result<void> ChatStore::updateGenerating(qint64 messageId, const QString& content) {
-    return guarded(path(), QStringLiteral("save the answer so far in %1").arg(messageLabel(messageId)), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "save the answer so far in %1").arg(messageLabel(messageId)), [&] {
         // One statement, so its own short transaction: a kill loses at most this update.
         auto q = m_db->query("UPDATE messages SET content = ?2 WHERE id = ?1 AND status = 'generating'");
         q->bindInt(1, messageId);
@@ -166,7 +168,7 @@ Result<void> ChatStore::updateGenerating(qint64 messageId, const QString& conten
 }
 
 Result<void> ChatStore::finishAssistant(qint64 messageId, const QString& content, const GenerationStats& stats) {
-    return guarded(path(), QStringLiteral("finish the answer in %1").arg(messageLabel(messageId)), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "finish the answer in %1").arg(messageLabel(messageId)), [&] {
         Transaction transaction(*m_db);
         auto finish = m_db->query(
             "UPDATE messages SET content = ?2, status = 'complete', ttft_ms = ?3, prompt_tokens = ?4, "

@@ -5,6 +5,8 @@
 #include "app/store/search_query.h"
 #include "app/store/store_guard.h"
 
+#include <QCoreApplication>
+
 namespace ember::store {
 namespace {
 // Words of context the snippet keeps around the matches.
@@ -12,7 +14,7 @@ constexpr int kSnippetTokens = 16;
 }  // namespace
 
 Result<QList<SearchHit>> ChatStore::search(const QString& text, int limit) {
-    return guarded(path(), QStringLiteral("search for \"%1\"").arg(text), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "search for \"%1\"").arg(text), [&] {
         QList<SearchHit> hits;
         const QString match = ftsMatchExpression(text);
         if (match.isEmpty())

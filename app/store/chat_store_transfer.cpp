@@ -8,6 +8,7 @@
 #include "app/store/store_rows.h"
 #include "app/store/transaction.h"
 
+#include <QCoreApplication>
 #include <QHash>
 #include <QJsonDocument>
 
@@ -95,8 +96,8 @@ QList<ChatRecord> ChatStore::loadRecords(std::optional<qint64> chatId) {
 }
 
 Result<QByteArray> ChatStore::exportChats(ExportFormat format, std::optional<qint64> chatId) {
-    const QString what = chatId ? QStringLiteral("chat %1").arg(*chatId) : QStringLiteral("all chats");
-    return guarded(path(), QStringLiteral("export %1").arg(what), [&] {
+    const QString what = chatId ? QCoreApplication::translate("ChatStore", "chat %1").arg(*chatId) : QCoreApplication::translate("ChatStore", "all chats");
+    return guarded(path(), QCoreApplication::translate("ChatStore", "export %1").arg(what), [&] {
         // One snapshot, so an answer finishing meanwhile cannot leave the export half old, half new.
         Transaction snapshot(*m_db, Transaction::Mode::Deferred);
         const QList<ChatRecord> records = loadRecords(chatId);
@@ -106,7 +107,7 @@ Result<QByteArray> ChatStore::exportChats(ExportFormat format, std::optional<qin
 }
 
 Result<QList<qint64>> ChatStore::importJson(const QByteArray& json) {
-    return guarded(path(), QStringLiteral("import chats"), [&] {
+    return guarded(path(), QCoreApplication::translate("ChatStore", "import chats"), [&] {
         const QList<ChatRecord> records = chatsFromJson(json);
         QList<qint64> chatIds;
         Transaction transaction(*m_db);

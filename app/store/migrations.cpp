@@ -4,6 +4,7 @@
 #include "app/store/store_error.h"
 #include "app/store/transaction.h"
 
+#include <QCoreApplication>
 #include <QString>
 
 namespace ember::store {
@@ -16,9 +17,10 @@ int schemaVersion(Db& db) {
 void refuseNewerSchema(Db& db, int latest) {
     const int found = schemaVersion(db);
     if (found > latest)
-        throw StoreError(QStringLiteral("the database has schema version %1, newer than the %2 this version of "
-                                        "Ember knows; it was left untouched (use the newer Ember, or another "
-                                        "--data-dir)")
+        throw StoreError(QCoreApplication::translate("ChatStore",
+                                                     "the database has schema version %1, newer than the %2 this "
+                                                     "version of Ember knows; it was left untouched (use the newer "
+                                                     "Ember, or another --data-dir)")
                              .arg(found)
                              .arg(latest));
 }
