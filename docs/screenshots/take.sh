@@ -23,11 +23,8 @@ cat >"$hub/config.json" <<'JSON'
 {"repos": {"ember/ember-demo": {"sha": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4"}},
  "faults": [{"kind": "throttle", "count": -1, "bytes_per_second": 3000000}]}
 JSON
-python3 tests/downloader/hub_server.py "$hub" >"$hub/ports" 2>"$hub/server.log" &
-server=$!
-for _ in $(seq 50); do grep -q PORTS "$hub/ports" && break; sleep 0.1; done
-port=$(awk '/PORTS/ {print $2}' "$hub/ports")
-[ -n "$port" ] || { echo "the Hub stand-in did not start:" >&2; cat "$hub/server.log" >&2; exit 1; }
+source tests/downloader/start_hub_server.sh
+start_hub_server "$hub"
 
 QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/ember-screenshots" docs/screenshots \
     --hub "http://127.0.0.1:$port" ember/ember-demo ember-demo.powerinfer.gguf

@@ -9,7 +9,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <utility>
 
 namespace ember::hub {
 namespace {
@@ -46,20 +45,6 @@ std::variant<OsFile, OsError> OsFile::open(const std::filesystem::path& path, Ac
     }
     return file;
 }
-
-OsFile::OsFile(OsFile&& other) noexcept : handle_(std::exchange(other.handle_, kClosed)) {}
-
-OsFile& OsFile::operator=(OsFile&& other) noexcept {
-    if (this != &other) {
-        close();
-        handle_ = std::exchange(other.handle_, kClosed);
-    }
-    return *this;
-}
-
-OsFile::~OsFile() { close(); }
-
-bool OsFile::is_open() const { return handle_ != kClosed; }
 
 void OsFile::close() {
     if (handle_ != kClosed) ::close(handle_);

@@ -6,7 +6,6 @@
 #include <windows.h>
 
 #include <algorithm>
-#include <utility>
 
 #include "os_file.h"
 
@@ -69,20 +68,6 @@ std::variant<OsFile, OsError> OsFile::open(const std::filesystem::path& path, Ac
     if (h == INVALID_HANDLE_VALUE) return last_error();
     return OsFile(h);
 }
-
-OsFile::OsFile(OsFile&& other) noexcept : handle_(std::exchange(other.handle_, kClosed)) {}
-
-OsFile& OsFile::operator=(OsFile&& other) noexcept {
-    if (this != &other) {
-        close();
-        handle_ = std::exchange(other.handle_, kClosed);
-    }
-    return *this;
-}
-
-OsFile::~OsFile() { close(); }
-
-bool OsFile::is_open() const { return handle_ != kClosed; }
 
 void OsFile::close() {
     if (handle_ != kClosed) CloseHandle(handle_);

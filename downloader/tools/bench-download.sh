@@ -25,11 +25,8 @@ truncate -s 1G "$hub/files/Bench/Sparse-1G/sparse.gguf"
 cat >"$hub/config.json" <<'JSON'
 {"repos": {"Bench/Sparse-1G": {"sha": "0123456789abcdef0123456789abcdef01234567"}}, "faults": []}
 JSON
-python3 tests/downloader/hub_server.py "$hub" >"$hub/ports" 2>"$hub/server.log" &
-server=$!
-for _ in $(seq 50); do grep -q PORTS "$hub/ports" && break; sleep 0.1; done
-port=$(awk '/PORTS/ {print $2}' "$hub/ports")
-[ -n "$port" ] || { echo "the Hub stand-in did not start:" >&2; cat "$hub/server.log" >&2; exit 1; }
+source tests/downloader/start_hub_server.sh
+start_hub_server "$hub"
 export HF_ENDPOINT="http://127.0.0.1:$port"
 url="$HF_ENDPOINT/Bench/Sparse-1G/resolve/main/sparse.gguf"
 

@@ -50,7 +50,7 @@ link ember-bench.exe engine/tools/ember_bench.cpp engine/tools/memory_bandwidth.
 # The downloader's file layer (no curl or OpenSSL for MinGW in Debian, so not the whole library)
 # and its test program.
 "$cxx" "${flags[@]}" -Idownloader/include -Idownloader/src -static -o "$out/tst_part_file.exe" \
-    downloader/src/{part_file,os_file_windows,os_file_posix,glob}.cpp tests/downloader/tst_part_file.cpp \
+    downloader/src/{part_file,os_file,os_file_windows,os_file_posix,glob}.cpp tests/downloader/tst_part_file.cpp \
     "$out/utf8_manifest.o"
 echo "tst_part_file.exe for Windows: built"
 
