@@ -4,8 +4,12 @@
 #include <QThread>
 
 #if defined(Q_OS_WIN)
+#ifndef NOMINMAX  // Qt's build may define it already
 #define NOMINMAX
+#endif
+#ifndef WIN32_LEAN_AND_MEAN
 #define WIN32_LEAN_AND_MEAN
+#endif
 #include <windows.h>
 #else
 #include <unistd.h>

@@ -1,5 +1,5 @@
-// The part of OsFile every system shares; close() and the rest are in os_file_posix.cpp and
-// os_file_windows.cpp.
+// The part of OsFile every system shares: moving and closing on destruction. The rest is in
+// os_file_posix.cpp and os_file_windows.cpp.
 #include "os_file.h"
 
 #include <utility>
@@ -17,7 +17,5 @@ OsFile& OsFile::operator=(OsFile&& other) noexcept {
 }
 
 OsFile::~OsFile() { close(); }
-
-bool OsFile::is_open() const { return handle_ != kClosed; }
 
 }  // namespace ember::hub

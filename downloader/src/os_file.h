@@ -34,7 +34,6 @@ public:
     OsFile& operator=(const OsFile&) = delete;
     ~OsFile();
 
-    bool is_open() const;
     std::variant<uint64_t, OsError> size() const;
     // All `n` bytes at `offset`, or the reason none or only some were written.
     std::optional<OsError> write_at(const char* data, size_t n, uint64_t offset);
