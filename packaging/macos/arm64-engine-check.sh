@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The engine's CPU path on a 64-bit ARM CPU, the one an Apple Silicon Mac runs (no x86 kernels:
+# the reference ones; the ARM spin-wait hint): builds ember-cli and ember-quantize with Debian's
+# g++-aarch64-linux-gnu and runs them under qemu-user (Debian's qemu-user) on Linux. Given the
+# x86 build's tools, requires the same greedy text on the demo model and a Q4_0 PowerInfer model,
+# and the same quantized file byte for byte. No Mac is at hand; this is the part of the macOS
+# build that can be checked here.
+#
+#   packaging/macos/arm64-engine-check.sh OUT_DIR X86_BIN_DIR
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+out=$1
+x86=$2
+cxx=aarch64-linux-gnu-g++
+mkdir -p "$out/obj"
+library=$(ls engine/{gguf,tensor,tokenizer,sampling,sparse,model,session}/*.cpp engine/backend/sim/*.cpp engine/backend/no_gpu/*.cpp)
+printf '%s\n' $library engine/tools/ember_cli.cpp engine/tools/ember_quantize.cpp |
+    xargs -P "$(nproc)" -I{} sh -c "$cxx -std=c++20 -O2 -Wall -Wextra -Werror -Iengine -Iengine/include -c {} -o $out/obj/\$(echo {} | tr / _).o"
+lib_objs=$(for src in $library; do echo "$out/obj/$(echo "$src" | tr / _).o"; done)
+for tool in ember_cli ember_quantize; do
+    "$cxx" -static -o "$out/${tool/_/-}" $lib_objs "$out/obj/engine_tools_$tool.cpp.o" -lpthread
+done
+echo "ember-cli and ember-quantize for aarch64: built"
+
+for case in "resources/models/ember-demo/ember-demo.powerinfer.gguf|In the beginning" \
+            "tests/data/tiny-relu-llama/model.q4_0.powerinfer.gguf|And it came to pass"; do
+    model=${case%%|*} prompt=${case#*|}
+    want=$("$x86/ember-cli" -m "$model" -p "$prompt" -n 16 --temp 0 2>/dev/null)
+    got=$(qemu-aarch64 "$out/ember-cli" -m "$model" -p "$prompt" -n 16 --temp 0 2>/dev/null)
+    if [ "$got" != "$want" ]; then
+        printf 'ember-cli on aarch64 differs on %s:\n  x86:     %s\n  aarch64: %s\n' "$model" "$want" "$got" >&2
+        exit 1
+    fi
+    echo "ember-cli on aarch64: $model: $got"
+done
+qemu-aarch64 "$out/ember-quantize" tests/data/tiny-relu-llama/model.dense.gguf "$out/q4.arm64.gguf" Q4_0 >/dev/null 2>&1
+"$x86/ember-quantize" tests/data/tiny-relu-llama/model.dense.gguf "$out/q4.x86.gguf" Q4_0 >/dev/null 2>&1
+cmp "$out/q4.arm64.gguf" "$out/q4.x86.gguf" || { echo "ember-quantize on aarch64 wrote a different file" >&2; exit 1; }
+echo "ember-quantize on aarch64: the same Q4_0 file as on x86 ($(stat -c %s "$out/q4.x86.gguf") bytes)"
