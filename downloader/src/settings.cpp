@@ -35,6 +35,16 @@ std::string token_from_environment() {
     return trimmed(line);
 }
 
+// Where Python's os.path.expanduser("~") points, from which huggingface_hub derives its cache:
+// USERPROFILE on Windows (Python 3.8+ ignores HOME there), HOME elsewhere.
+std::string user_home() {
+#if defined(_WIN32)
+    return env("USERPROFILE");
+#else
+    return env("HOME");
+#endif
+}
+
 }  // namespace
 
 std::string token_file_path() {
@@ -43,7 +53,7 @@ std::string token_file_path() {
     std::string home = env("HF_HOME");
     if (home.empty()) {
         std::string xdg = env("XDG_CACHE_HOME");
-        if (xdg.empty() && !env("HOME").empty()) xdg = env("HOME") + "/.cache";
+        if (xdg.empty() && !user_home().empty()) xdg = user_home() + "/.cache";
         if (!xdg.empty()) home = xdg + "/huggingface";
     }
     return home.empty() ? std::string() : home + "/token";
@@ -59,7 +69,7 @@ Status check_token(const std::string& token) {
 
 Status save_token(const std::string& token) {
     const std::string path = token_file_path();
-    if (path.empty()) return Error{"no place for the token: HOME, HF_HOME and HF_TOKEN_PATH are all unset"};
+    if (path.empty()) return Error{"no place for the token: the home folder, HF_HOME and HF_TOKEN_PATH are all unset"};
     if (auto ok = check_token(token); !ok) return ok;
     const std::string t = trimmed(token);
     std::error_code ec;

@@ -1,9 +1,9 @@
 #include "url.h"
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
 
 #include <memory>
+#include <string_view>
 
 namespace ember::hub::url {
 namespace {
@@ -31,6 +31,25 @@ std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
     while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
     return s;
+}
+
+// 127.0.0.0/8 written as an address in dotted decimal (curl's parser leaves a numeric host so),
+// not a name that merely starts with "127.".
+bool is_ipv4_loopback(std::string_view host) {
+    int first = -1;
+    size_t i = 0;
+    for (int part = 0; part < 4; ++part) {
+        if (part > 0) {
+            if (i >= host.size() || host[i] != '.') return false;
+            ++i;
+        }
+        const size_t start = i;
+        int value = 0;
+        while (i < host.size() && i - start < 3 && host[i] >= '0' && host[i] <= '9') value = value * 10 + (host[i++] - '0');
+        if (i == start || value > 255 || (i - start > 1 && host[start] == '0')) return false;
+        if (part == 0) first = value;
+    }
+    return i == host.size() && first == 127;
 }
 
 }  // namespace
@@ -69,8 +88,7 @@ bool is_loopback(const std::string& text) {
     auto host = part(u.get(), CURLUPART_HOST);
     if (!host) return false;
     if (*host == "localhost" || *host == "[::1]") return true;
-    in_addr v4{};  // 127.0.0.0/8, written as an address, not a name that merely starts with "127."
-    return inet_pton(AF_INET, host->c_str(), &v4) == 1 && (ntohl(v4.s_addr) >> 24) == 127;
+    return is_ipv4_loopback(*host);
 }
 
 std::optional<std::string> next_link(std::string_view header, const std::string& base) {

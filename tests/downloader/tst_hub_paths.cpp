@@ -111,6 +111,10 @@ private slots:
         QVERIFY(url::is_loopback("http://localhost:1"));
         QVERIFY(url::is_loopback("http://[::1]:1/"));
         QVERIFY(!url::is_loopback("http://127.example.com/"));
+        QVERIFY(url::is_loopback("http://127.1.2.3:9/"));
+        QVERIFY(!url::is_loopback("http://127.0.0.1.example.com/"));
+        QVERIFY(!url::is_loopback("http://128.0.0.1/"));
+        QVERIFY(!url::is_loopback("http://10.127.0.1/"));
         QVERIFY(!url::is_loopback("https://huggingface.co"));
     }
 
