@@ -53,7 +53,7 @@ std::string token_file_path() {
     std::string home = env("HF_HOME");
     if (home.empty()) {
         std::string xdg = env("XDG_CACHE_HOME");
-        if (xdg.empty() && !user_home().empty()) xdg = user_home() + "/.cache";
+        if (const std::string user = user_home(); xdg.empty() && !user.empty()) xdg = user + "/.cache";
         if (!xdg.empty()) home = xdg + "/huggingface";
     }
     return home.empty() ? std::string() : home + "/token";
