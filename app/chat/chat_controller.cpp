@@ -132,20 +132,39 @@ void ChatController::send(const QString& text) {
     if (generating_ || text.isEmpty() || engine_->status() != QLatin1String("ready")) return;
     const qint64 parent = messages_.messages().isEmpty() ? 0 : messages_.messages().back().id;
     messages_.append(ChatMessage{0, QStringLiteral("user"), text, false, {}});
-    if (store_) {
-        if (chat_id_ == 0) {
-            auto chat = store_->createChat(text.simplified().left(60),
-                                           store::ChatOptions{system_prompt_, to_json(settings_), engine_->model_path()});
-            if (saved(chat)) set_chat_id(chat.value());
-        }
-        if (chat_id_ != 0) {
-            auto id = store_->addMessage(chat_id_, parent ? std::optional<qint64>(parent) : std::nullopt,
-                                         store::Role::User, text);
-            if (saved(id)) messages_.set_last_id(id.value());
-            list_timer_.start();
-        }
-    }
+    unsaved_question_ = UnsavedQuestion{text, parent};
+    // Stored by the first flush: the frame that shows the question does not wait for the database
+    // writes (a few ms), and they come before anything of the answer is stored.
     start_answer();
+}
+
+void ChatController::save_question() {
+    if (!unsaved_question_) return;
+    const UnsavedQuestion question = *std::exchange(unsaved_question_, std::nullopt);
+    if (!store_) return;
+    if (chat_id_ == 0) {
+        auto chat = store_->createChat(question.text.simplified().left(60),
+                                       store::ChatOptions{system_prompt_, to_json(settings_), engine_->model_path()});
+        if (saved(chat)) set_chat_id(chat.value());
+    }
+    if (chat_id_ == 0) return;
+    auto id = store_->addMessage(chat_id_, question.parent ? std::optional<qint64>(question.parent) : std::nullopt,
+                                 store::Role::User, question.text);
+    if (!saved(id)) return;
+    messages_.set_id(int(messages_.messages().size()) - 2, id.value());
+    list_timer_.start();
+    save_answer_row();
+}
+
+void ChatController::save_answer_row() {
+    const auto& rows = messages_.messages();
+    const qint64 parent = rows.size() >= 2 ? rows[rows.size() - 2].id : 0;
+    if (!store_ || chat_id_ == 0 || parent == 0) return;
+    auto id = store_->beginAssistant(chat_id_, parent);
+    if (saved(id)) {
+        messages_.set_id(int(rows.size()) - 1, id.value());
+        update_last_siblings();
+    }
 }
 
 void ChatController::regenerate() {
@@ -267,15 +286,8 @@ void ChatController::dropOldestTurn() {
 void ChatController::start_answer() {
     set_found_row(-1);  // the view follows the new answer again
     // A regenerated answer is a sibling of the one it replaces: same parent, the user's message.
-    const qint64 parent = messages_.messages().back().id;
     messages_.append(ChatMessage{0, QStringLiteral("assistant"), {}, true, {}});
-    if (store_ && chat_id_ != 0 && parent != 0) {
-        auto id = store_->beginAssistant(chat_id_, parent);
-        if (saved(id)) {
-            messages_.set_last_id(id.value());
-            update_last_siblings();
-        }
-    }
+    if (!unsaved_question_) save_answer_row();
     since_saved_.start();
     const RenderedPrompt prompt = render(rows_in_context());
     generating_ = true;
@@ -297,6 +309,7 @@ void ChatController::start_answer() {
 }
 
 void ChatController::flush() {
+    save_question();
     if (pending_.isEmpty()) return;
     messages_.append_to_last(pending_);
     pending_.clear();

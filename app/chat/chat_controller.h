@@ -200,6 +200,10 @@ private:
     void save_options();
     void set_context(int start, bool full);
     void start_answer();
+    // Stores the question send() showed, with the row of its answer (crash safety starts there).
+    void save_question();
+    // Stores the row of the answer being generated, a child of the message before it.
+    void save_answer_row();
     void flush();
     void on_finished(const QVariantMap& stats);
     void on_failed(const QString& error);
@@ -230,6 +234,11 @@ private:
     QTimer flush_timer_;
     QTimer list_timer_;  // refreshes the conversation list after a question is sent
     QString pending_;  // tokens received since the last flush
+    struct UnsavedQuestion {
+        QString text;
+        qint64 parent = 0;  // the message it follows, 0 for a chat's first
+    };
+    std::optional<UnsavedQuestion> unsaved_question_;  // shown by send(), not yet in the store
     bool generating_ = false;
     AppSettings* app_settings_;
     QString chosen_format_;  // without app_settings_: the format chosen this run

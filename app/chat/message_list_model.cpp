@@ -80,8 +80,8 @@ void MessageListModel::remove_last() {
     endRemoveRows();
 }
 
-void MessageListModel::set_last_id(qint64 id) {
-    if (!messages_.isEmpty()) messages_.back().id = id;
+void MessageListModel::set_id(int row, qint64 id) {
+    if (row >= 0 && row < messages_.size()) messages_[row].id = id;
 }
 
 void MessageListModel::set_last_siblings(int index, int count) {

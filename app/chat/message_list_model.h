@@ -50,7 +50,7 @@ public:
     void append_to_last(const QString& text);
     void finish_last(const QString& stats);
     void remove_last();
-    void set_last_id(qint64 id);
+    void set_id(int row, qint64 id);
     void set_last_siblings(int index, int count);
     // Another branch from `row` on: the rows above stay, the rest is removed and `tail` inserted.
     void replace_from(int row, QVector<ChatMessage> tail);

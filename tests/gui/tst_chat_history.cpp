@@ -496,6 +496,34 @@ private slots:
     }
 #endif
 
+    // send() leaves the database writes to the first flush, so the frame that shows the question
+    // does not wait for them; the question and its answer's row are stored then, while the answer
+    // streams, not when it ends.
+    void a_question_is_stored_while_its_answer_streams() {
+        auto& chat = shell_->chat();
+        chat.newChat();
+        chat.set_max_tokens(2000);
+        chat.send(QStringLiteral("Charlie three"));
+        QVERIFY(chat.generating());
+        QVERIFY(QTest::qWaitFor([&] { return chat.chat_id() != 0; }, 5000));
+        auto db = reader();
+        QVERIFY(db);
+        auto path = db->activePath(chat.chat_id());
+        const bool streaming = chat.generating();
+        chat.stop();
+        QVERIFY(QTest::qWaitFor([&] { return !chat.generating(); }, 30000));
+        chat.set_max_tokens(4);
+        QVERIFY(streaming);
+        QVERIFY(path.ok());
+        QCOMPARE(path.value().size(), 2);
+        QCOMPARE(path.value()[0].content, QStringLiteral("Charlie three"));
+        QCOMPARE(path.value()[0].role, ember::store::Role::User);
+        QCOMPARE(path.value()[1].role, ember::store::Role::Assistant);
+        QCOMPARE(path.value()[1].parentId, std::optional<qint64>(path.value()[0].id));
+        QCOMPARE(path.value()[1].status, ember::store::MessageStatus::Generating);
+        QCOMPARE(chat.messages()->messages()[1].id, path.value()[1].id);
+    }
+
     void cleanupTestCase() {
         QCOMPARE(resets_[0]->count(), 0);
         QCOMPARE(resets_[1]->count(), 0);
