@@ -79,7 +79,10 @@ Item {
                     Component {
                         id: textBlock
 
-                        TextBlock { block: loader.block }
+                        TextBlock {
+                            block: loader.block
+                            streaming: delegate.generating && loader.index === delegate.blocks.length - 1
+                        }
                     }
                     Component {
                         id: codeBlock
