@@ -153,27 +153,35 @@ Item {
                         siblingCount: delegate.siblingCount
                     }
                 }
-                ToolButton {
-                    objectName: "editButton"
-                    text: "✎"
-                    visible: !delegate.generating
-                    enabled: !ChatController.generating
-                    font.pointSize: 8
-                    onClicked: delegate.editing = true
-                    ToolTip.visible: hovered
-                    ToolTip.text: qsTr("Edit")
-                    Accessible.name: qsTr("Edit the message")
-                }
-                ToolButton {
-                    objectName: "copyMessageButton"
-                    text: "❐"
-                    visible: !delegate.generating
-                    font.pointSize: 8
-                    // The text as stored: an answer's Markdown source, a question as typed.
-                    onClicked: ChatController.copyText(delegate.content)
-                    ToolTip.visible: hovered
-                    ToolTip.text: qsTr("Copy as Markdown")
-                    Accessible.name: qsTr("Copy the message as Markdown")
+                // Made once the message is complete: an answer being written has no buttons, and
+                // the frame that shows a new answer need not make them.
+                Loader {
+                    active: !delegate.generating
+                    visible: active
+                    sourceComponent: RowLayout {
+                        spacing: 0
+
+                        ToolButton {
+                            objectName: "editButton"
+                            text: "✎"
+                            enabled: !ChatController.generating
+                            font.pointSize: 8
+                            onClicked: delegate.editing = true
+                            ToolTip.visible: hovered
+                            ToolTip.text: qsTr("Edit")
+                            Accessible.name: qsTr("Edit the message")
+                        }
+                        ToolButton {
+                            objectName: "copyMessageButton"
+                            text: "❐"
+                            font.pointSize: 8
+                            // The text as stored: an answer's Markdown source, a question as typed.
+                            onClicked: ChatController.copyText(delegate.content)
+                            ToolTip.visible: hovered
+                            ToolTip.text: qsTr("Copy as Markdown")
+                            Accessible.name: qsTr("Copy the message as Markdown")
+                        }
+                    }
                 }
             }
             Label {
