@@ -1,5 +1,9 @@
 #include "app/chat/code_highlighter.h"
 
+#ifdef EMBER_HAVE_KSYNTAX
+#include "app/chat/ksyntax/code_highlighter_ksyntax.h"
+#endif
+
 #include <QSet>
 #include <QStringList>
 
@@ -77,7 +81,14 @@ void span(QString& out, const char* colour, QStringView text, bool italic = fals
 
 }  // namespace
 
-QString highlight_code(const QString& code, const QString& name) {
+QString highlight_code(const QString& code, const QString& language) {
+#ifdef EMBER_HAVE_KSYNTAX
+    if (auto html = highlight_with_ksyntax(code, language)) return *html;
+#endif
+    return builtin_highlight_code(code, language);
+}
+
+QString builtin_highlight_code(const QString& code, const QString& name) {
     QString out = QStringLiteral("<pre style=\"white-space:pre-wrap\">");
     const Language* lang = language_for(name);
     if (!lang) return out + code.toHtmlEscaped() + QStringLiteral("</pre>");

@@ -1,7 +1,8 @@
 #pragma once
-// The built-in highlighter for fenced code in answers: keywords, strings, comments and numbers
-// of the common languages, as HTML for a rich-text view. Unknown languages come back escaped and
-// unstyled. (KDE Syntax-Highlighting has no Qt 6 build in Debian 12, so it is not used.)
+// Highlighting for fenced code in answers, as HTML for a rich-text view: KDE Syntax-Highlighting
+// where the build found its Qt 6 version (app/chat/ksyntax/), and a built-in highlighter for the
+// common languages (keywords, strings, comments and numbers) otherwise and for what it does not
+// know. Unknown languages come back escaped and unstyled.
 
 #include <QString>
 
@@ -9,5 +10,8 @@ namespace ember::app {
 
 // `code` as <pre> HTML with coloured spans; every character of it appears, escaped.
 QString highlight_code(const QString& code, const QString& language);
+
+// The same by the built-in highlighter alone.
+QString builtin_highlight_code(const QString& code, const QString& language);
 
 }  // namespace ember::app

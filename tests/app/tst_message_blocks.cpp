@@ -132,7 +132,7 @@ private slots:
     }
 
     void highlighting_escapes_and_colours() {
-        const QString html = ember::app::highlight_code(QStringLiteral("if (a < b && s == \"<x>\") return 1; // done"),
+        const QString html = ember::app::builtin_highlight_code(QStringLiteral("if (a < b && s == \"<x>\") return 1; // done"),
                                                         QStringLiteral("cpp"));
         QVERIFY(html.startsWith(QStringLiteral("<pre")));
         QVERIFY(html.contains(QStringLiteral(">if</span>")));
@@ -142,15 +142,17 @@ private slots:
         QVERIFY(html.contains(QStringLiteral("font-style:italic\">// done</span>")));
         QVERIFY(html.contains(QStringLiteral(">1</span>")));
         // Identifiers that merely contain a keyword stay plain.
-        QVERIFY(!ember::app::highlight_code(QStringLiteral("iffy format"), QStringLiteral("python")).contains(u"<span"));
-        const QString py = ember::app::highlight_code(QStringLiteral("def f():\n    \"\"\"doc\n    string\"\"\"  # note"),
+        QVERIFY(!ember::app::builtin_highlight_code(QStringLiteral("iffy format"), QStringLiteral("python")).contains(u"<span"));
+        const QString py = ember::app::builtin_highlight_code(QStringLiteral("def f():\n    \"\"\"doc\n    string\"\"\"  # note"),
                                                       QStringLiteral("Python"));
         QVERIFY(py.contains(QStringLiteral(">def</span>")));
         QVERIFY(py.contains(QStringLiteral(">&quot;&quot;&quot;doc\n    string&quot;&quot;&quot;</span>")));
         QVERIFY(py.contains(QStringLiteral(">#"" note</span>")));
         // Unknown languages: every character, escaped, nothing coloured.
-        const QString plain = ember::app::highlight_code(QStringLiteral("<b>&"), QStringLiteral("brainfuck"));
+        const QString plain = ember::app::builtin_highlight_code(QStringLiteral("<b>&"), QStringLiteral("brainfuck"));
         QCOMPARE(plain, QStringLiteral("<pre style=\"white-space:pre-wrap\">&lt;b&gt;&amp;</pre>"));
+        // Whichever highlighter the build uses, an unknown language is only escaped.
+        QCOMPARE(ember::app::highlight_code(QStringLiteral("<b>&"), QStringLiteral("no-such-language")), plain);
     }
 
     // The message model keeps blocks in step with streamed text and marks the final state.
