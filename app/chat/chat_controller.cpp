@@ -41,11 +41,10 @@ store::GenerationStats store_stats(const QVariantMap& s) {
 
 QString stats_line(const store::GenerationStats& s) {
     if (!s.genTokens) return s.stopReason;
-    return ChatController::tr("%1 tokens · %2 tok/s · first token %3 ms · %4")
-        .arg(*s.genTokens)
-        .arg(s.genTps.value_or(0.0), 0, 'f', 1)
-        .arg(s.ttftMs.value_or(0))
-        .arg(s.stopReason);
+    QString line = ChatController::tr("%1 tokens · %2 tok/s").arg(*s.genTokens).arg(s.genTps.value_or(0.0), 0, 'f', 1);
+    if (s.promptTokens && s.promptTps)
+        line += ChatController::tr(" · prompt %1 tokens at %2 tok/s").arg(*s.promptTokens).arg(*s.promptTps, 0, 'f', 1);
+    return line + ChatController::tr(" · first token %1 ms · %2").arg(s.ttftMs.value_or(0)).arg(s.stopReason);
 }
 
 }  // namespace

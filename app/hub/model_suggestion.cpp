@@ -57,8 +57,9 @@ Hardware detect_hardware() {
 
 ModelSuggestion suggest_model(const Hardware& hw) {
     const GpuInfo* gpu = hw.gpus.first_usable();
-    const qint64 vram = gpu ? qint64(gpu->free_bytes / 10 * 9) : 0;
-    const qint64 room = std::max<qint64>(0, hw.ram_bytes - (qint64(2) << 30)) + vram;
+    // The engine reads the whole model into memory (as the fit badges assume); a GPU makes it
+    // faster, not larger.
+    const qint64 room = std::max<qint64>(0, hw.ram_bytes - (qint64(2) << 30));
     const QString where = gpu ? QCoreApplication::translate("Welcome", "%1 of memory and %2 free on %3")
                                     .arg(gib(hw.ram_bytes), gib(qint64(gpu->free_bytes)), QString::fromStdString(gpu->name))
                               : QCoreApplication::translate("Welcome", "%1 of memory and no GPU").arg(gib(hw.ram_bytes));

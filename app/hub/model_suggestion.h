@@ -1,6 +1,6 @@
 #pragma once
 // The first-run suggestion: what this computer has (memory, CPU threads, GPUs) and the largest
-// PowerInfer model that runs well on it, hot neurons on the GPU and the rest in memory.
+// PowerInfer model that runs on it, its hot neurons on the GPU when there is one.
 
 #include <QString>
 #include <QVector>
@@ -27,7 +27,8 @@ qint64 physical_ram_bytes();
 Hardware detect_hardware();
 
 // The largest candidate whose weights, with a fifth more for the KV cache and scratch, fit in
-// the memory the OS leaves (all but 2 GiB) plus nine tenths of the first usable GPU's free memory.
+// the memory the OS leaves (all but 2 GiB): the engine reads a model into memory whole, and the
+// Hub's fit badges call anything larger "too large for this machine".
 ModelSuggestion suggest_model(const Hardware& hw);
 
 }  // namespace ember::app

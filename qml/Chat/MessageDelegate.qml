@@ -26,6 +26,10 @@ Item {
     }
 
     implicitHeight: bubble.implicitHeight
+    // A screen reader moving through the chat hears who said what, as plain text, and how it ended.
+    Accessible.role: Accessible.ListItem
+    Accessible.name: (delegate.role === "user" ? qsTr("You: ") : qsTr("Model: ")) + delegate.content
+                     + (delegate.stats.length > 0 ? " (" + delegate.stats + ")" : "")
     // Turns left out of the model's context stay readable, dimmed.
     opacity: index < ChatController.contextStart ? 0.45 : 1
 

@@ -2,6 +2,7 @@
 // streams into the chat, Stop stops it, Regenerate answers again, the split view fills in, and
 // the VRAM slider re-plans. Any QML warning fails the test.
 #include <QAbstractItemModelTester>
+#include <QAccessible>
 #include <QClipboard>
 #include <QGuiApplication>
 #include <QDir>
@@ -10,6 +11,7 @@
 #include <QQmlProperty>
 #include <QQuickItem>
 #include <QQuickWindow>
+#include <QRegularExpression>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QtQml/qqmlextensionplugin.h>
@@ -129,6 +131,11 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
         const QString second = chat.messages()->messages().back().content;
         QVERIFY(!second.isEmpty());
+        // Under the answer: its tokens and speed, the prompt's, the time to the first token, why it stopped.
+        static const QRegularExpression stats_line(QStringLiteral(
+            "^\\d+ tokens · [\\d.]+ tok/s · prompt \\d+ tokens at [\\d.]+ tok/s · first token \\d+ ms · \\S"));
+        QVERIFY2(stats_line.match(chat.messages()->messages().back().stats).hasMatch(),
+                 qPrintable(chat.messages()->messages().back().stats));
         QVERIFY2(first.startsWith(second.left(first.size())) || second.startsWith(first),
                  qPrintable(first + " | " + second));
 
@@ -363,6 +370,19 @@ private slots:
         }
         missing.removeDuplicates();
         QVERIFY2(missing.isEmpty(), qPrintable(missing.join('\n')));
+        // The chat reads as a list of who said what, in plain text, each answer with how it ended.
+        const auto& rows = shell.chat().messages()->messages();
+        QCOMPARE(rows.size(), 2);
+        for (int r = 0; r < 2; ++r) {
+            QQuickItem* row = gui_test::find_item(window->contentItem(), QStringLiteral("message%1").arg(r));
+            QVERIFY(row);
+            QCOMPARE(QQmlProperty::read(row, QStringLiteral("Accessible.role"), qmlContext(row)).toInt(),
+                     int(QAccessible::ListItem));
+            const QString expected = r == 0 ? QStringLiteral("You: In the beginning")
+                                            : QStringLiteral("Model: ") + rows[1].content + QStringLiteral(" (") +
+                                                  rows[1].stats + QStringLiteral(")");
+            QCOMPARE(accessible_name(row), expected);
+        }
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
