@@ -2,6 +2,7 @@
 
 #include <QDir>
 #include <QFileInfo>
+#include <QWindow>
 
 #include "app/engine/model_files.h"
 
@@ -47,6 +48,10 @@ AppShell::AppShell(const AppOptions& options)
 
 AppShell::~AppShell() {
     if (chat_.chat_id() != 0) settings_.set_last_chat(chat_.chat_id());
+    // Quitting from the tray (or the session ending) closes no window: its geometry is kept here.
+    if (!qml_.rootObjects().isEmpty())
+        if (auto* window = qobject_cast<QWindow*>(qml_.rootObjects().first()); window && window->isVisible())
+            settings_.set_window_geometry(window->geometry());
     EngineController::set_instance(nullptr);
     AppSettings::set_instance(nullptr);
     ChatController::set_instance(nullptr);

@@ -43,14 +43,22 @@ ApplicationWindow {
     palette.toolTipText: themed("#e8e8e8", "#1b1b1b", system.toolTipText)
     palette.link: themed("#7aa7f0", "#1a5fc8", system.link)
 
-    // The last window position and size, restored at start and saved when the window closes.
+    // The last window size and position, restored at start and saved when the window closes (or
+    // the app quits from the tray). The position only when it is on a screen that is still there.
     Component.onCompleted: {
         const g = AppSettings.windowGeometry;
-        if (g.width > 0) {
-            x = g.x;
-            y = g.y;
-            width = g.width;
-            height = g.height;
+        if (g.width <= 0)
+            return;
+        width = g.width;
+        height = g.height;
+        const cx = g.x + g.width / 2, cy = g.y + g.height / 2;
+        for (let i = 0; i < Qt.application.screens.length; ++i) {
+            const s = Qt.application.screens[i];
+            if (cx >= s.virtualX && cx < s.virtualX + s.width && cy >= s.virtualY && cy < s.virtualY + s.height) {
+                x = g.x;
+                y = g.y;
+                return;
+            }
         }
     }
     onClosing: AppSettings.windowGeometry = Qt.rect(x, y, width, height)

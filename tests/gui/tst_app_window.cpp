@@ -327,9 +327,37 @@ private slots:
         auto* window = qobject_cast<QQuickWindow*>(again.qml().rootObjects().first());
         QTRY_COMPARE(window->width(), 900);
         QCOMPARE(window->height(), 640);
+        // A position on no screen (a monitor since unplugged) is not restored; the size is.
+        {
+            ember::app::AppShell third(options(dir.path() + "/data2", model));
+            third.settings().set_window_geometry(QRect(-30000, -30000, 700, 500));
+        }
+        {
+            ember::app::AppShell third(options(dir.path() + "/data2", model));
+            QVERIFY(third.start());
+            auto* w3 = qobject_cast<QQuickWindow*>(third.qml().rootObjects().first());
+            QTRY_COMPARE(w3->width(), 700);
+            QVERIFY2(QGuiApplication::screenAt(w3->geometry().center()),
+                     qPrintable(QStringLiteral("at %1,%2").arg(w3->x()).arg(w3->y())));
+        }
         auto* palette = window->property("palette").value<QObject*>();
         QCOMPARE(palette->property("window").value<QColor>(), QColor(QStringLiteral("#202124")));
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    void quitting_from_the_tray_keeps_the_window_geometry() {
+        QTemporaryDir dir;
+        const QString model = gui_test::copy_demo_model(dir.path());
+        {
+            ember::app::AppShell shell(options(dir.path() + "/data", model));
+            QVERIFY(shell.start());
+            auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+            QVERIFY(QTest::qWaitForWindowExposed(window));
+            window->resize(820, 600);
+            QTRY_COMPARE(window->width(), 820);
+        }  // the app quits with its window open
+        ember::app::AppShell again(options(dir.path() + "/data", model));
+        QCOMPARE(again.settings().window_geometry().size(), QSize(820, 600));
     }
 
     // Every control on every page, and in the dialogs, has a name a screen reader can say.
