@@ -30,7 +30,9 @@ ToolBar {
             id: deviceStatus
 
             objectName: "deviceStatus"
-            Layout.maximumWidth: 420
+            // The reason a GPU is not used is the longer text: it takes up to 60 % of the bar before
+            // the model's description gives way.
+            Layout.maximumWidth: Math.max(420, bar.width * 0.6)
             visible: EngineController.modelName.length > 0
             elide: Text.ElideRight
             opacity: 0.8
