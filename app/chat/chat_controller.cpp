@@ -27,6 +27,8 @@ ChatController* g_instance = nullptr;
 constexpr int kFlushIntervalMs = 33;
 // A killed app loses at most this much of the answer it was writing.
 constexpr int kSaveIntervalMs = 300;
+// In a chat's stored settings: the message the model's context starts at (older turns dropped).
+const QString kContextFromKey = QStringLiteral("contextFrom");
 
 store::GenerationStats store_stats(const QVariantMap& s) {
     store::GenerationStats st;
@@ -114,9 +116,19 @@ void ChatController::set_system_prompt(const QString& s) {
     emit settingsChanged();
 }
 
+// The chat's generation settings, and where the model's context starts if the user dropped
+// older turns (by message id, so it survives reopening and sibling switches above it).
+QJsonObject ChatController::options_json() const {
+    QJsonObject json = to_json(settings_);
+    const auto& rows = messages_.messages();
+    if (context_start_ > 0 && context_start_ < rows.size() && rows[context_start_].id != 0)
+        json.insert(kContextFromKey, rows[context_start_].id);
+    return json;
+}
+
 void ChatController::save_options() {
     if (store_ && chat_id_ != 0)
-        saved(store_->setChatOptions(chat_id_, store::ChatOptions{system_prompt_, to_json(settings_), engine_->model_path()}));
+        saved(store_->setChatOptions(chat_id_, store::ChatOptions{system_prompt_, options_json(), engine_->model_path()}));
 }
 
 template <typename R>
@@ -143,7 +155,7 @@ void ChatController::save_question() {
     if (!store_) return;
     if (chat_id_ == 0) {
         auto chat = store_->createChat(question.text.simplified().left(60),
-                                       store::ChatOptions{system_prompt_, to_json(settings_), engine_->model_path()});
+                                       store::ChatOptions{system_prompt_, options_json(), engine_->model_path()});
         if (saved(chat)) set_chat_id(chat.value());
     }
     if (chat_id_ == 0) return;
@@ -279,6 +291,7 @@ void ChatController::dropOldestTurn() {
     while (next < last_question && rows[next].role != QLatin1String("user")) ++next;
     if (last_question < 0 || next > last_question) return;
     set_context(next, false);
+    save_options();
     regenerate();
 }
 
@@ -381,7 +394,11 @@ void ChatController::show_chat(const store::Chat& chat, const QList<store::Messa
     system_prompt_ = chat.options.systemPrompt;
     settings_ = settings_from_json(chat.options.settings, settings_);
     emit settingsChanged();
+    const qint64 context_from = chat.options.settings.value(kContextFromKey).toInteger();
+    const auto start = std::find_if(rows.begin(), rows.end(), [&](const ChatMessage& m) { return m.id == context_from; });
+    const int context_start = context_from != 0 && start != rows.end() ? int(start - rows.begin()) : 0;
     messages_.replace_from(0, std::move(rows));
+    set_context(context_start, false);
 }
 
 void ChatController::update_last_siblings() {
@@ -515,7 +532,11 @@ void ChatController::editMessage(int row, const QString& text) {
     set_found_row(-1);
     const bool question = old.role == QLatin1String("user");
     if (question && engine_->status() != QLatin1String("ready")) return;  // it would wait for an answer
-    set_context(std::min(context_start_, row), false);
+    if (row < context_start_) {
+        set_context(row, false);
+        save_options();
+    }
+    set_context(context_start_, false);
     // Same parent as the original, so the edit and the original are siblings.
     const qint64 parent = row > 0 ? messages_.messages()[row - 1].id : 0;
     if (store_ && chat_id_ != 0 && old.id != 0) {

@@ -197,6 +197,7 @@ private:
         save_options();
         emit settingsChanged();
     }
+    QJsonObject options_json() const;
     void save_options();
     void set_context(int start, bool full);
     void start_answer();

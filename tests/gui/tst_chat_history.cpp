@@ -350,8 +350,14 @@ private slots:
         QTRY_VERIFY(!bar->isVisible());
         QCOMPARE(rows.size(), 4);
         QCOMPARE(rows[0].content, first);  // still in the history
+        // The choice is the chat's: reopened, the dropped turn stays out of the model's context.
+        const qint64 id = chat.chat_id();
         chat.newChat();
         QCOMPARE(chat.context_start(), 0);
+        chat.openChat(id);
+        QCOMPARE(chat.context_start(), 2);
+        QVERIFY(!chat.renderedPrompt().contains(QStringLiteral("Moses")));
+        chat.newChat();
     }
 
     void search_opens_the_chat_of_a_hit() {
