@@ -369,13 +369,16 @@ void HubController::use_token(const std::string& token, const QString& place) {
 void HubController::refresh_fits() {
     FitQuery q;
     q.ram_bytes = ram_bytes_;
+    // Without a GPU the VRAM slider drives the sim device: the badges then preview a card of
+    // that size, and say so.
+    bool preview = false;
     if (engine_) {
         const QString device = engine_->device_name();
-        // A GPU's budget counts; the sim device is only a preview of one.
-        if (!device.isEmpty() && device != QLatin1String("sim") && device != QLatin1String("cpu"))
-            q.vram_budget = uint64_t(engine_->budget_bytes());
+        if (!device.isEmpty() && device != QLatin1String("cpu")) q.vram_budget = uint64_t(engine_->budget_bytes());
+        preview = device == QLatin1String("sim") && q.vram_budget > 0;
         if (engine_->context_size() > 0) q.n_ctx = engine_->context_size();
     }
+    const QString card = QString::number(double(q.vram_budget) / double(1ull << 30), 'f', 1);
     for (const FileFootprint& fp : footprints_) {
         if (!fp.footprint) {
             repo_files_.set_fit(fp.path, QStringLiteral("unknown"), tr("fit unknown: %1").arg(fp.error));
@@ -383,7 +386,10 @@ void HubController::refresh_fits() {
         }
         const Fit fit = estimate_fit(*fp.footprint, q);
         static const char* const kinds[] = {"gpu", "hybrid", "cpu", "toolarge"};
-        repo_files_.set_fit(fp.path, QString::fromLatin1(kinds[int(fit.kind)]), QString::fromStdString(fit.text));
+        QString text = QString::fromStdString(fit.text);
+        if (preview && (fit.kind == FitKind::AllOnGpu || fit.kind == FitKind::Hybrid))
+            text += tr(" (preview of a %1 GiB GPU)").arg(card);
+        repo_files_.set_fit(fp.path, QString::fromLatin1(kinds[int(fit.kind)]), text);
     }
 }
 

@@ -17,6 +17,7 @@
 #include <memory>
 
 #include "app/engine/engine_controller.h"
+#include "app/engine/model_files.h"
 #include "app/hub/download_queue.h"
 #include "app/hub/hub_controller.h"
 #include "app/hub/repo_input.h"
@@ -448,6 +449,29 @@ private slots:
         QCOMPARE(cell(files, 0, RepoFilesModel::FitKindRole).toString(), QStringLiteral("unknown"));
         const QString why = cell(files, 0, RepoFilesModel::FitRole).toString();
         QVERIFY2(why.contains(QLatin1String("not a GGUF file")), qPrintable(why));
+    }
+
+    // Without a GPU the VRAM slider drives the sim device: the badges preview a card of that size
+    // through the placement solver, and say it is a preview; a budget of 0 is the CPU again.
+    void fit_badges_preview_the_slider_budget() {
+        const QString models = fresh_models_dir();
+        ember::app::EngineController engine(nullptr);
+        engine.loadModel(ember::app::copy_model_with_statistics(QStringLiteral(EMBER_DEMO_MODEL), models + "/engine"));
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
+        if (engine.device_name() != QLatin1String("sim")) QSKIP("a GPU is in use: the badges show its real budget");
+        Hub h(models, server_.endpoint(), &engine);
+        HubController& hub = h.controller;
+        QVERIFY(hub.openRepo(QStringLiteral("Test/Small-Sparse")));
+        auto* files = hub.repo_files();
+        engine.setBudget(double(1ull << 30));
+        QTRY_COMPARE_WITH_TIMEOUT(cell(files, 0, RepoFilesModel::FitKindRole).toString(), QStringLiteral("gpu"), 10000);
+        QString text = cell(files, 0, RepoFilesModel::FitRole).toString();
+        QVERIFY2(text.startsWith(QLatin1String("all on GPU")) && text.endsWith(QLatin1String("(preview of a 1.0 GiB GPU)")),
+                 qPrintable(text));
+        engine.setBudget(0);
+        QTRY_COMPARE_WITH_TIMEOUT(cell(files, 0, RepoFilesModel::FitKindRole).toString(), QStringLiteral("cpu"), 10000);
+        text = cell(files, 0, RepoFilesModel::FitRole).toString();
+        QVERIFY2(!text.contains(QLatin1String("preview")), qPrintable(text));
     }
 
     void library_loads_into_the_engine() {
