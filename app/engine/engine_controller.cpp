@@ -49,6 +49,16 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
     split_timer_.setInterval(33);
     connect(&split_timer_, &QTimer::timeout, this, &EngineController::show_split);
     connect(worker_, &EngineWorker::split, this, [this](const SplitSnapshot& s) {
+        // Every token counts in the answer's share and the strip, even those the view skips.
+        int active = 0, on_device = 0;
+        for (const LayerSplit& l : s.layers) {
+            active += l.active;
+            on_device += l.active_on_device;
+        }
+        answer_active_ += active;
+        answer_on_device_ += on_device;
+        if (recent_shares_.size() == kRecentTokens) recent_shares_.removeFirst();
+        recent_shares_.append(active > 0 ? double(on_device) / active : 0.0);
         pending_split_ = s;
         if (!split_timer_.isActive()) split_timer_.start();
     }, Qt::QueuedConnection);
@@ -137,6 +147,8 @@ void EngineController::set_gpu_enabled(bool enabled) {
 
 void EngineController::generate(const GenerationRequest& r) {
     set_status(QStringLiteral("generating"));
+    answer_active_ = answer_on_device_ = 0;
+    recent_shares_.clear();
     QMetaObject::invokeMethod(worker_, [w = worker_, r] { w->generate(r); }, Qt::QueuedConnection);
 }
 

@@ -79,8 +79,17 @@ Pane {
             font.bold: true
         }
         Label {
-            text: qsTr("Last token: %1 % of active neurons on the device").arg((EngineController.deviceShare * 100).toFixed(0))
+            objectName: "answerShareLabel"
+            text: qsTr("This answer: %1 % of active neurons on the device · %2 tok/s")
+                  .arg((EngineController.answerDeviceShare * 100).toFixed(0))
+                  .arg(EngineController.tokensPerSecond.toFixed(1))
             opacity: 0.7
+        }
+        TokenStrip {
+            Layout.fillWidth: true
+        }
+        SplitLegend {
+            Layout.fillWidth: true
         }
         LayerBars {
             Layout.fillWidth: true

@@ -122,6 +122,14 @@ private slots:
         for (int r = 0; r < engine.layers()->rowCount(); ++r)
             active += engine.layers()->index(r).data(ember::app::LayerSplitModel::ActiveRole).toInt();
         QVERIFY(active > 0);
+        // ... and drew a column per token (the latest ones), with the answer's share beside them.
+        const QList<double> shares = engine.recent_shares();
+        QVERIFY(!shares.isEmpty() && shares.size() <= engine.recent_tokens());
+        for (double share : shares) QVERIFY(share >= 0.0 && share <= 1.0);
+        QVERIFY(engine.answer_device_share() >= 0.0 && engine.answer_device_share() <= 1.0);
+        QQuickItem* strip_bars = gui_test::find_item(window->contentItem(), QStringLiteral("tokenStripBars"));
+        QVERIFY(strip_bars);
+        QTRY_COMPARE(strip_bars->property("count").toInt(), int(shares.size()));
 
         // Regenerate replaces the answer; a greedy answer is the same text again.
         const QString first = chat.messages()->messages().back().content;
