@@ -80,6 +80,8 @@ Pane {
         }
         Label {
             objectName: "answerShareLabel"
+            Layout.fillWidth: true
+            wrapMode: Text.Wrap
             text: qsTr("This answer: %1 % of active neurons on the device · %2 tok/s")
                   .arg((EngineController.answerDeviceShare * 100).toFixed(0))
                   .arg(EngineController.tokensPerSecond.toFixed(1))
@@ -87,9 +89,12 @@ Pane {
         }
         TokenStrip {
             Layout.fillWidth: true
+            Layout.preferredWidth: 0
         }
         SplitLegend {
+            // The panel's width, not the legend's on one line.
             Layout.fillWidth: true
+            Layout.preferredWidth: 0
         }
         LayerBars {
             Layout.fillWidth: true
