@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 import Ember.App
 
 Pane {
@@ -101,34 +102,8 @@ Pane {
             Layout.fillHeight: true
         }
 
-        Label {
-            text: qsTr("Appearance")
-            font.bold: true
-        }
-        RowLayout {
-            Label { text: qsTr("Theme") }
-            ComboBox {
-                objectName: "themeBox"
-                Layout.fillWidth: true
-                model: [qsTr("System"), qsTr("Light"), qsTr("Dark")]
-                readonly property var themes: ["system", "light", "dark"]
-                currentIndex: themes.indexOf(AppSettings.theme)
-                onActivated: index => AppSettings.theme = themes[index]
-                Accessible.name: qsTr("Theme")
-            }
-        }
-        RowLayout {
-            Label { text: qsTr("Text size") }
-            Slider {
-                objectName: "fontScaleSlider"
-                Layout.fillWidth: true
-                from: 0.8
-                to: 1.6
-                stepSize: 0.1
-                value: AppSettings.fontScale
-                onMoved: AppSettings.fontScale = value
-                Accessible.name: qsTr("Text size")
-            }
+        AppearanceSettings {
+            Layout.fillWidth: true
         }
     }
 }
