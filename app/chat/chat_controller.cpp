@@ -532,11 +532,7 @@ void ChatController::editMessage(int row, const QString& text) {
     set_found_row(-1);
     const bool question = old.role == QLatin1String("user");
     if (question && engine_->status() != QLatin1String("ready")) return;  // it would wait for an answer
-    if (row < context_start_) {
-        set_context(row, false);
-        save_options();
-    }
-    set_context(context_start_, false);
+    set_context(std::min(context_start_, row), false);
     // Same parent as the original, so the edit and the original are siblings.
     const qint64 parent = row > 0 ? messages_.messages()[row - 1].id : 0;
     if (store_ && chat_id_ != 0 && old.id != 0) {
@@ -552,6 +548,8 @@ void ChatController::editMessage(int row, const QString& text) {
         edited.content = text;
         messages_.replace_from(row, {edited});
     }
+    // The context may start at the edited message: it is a new message now.
+    if (context_start_ > 0) save_options();
     if (question) start_answer();
     refresh_conversations();
 }
