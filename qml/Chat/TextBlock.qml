@@ -19,8 +19,8 @@ Item {
     property int moved: 0       // characters of `source` in the pieces
     property real movedWidth: 0 // their widest line unwrapped: the block does not narrow
 
-    // Lines the live text holds before its upper ones move: few enough to lay out in well under
-    // a millisecond, enough that pieces are rare.
+    // Lines the live text holds before its upper ones move: few, so a token's layout stays small;
+    // not one, so pieces are made only every dozen lines.
     readonly property int liveLines: 12
     // What could make text shown differently from its source: Markdown markup, HTML, escapes,
     // entities, line breaks.
