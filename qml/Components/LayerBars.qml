@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 import Ember.App
 
 // One bar per layer: the device's hot share (blue) and the CPU's cold share (grey) of the FFN
@@ -41,27 +42,27 @@ ListView {
             anchors.left: name.right
             anchors.right: parent.right
             height: parent.height
-            color: Qt.rgba(0.5, 0.5, 0.5, 0.25)
+            color: SplitColors.cold
             radius: 2
 
             Rectangle {
                 width: row.neurons > 0 ? track.width * row.hot / row.neurons : 0
                 height: parent.height
-                color: Qt.rgba(0.2, 0.45, 0.9, 0.35)
+                color: SplitColors.hot
                 radius: 2
             }
             Rectangle {
                 width: row.neurons > 0 ? track.width * row.activeOnDevice / row.neurons : 0
                 height: parent.height / 2
                 anchors.verticalCenter: parent.verticalCenter
-                color: "#2f6fe0"
+                color: SplitColors.activeOnDevice
             }
             Rectangle {
                 x: row.neurons > 0 ? track.width * row.hot / row.neurons : 0
                 width: row.neurons > 0 ? track.width * (row.active - row.activeOnDevice) / row.neurons : 0
                 height: parent.height / 2
                 anchors.verticalCenter: parent.verticalCenter
-                color: "#e08a2f"
+                color: SplitColors.activeOnCpu
             }
         }
     }

@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 
 // What the split view's colours mean.
 Flow {
@@ -10,10 +11,10 @@ Flow {
 
     Repeater {
         model: [
-            {"colour": Qt.rgba(0.2, 0.45, 0.9, 0.35), "text": qsTr("hot: on the device")},
-            {"colour": Qt.rgba(0.5, 0.5, 0.5, 0.25), "text": qsTr("cold: on the CPU")},
-            {"colour": "#2f6fe0", "text": qsTr("active, ran on the device")},
-            {"colour": "#e08a2f", "text": qsTr("active, ran on the CPU")}
+            {"colour": SplitColors.hot, "text": qsTr("hot: on the device")},
+            {"colour": SplitColors.cold, "text": qsTr("cold: on the CPU")},
+            {"colour": SplitColors.activeOnDevice, "text": qsTr("active, ran on the device")},
+            {"colour": SplitColors.activeOnCpu, "text": qsTr("active, ran on the CPU")}
         ]
 
         Row {
