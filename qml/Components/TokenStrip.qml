@@ -1,11 +1,15 @@
 import QtQuick
 import QtQuick.Controls
+import Ember
 import Ember.App
 
 // The latest tokens, one column each, newest on the right: the part of its active neurons the
 // device computed (blue, from the bottom) and the part the CPU did (orange).
 Item {
     id: strip
+
+    // Read once per update, not once per column.
+    readonly property var shares: EngineController.recentShares
 
     objectName: "tokenStrip"
     implicitHeight: 28
@@ -19,22 +23,22 @@ Item {
 
         Repeater {
             objectName: "tokenStripBars"
-            model: EngineController.recentShares.length
+            model: strip.shares.length
 
             Rectangle {
                 required property int index
-                readonly property real share: EngineController.recentShares[index] ?? 0
+                readonly property real share: strip.shares[index] ?? 0
 
                 width: Math.max(2, (strip.width - EngineController.recentTokens) / EngineController.recentTokens)
                 height: strip.height
-                color: "#e08a2f"
+                color: SplitColors.activeOnCpu
                 radius: 1
 
                 Rectangle {
                     anchors.bottom: parent.bottom
                     width: parent.width
                     height: parent.height * parent.share
-                    color: "#2f6fe0"
+                    color: SplitColors.activeOnDevice
                     radius: 1
                 }
             }
