@@ -113,13 +113,7 @@ void EngineController::set_instance(EngineController* controller) { g_instance =
 void EngineController::show_split() {
     const SplitSnapshot& s = pending_split_;
     layers_.update(s);
-    int active = 0, on_device = 0;
-    for (const LayerSplit& l : s.layers) {
-        active += l.active;
-        on_device += l.active_on_device;
-    }
     tokens_per_second_ = s.tokens_per_second;
-    device_share_ = active > 0 ? double(on_device) / active : 0.0;
     emit splitChanged();
 }
 

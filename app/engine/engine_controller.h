@@ -41,7 +41,6 @@ class EngineController : public QObject {
     Q_PROPERTY(double hotNeurons READ hot_neurons NOTIFY deviceChanged)
     Q_PROPERTY(double totalNeurons READ total_neurons NOTIFY deviceChanged)
     Q_PROPERTY(double tokensPerSecond READ tokens_per_second NOTIFY splitChanged)
-    Q_PROPERTY(double deviceShare READ device_share NOTIFY splitChanged)
     // Of the active neurons of every token of the answer so far, the share computed on the device.
     Q_PROPERTY(double answerDeviceShare READ answer_device_share NOTIFY splitChanged)
     // The device's share of the active neurons for each of the latest tokens, oldest first.
@@ -95,7 +94,6 @@ public:
     double hot_neurons() const { return double(device_.hot_neurons); }
     double total_neurons() const { return double(device_.total_neurons); }
     double tokens_per_second() const { return tokens_per_second_; }
-    double device_share() const { return device_share_; }
     double answer_device_share() const { return answer_active_ > 0 ? double(answer_on_device_) / double(answer_active_) : 0.0; }
     QList<double> recent_shares() const { return recent_shares_; }
     static constexpr int kRecentTokens = 64;
@@ -138,7 +136,6 @@ private:
     bool gpu_enabled_ = true;
     qint64 max_budget_ = 0;
     double tokens_per_second_ = 0.0;
-    double device_share_ = 0.0;
     qint64 answer_active_ = 0, answer_on_device_ = 0;
     QList<double> recent_shares_;  // per token, every token (not only those shown), at most kRecentTokens
     int context_used_ = 0;
