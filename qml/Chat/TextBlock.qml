@@ -37,18 +37,23 @@ Item {
         const grew = text.startsWith(source);
         source = text;
         if (!grew || !streaming)
-            join();
+            forgetPieces();
         live.text = source.slice(moved);
         if (streaming)
             move();
     }
 
-    function join() {
-        if (moved === 0)
-            return;
+    function forgetPieces() {
         pieces.clear();
         moved = 0;
         movedWidth = 0;
+    }
+
+    // One text again.
+    function join() {
+        if (moved === 0)
+            return;
+        forgetPieces();
         live.text = source;
     }
 
