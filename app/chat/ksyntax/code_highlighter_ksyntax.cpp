@@ -41,19 +41,17 @@ ksh::Definition definition_for(const QString& language) {
 class HtmlWriter final : public ksh::AbstractHighlighter {
 public:
     QString write(const QString& code) {
-        QString html;
-        out_ = &html;
+        html_.clear();
         ksh::State state;
         const QStringList lines = code.split(u'\n');
         for (qsizetype i = 0; i < lines.size(); ++i) {
-            if (i > 0) html += u'\n';
+            if (i > 0) html_ += u'\n';
             line_ = lines[i];
             written_ = 0;
             state = highlightLine(QStringView(line_), state);
             plain_until(int(line_.size()));
         }
-        out_ = nullptr;
-        return html;
+        return html_;
     }
 
 protected:
@@ -69,20 +67,20 @@ protected:
             if (format.isItalic(t)) style << QStringLiteral("font-style:italic");
         }
         if (style.isEmpty() || text.trimmed().isEmpty()) {
-            *out_ += text;
+            html_ += text;
             return;
         }
-        *out_ += QStringLiteral("<span style=\"%1\">").arg(style.join(u';')) + text + QStringLiteral("</span>");
+        html_ += QStringLiteral("<span style=\"%1\">").arg(style.join(u';')) + text + QStringLiteral("</span>");
     }
 
 private:
     // Text the library gave no format (it may skip some) goes out as it is, escaped.
     void plain_until(int offset) {
-        if (offset > written_) *out_ += line_.mid(written_, offset - written_).toHtmlEscaped();
+        if (offset > written_) html_ += line_.mid(written_, offset - written_).toHtmlEscaped();
         written_ = std::max(written_, offset);
     }
 
-    QString* out_ = nullptr;
+    QString html_;  // of the code so far
     QString line_;
     int written_ = 0;
 };
