@@ -9,6 +9,7 @@
 #   packaging/macos/arm64-engine-check.sh OUT_DIR X86_BIN_DIR
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source packaging/same_greedy_text.sh
 out=$1
 x86=$2
 cxx=aarch64-linux-gnu-g++
@@ -24,14 +25,7 @@ echo "ember-cli and ember-quantize for aarch64: built"
 
 for case in "resources/models/ember-demo/ember-demo.powerinfer.gguf|In the beginning" \
             "tests/data/tiny-relu-llama/model.q4_0.powerinfer.gguf|And it came to pass"; do
-    model=${case%%|*} prompt=${case#*|}
-    want=$("$x86/ember-cli" -m "$model" -p "$prompt" -n 16 --temp 0 2>/dev/null)
-    got=$(qemu-aarch64 "$out/ember-cli" -m "$model" -p "$prompt" -n 16 --temp 0 2>/dev/null)
-    if [ "$got" != "$want" ]; then
-        printf 'ember-cli on aarch64 differs on %s:\n  x86:     %s\n  aarch64: %s\n' "$model" "$want" "$got" >&2
-        exit 1
-    fi
-    echo "ember-cli on aarch64: $model: $got"
+    same_greedy_text "ember-cli on aarch64" "$x86/ember-cli" "${case%%|*}" "${case#*|}" -- qemu-aarch64 "$out/ember-cli"
 done
 qemu-aarch64 "$out/ember-quantize" tests/data/tiny-relu-llama/model.dense.gguf "$out/q4.arm64.gguf" Q4_0 >/dev/null 2>&1
 "$x86/ember-quantize" tests/data/tiny-relu-llama/model.dense.gguf "$out/q4.x86.gguf" Q4_0 >/dev/null 2>&1

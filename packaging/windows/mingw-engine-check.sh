@@ -10,6 +10,7 @@
 #   packaging/windows/mingw-engine-check.sh [OUT_DIR [LINUX_EMBER_CLI]]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source packaging/same_greedy_text.sh
 out=${1:-build-mingw}
 cxx=x86_64-w64-mingw32-g++-posix
 mkdir -p "$out/obj"
@@ -75,12 +76,5 @@ cp resources/models/ember-demo/ember-demo.powerinfer.gguf "$unicode_dir/"
 for case in "resources/models/ember-demo/ember-demo.powerinfer.gguf|In the beginning" \
             "tests/data/tiny-relu-llama/model.q4_0.powerinfer.gguf|And it came to pass" \
             "$unicode_dir/ember-demo.powerinfer.gguf|In the beginning"; do
-    model=${case%%|*} prompt=${case#*|}
-    want=$("$linux_cli" -m "$model" -p "$prompt" -n 16 --temp 0 2>/dev/null)
-    got=$("$wine" "$out/ember-cli.exe" -m "$model" -p "$prompt" -n 16 --temp 0 2>/dev/null | tr -d '\r')
-    if [ "$got" != "$want" ]; then
-        printf 'ember-cli.exe under Wine differs on %s:\n  Linux:   %s\n  Windows: %s\n' "$model" "$want" "$got" >&2
-        exit 1
-    fi
-    echo "ember-cli.exe under Wine: $model: $got"
+    same_greedy_text "ember-cli.exe under Wine" "$linux_cli" "${case%%|*}" "${case#*|}" -- "$wine" "$out/ember-cli.exe"
 done
