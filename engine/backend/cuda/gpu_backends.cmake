@@ -18,7 +18,7 @@ if(EMBER_CUDA)
     endif()
     # The static runtime finds the driver at run time: the binaries start, and fall back to the
     # CPU with the reason, on machines without one.
-    target_link_libraries(ember_backend_cuda PUBLIC ember_tensor CUDA::cudart_static)
+    target_link_libraries(ember_backend_cuda PUBLIC ember_tensor ember_device_arena CUDA::cudart_static)
 endif()
 
 if(EMBER_HIP)
@@ -46,5 +46,5 @@ if(EMBER_HIP)
     target_compile_definitions(ember_backend_hip PRIVATE EMBER_HIP=1 __HIP_PLATFORM_AMD__=1)
     target_include_directories(ember_backend_hip PRIVATE ${_engine_dir} ${_engine_dir}/include)
     set_target_properties(ember_backend_hip PROPERTIES POSITION_INDEPENDENT_CODE ON)
-    target_link_libraries(ember_backend_hip PUBLIC ember_tensor ${EMBER_AMDHIP64})
+    target_link_libraries(ember_backend_hip PUBLIC ember_tensor ember_device_arena ${EMBER_AMDHIP64})
 endif()
