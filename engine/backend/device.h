@@ -22,6 +22,11 @@ struct FfnRows {
     tensor::WeightView down_t;  // row i: neuron i's output vector
 };
 
+// Device bytes of one resident neuron: its gate, up and down_t rows.
+inline uint64_t neuron_bytes(const FfnRows& rows) {
+    return (rows.gate.n_rows ? rows.gate.row_bytes : 0) + rows.up.row_bytes + rows.down_t.row_bytes;
+}
+
 // The F16 key/value cache a device holds: per layer, per position, n_head_kv * head_dim values.
 struct KvShape {
     int32_t n_layer = 0;  // 0: no cache on the device
@@ -60,25 +65,32 @@ public:
     uint64_t used_bytes() const { return usage().total(); }
     virtual bool supports(tensor::DType type) const = 0;
     // The most this session may hold on the device (the VRAM slider). Throws EngineError when
-    // it is below what is held now: shrink first.
+    // it is below the footprint: shrink first.
     virtual void set_budget_bytes(uint64_t bytes) = 0;
+    // The memory held for the placement, at least what is in use and at most the budget; what
+    // is placed must fit in it. A GPU takes exactly this much, in one allocation that everything
+    // it holds comes from (its scratch included), so the VRAM slider shows what the process
+    // takes; what is held survives a change. Throws EngineError, changing nothing, outside
+    // those bounds or when the GPU has not the memory.
+    virtual void set_footprint(uint64_t bytes) = 0;
+    virtual uint64_t footprint() const = 0;
 
     // Makes exactly `matrices` resident (the dense weights the placement put on the device,
     // known by their host data), copying only those not already there, and reserves
     // `other_bytes` for the rest of the dense share (norms, KV cache, compute scratch). Throws
-    // EngineError, changing nothing, past the budget or for a type supports() refuses.
+    // EngineError, changing nothing, past the footprint or for a type supports() refuses.
     virtual void set_dense(std::span<const tensor::WeightView> matrices, uint64_t other_bytes) = 0;
     // Whether `w` (by its host data) is resident through set_dense.
     virtual bool holds(const tensor::WeightView& w) const = 0;
 
     // Makes exactly `neurons` (ascending) of layer il resident, copying only rows not already
-    // there. Throws EngineError, changing nothing, when the result would exceed the budget.
+    // there. Throws EngineError, changing nothing, when the result would exceed the footprint.
     virtual void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) = 0;
 
     // Moves the KV cache to the device (shape.n_layer > 0) or back to the host (an empty shape),
     // with its first n_past positions: host_k and host_v are the host's caches in KvShape's
     // layout, read when the cache arrives and written when it leaves. A cache of the same shape
-    // already held stays. Throws EngineError, changing nothing, past the budget.
+    // already held stays. Throws EngineError, changing nothing, past the footprint.
     virtual void set_kv_cache(const KvShape& shape, uint16_t* host_k, uint16_t* host_v, int32_t n_past) = 0;
     virtual bool holds_kv_cache() const = 0;
 
@@ -111,7 +123,7 @@ public:
 };
 
 // A host-memory stand-in with a byte budget: keeps its own copies of the hot rows, refuses
-// allocations past the budget, counts traffic, and computes the hot FFN half with the CPU
+// allocations past the footprint and footprints past the budget, counts traffic, and computes the hot FFN half with the CPU
 // kernels on its own thread, concurrently with the CPU's half as a GPU would. Dense matrices
 // are read in place (the model's weights are immutable and outlive the session) but counted
 // as held and uploaded; their products run on `pool` (the session's, which must outlive the

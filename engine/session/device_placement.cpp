@@ -40,17 +40,27 @@ void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss, model::KvC
     const int32_t n_layer = arch_.hparams().n_layer;
     const std::vector<std::vector<int32_t>> next = choose_hot(p);
 
-    // Layers that shrink first, then the dense reservation, then layers that grow: the device
-    // stays within the larger of the two budgets at every step and within the new one at the end.
-    device_->set_budget_bytes(std::max(budget, device_->used_bytes()));
+    const DenseShare dense = dense_share(p, kv);
+    // The device's memory for this plan is exactly what it will hold.
+    uint64_t footprint = dense.bytes + dense.kv.bytes();
+    for (int32_t il = 0; il < n_layer; ++il)
+        footprint += backend::neuron_bytes(arch_.ffn_rows(il)) * next[size_t(il)].size();
+
+    // Grow the budget and the memory held first, then shrink layers, replace the dense share,
+    // grow layers, and only then shrink the memory and the budget: the device stays within the
+    // larger of the two plans at every step and within the new one at the end.
+    const uint64_t held = device_->footprint();
+    device_->set_budget_bytes(std::max(budget, held));
+    device_->set_footprint(std::max(footprint, held));
     for (int32_t il = 0; il < n_layer; ++il)
         if (next[size_t(il)].size() < hot_[size_t(il)].size())
             device_->set_hot_neurons(il, arch_.ffn_rows(il), next[size_t(il)]);
-    place_dense(p, kv);
+    place_dense(p, dense, kv);
     for (int32_t il = 0; il < n_layer; ++il)
         if (next[size_t(il)].size() >= hot_[size_t(il)].size())
             device_->set_hot_neurons(il, arch_.ffn_rows(il), next[size_t(il)]);
     hot_ = next;
+    device_->set_footprint(device_->used_bytes());
     device_->set_budget_bytes(budget);
 
     ss.device = device_.get();
@@ -59,35 +69,39 @@ void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss, model::KvC
         for (int32_t id : hot_[size_t(il)]) ss.hot[size_t(il)][size_t(id)] = 1;
 }
 
-void DevicePlacement::place_dense(const sparse::Placement& p, model::KvCache& kv) {
+DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement& p, const model::KvCache& kv) const {
     // A type the device has no kernel for (e.g. a Q6_K LM head) stays on the CPU, uncharged.
-    std::vector<tensor::WeightView> placed;
+    DenseShare d;
     uint64_t placed_bytes = 0, refused_bytes = 0;
-    int64_t refused = 0;
     for (const tensor::WeightView& w : arch_.device_matrices(p)) {
         if (device_->supports(w.type)) {
-            placed.push_back(w);
+            d.matrices.push_back(w);
             placed_bytes += model::matrix_bytes(w);
         } else {
-            ++refused;
+            ++d.refused;
             refused_bytes += model::matrix_bytes(w);
         }
     }
     const model::HParams& hp = arch_.hparams();
-    backend::KvShape shape;
-    if (p.kv_k_on_device && p.kv_v_on_device) shape = {hp.n_layer, kv.n_ctx(), hp.n_head, hp.n_head_kv, hp.head_dim()};
+    if (p.kv_k_on_device && p.kv_v_on_device) d.kv = {hp.n_layer, kv.n_ctx(), hp.n_head, hp.n_head_kv, hp.head_dim()};
+    d.other_bytes = p.bytes_used - p.ffn_bytes - placed_bytes - refused_bytes - d.kv.bytes();
+    d.bytes = placed_bytes + d.other_bytes;
+    return d;
+}
+
+void DevicePlacement::place_dense(const sparse::Placement& p, const DenseShare& d, model::KvCache& kv) {
     // The cache leaves before and arrives after the matrices change, so the device never holds
     // more than the larger of the two plans.
-    if (shape.n_layer == 0) device_->set_kv_cache(shape, kv.k(0, 0), kv.v(0, 0), kv.n_past());
-    device_->set_dense(placed, p.bytes_used - p.ffn_bytes - placed_bytes - refused_bytes - shape.bytes());
-    if (shape.n_layer > 0) device_->set_kv_cache(shape, kv.k(0, 0), kv.v(0, 0), kv.n_past());
+    if (d.kv.n_layer == 0) device_->set_kv_cache(d.kv, kv.k(0, 0), kv.v(0, 0), kv.n_past());
+    device_->set_dense(d.matrices, d.other_bytes);
+    if (d.kv.n_layer > 0) device_->set_kv_cache(d.kv, kv.k(0, 0), kv.v(0, 0), kv.n_past());
 
-    const std::string n_layer = std::to_string(hp.n_layer);
+    const std::string n_layer = std::to_string(arch_.hparams().n_layer);
     dense_note_ = "attention of " + std::to_string(p.n_attn_layers) + "/" + n_layer + " layers, predictors of " +
                   std::to_string(p.n_predictor_layers) + "/" + n_layer + (p.output_on_device ? ", the LM head" : "") +
-                  (shape.n_layer > 0 ? ", the KV cache" : "") + " on the device";
-    if (refused > 0)
-        dense_note_ += "; " + std::to_string(refused) + " matrices of types it has no kernel for stay on the CPU";
+                  (d.kv.n_layer > 0 ? ", the KV cache" : "") + " on the device";
+    if (d.refused > 0)
+        dense_note_ += "; " + std::to_string(d.refused) + " matrices of types it has no kernel for stay on the CPU";
 }
 
 std::vector<std::vector<int32_t>> DevicePlacement::choose_hot(const sparse::Placement& p) {

@@ -37,10 +37,19 @@ public:
     const std::vector<std::vector<int32_t>>& hot() const { return hot_; }
 
 private:
+    // What `p` puts on the device besides FFN rows: the matrices it has kernels for, the rest of
+    // the dense share (norms, scratch) reserved beside them, and the KV cache.
+    struct DenseShare {
+        std::vector<tensor::WeightView> matrices;
+        int64_t refused = 0;       // matrices of types the device has no kernel for (left on the CPU)
+        uint64_t other_bytes = 0;
+        uint64_t bytes = 0;        // matrices + other_bytes
+        backend::KvShape kv;       // n_layer 0: the cache stays on the host
+    };
+
     std::vector<std::vector<int32_t>> choose_hot(const sparse::Placement& p);
-    // Makes the dense matrices and the KV cache `p` places resident on the device, with the
-    // rest of its dense share (norms, scratch) reserved beside them.
-    void place_dense(const sparse::Placement& p, model::KvCache& kv);
+    DenseShare dense_share(const sparse::Placement& p, const model::KvCache& kv) const;
+    void place_dense(const sparse::Placement& p, const DenseShare& d, model::KvCache& kv);
 
     std::unique_ptr<backend::Device> device_;
     const model::Architecture& arch_;

@@ -88,10 +88,17 @@ bool close_to_cpu(const WeightView& m, int32_t id, const uint8_t* x, float got) 
     return false;
 }
 
+// A device holding its whole budget, as a session's placement would size it.
 std::unique_ptr<ember::backend::Device> open_device(const QString& which, uint64_t budget) {
-    if (which == "sim") return ember::backend::make_sim_device(budget);
-    return ember::backend::make_gpu_device(which.mid(4).toInt(), budget);
+    auto dev = which == "sim" ? ember::backend::make_sim_device(budget)
+                              : ember::backend::make_gpu_device(which.mid(4).toInt(), budget);
+    dev->set_footprint(budget);
+    return dev;
 }
+
+// What a test reserves for a device's compute scratch (a GPU takes it from the memory it holds),
+// as a session reserves its margin.
+constexpr uint64_t kScratch = 1 << 16;
 
 // Devices to run on: sim, and gpu:N for each usable GPU.
 void add_device_rows(const std::function<void(const QString&)>& rows) {
@@ -274,17 +281,17 @@ private slots:
         const Matrix a(DType::Q4_0, 256, 300, 1), b(DType::Q8_0, 256, 200, 2), c(DType::F16, 64, 100, 3);
         const Layer layer(DType::Q4_0, 128, 600, true, 9);
         const uint64_t per_neuron = 3 * ember::tensor::row_bytes(DType::Q4_0, 128);
-        const uint64_t budget = a.bytes() + b.bytes() + 1000 + 100 * per_neuron;
+        const uint64_t budget = a.bytes() + b.bytes() + kScratch + 100 * per_neuron;
         auto dev = open_device(device, budget);
         dev->set_hot_neurons(0, layer.rows(), pick(600, 100, 1));
         const WeightView ab[] = {a.view, b.view};
-        dev->set_dense(ab, 1000);
+        dev->set_dense(ab, kScratch);
         QCOMPARE(dev->used_bytes(), budget);
         QCOMPARE(dev->traffic().dense_bytes_uploaded, a.bytes() + b.bytes());
 
         // Past the budget: refused, and nothing changed.
         const WeightView abc[] = {a.view, b.view, c.view};
-        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_dense(abc, 1000));
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_dense(abc, kScratch));
         QCOMPARE(dev->used_bytes(), budget);
         QVERIFY(dev->holds(a.view) && dev->holds(b.view) && !dev->holds(c.view));
 
@@ -406,11 +413,12 @@ private slots:
         const Layer layer(DType::Q4_0, 128, 600, true, 9);
         const ember::backend::FfnRows rows = layer.rows();
         const uint64_t per_neuron = 3 * ember::tensor::row_bytes(DType::Q4_0, 128);
-        auto dev = open_device(device, 400 * per_neuron);
+        auto dev = open_device(device, kScratch + 400 * per_neuron);
+        dev->set_dense({}, kScratch);
         const std::vector<int32_t> first = pick(600, 300, 1);
         dev->set_hot_neurons(3, rows, first);
         QCOMPARE(dev->traffic().bytes_uploaded, 300 * per_neuron);
-        QCOMPARE(dev->used_bytes(), 300 * per_neuron);
+        QCOMPARE(dev->used_bytes(), kScratch + 300 * per_neuron);
 
         // 100 leave, 150 arrive: only the arrivals are uploaded.
         std::vector<int32_t> next(first.begin() + 100, first.end());
@@ -421,12 +429,12 @@ private slots:
         std::sort(next.begin(), next.end());
         dev->set_hot_neurons(3, rows, next);
         QCOMPARE(dev->traffic().bytes_uploaded, 450 * per_neuron);
-        QCOMPARE(dev->used_bytes(), 350 * per_neuron);
+        QCOMPARE(dev->used_bytes(), kScratch + 350 * per_neuron);
 
         // Past the budget: refused, nothing changed, and the resident rows still compute right.
         QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_hot_neurons(3, rows, pick(600, 401, 7)));
-        QCOMPARE(dev->used_bytes(), 350 * per_neuron);
-        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_budget_bytes(349 * per_neuron));
+        QCOMPARE(dev->used_bytes(), kScratch + 350 * per_neuron);
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_budget_bytes(kScratch + 349 * per_neuron));
         const std::vector<float> x = random_vector(128, 4);
         ember::tensor::PreparedActivations prepared;
         prepared.reserve(1, 128);
@@ -445,6 +453,72 @@ private slots:
             dev->begin_dots(3, prepared.row(0), std::span<const int32_t>(&absent, 1), g.data(), v.data());
             dev->wait();
         });
+    }
+
+    void footprint_changes_keep_what_is_held_data() {
+        QTest::addColumn<QString>("device");
+        add_device_rows([](const QString& device) { QTest::newRow(qPrintable(device)) << device; });
+    }
+
+    // The memory held follows the placement both ways (a GPU replaces its one allocation), and
+    // the rows and matrices in it keep computing right.
+    void footprint_changes_keep_what_is_held() {
+        QFETCH(QString, device);
+        const Layer layer(DType::Q8_0, 256, 700, true, 12);
+        const ember::backend::FfnRows rows = layer.rows();
+        const Matrix m(DType::F16, 256, 90, 13);
+        const uint64_t per_neuron = 3 * ember::tensor::row_bytes(DType::Q8_0, 256);
+        const uint64_t budget = kScratch + m.bytes() + 500 * per_neuron;
+        auto dev = open_device(device, budget);
+        dev->set_dense(std::span(&m.view, 1), kScratch);
+        dev->set_hot_neurons(0, rows, pick(700, 500, 2));
+
+        // Shrink the hot set, then the memory to exactly what is in use.
+        const std::vector<int32_t> fewer = pick(700, 150, 3);
+        dev->set_hot_neurons(0, rows, fewer);
+        const uint64_t in_use = kScratch + m.bytes() + 150 * per_neuron;
+        QCOMPARE(dev->used_bytes(), in_use);
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_footprint(in_use - 1));
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_footprint(budget + 1));
+        dev->set_footprint(in_use);
+        QCOMPARE(dev->footprint(), in_use);
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_budget_bytes(in_use - 1));
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_hot_neurons(0, rows, pick(700, 151, 4)));
+
+        auto check_layer = [&](const std::vector<int32_t>& ids) {
+            const std::vector<float> x = random_vector(256, 5);
+            ember::tensor::PreparedActivations prepared;
+            prepared.reserve(1, 256);
+            prepared.prepare(DType::Q8_0, x.data(), 1, 256);
+            std::vector<float> g(ids.size(), NAN), v(ids.size(), NAN);
+            dev->begin_dots(0, prepared.row(0), ids, g.data(), v.data());
+            dev->wait();
+            for (size_t j = 0; j < ids.size(); ++j)
+                if (!close_to_cpu(rows.up, ids[j], prepared.row(0), v[j]) || !close_to_cpu(rows.gate, ids[j], prepared.row(0), g[j]))
+                    return false;
+            std::vector<float> y(90, NAN);
+            const std::vector<float> xm = random_vector(256, 6);
+            ember::tensor::PreparedActivations pm;
+            pm.reserve(1, 256);
+            pm.prepare(DType::F16, xm.data(), 1, 256);
+            dev->begin_matmul(m.view, pm.row(0), pm.row_stride(), 1, y.data());
+            dev->wait();
+            for (int r = 0; r < 90; ++r)
+                if (!close_to_cpu(m.view, r, pm.row(0), y[size_t(r)])) return false;
+            return true;
+        };
+        QVERIFY(check_layer(fewer));
+
+        // Grow again: the memory first, then the rows; only the new rows are uploaded.
+        const uint64_t uploaded = dev->traffic().bytes_uploaded;
+        dev->set_footprint(budget);
+        const std::vector<int32_t> more = pick(700, 480, 7);
+        dev->set_hot_neurons(0, rows, more);
+        size_t arrivals = 0;
+        for (int32_t id : more) arrivals += !std::binary_search(fewer.begin(), fewer.end(), id);
+        QCOMPARE(dev->traffic().bytes_uploaded, uploaded + arrivals * per_neuron);
+        QVERIFY(check_layer(more));
+        QCOMPARE(dev->traffic().dense_bytes_uploaded, m.bytes());
     }
 };
 

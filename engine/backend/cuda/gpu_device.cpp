@@ -1,10 +1,12 @@
-// A GPU behind the device seam: the hot rows of each layer and the dense matrices placed there
-// in device memory, the gathered gate/up dot products, the ordered down-projection sum and the
-// dense products as kernels on one stream, and the join as one small copy back per call.
+// A GPU behind the device seam: the hot rows of each layer, the dense matrices, the KV cache and
+// the scratch placed there in one arena of exactly the footprint, the gathered gate/up dot
+// products, the ordered down-projection sum and the dense products as kernels on one stream, and
+// the join as one small copy back per call.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +14,8 @@
 #include "backend/cuda/attention_kernels.h"
 #include "backend/cuda/attention_math.h"
 #include "backend/cuda/ffn_kernels.h"
+#include "backend/cuda/gpu_arena.h"
+#include "backend/cuda/gpu_buffer.h"
 #include "backend/cuda/gpu_runtime.h"
 #include "backend/gpu.h"
 #include "common/error.h"
@@ -19,72 +23,46 @@
 namespace ember::backend {
 namespace {
 
+using gpu::Arena;
 using gpu::check;
+using gpu::DeviceBuffer;
+using gpu::PinnedBuffer;
 using tensor::DType;
 
-// Memory from the runtime, freed with its owner: on the device, or page-locked on the host
-// (copies from and to pinned memory run asynchronously on the stream).
-enum class Where { Device, Pinned };
+using Block = Arena::Block;
 
-template <Where W>
-class Buffer {
-public:
-    Buffer() = default;
-    explicit Buffer(size_t bytes) : bytes_(bytes) {
-        if (!bytes) return;
-        if constexpr (W == Where::Device) check(gpuMalloc(reinterpret_cast<void**>(&data_), bytes), "allocating device memory");
-        else check(gpuHostAlloc(reinterpret_cast<void**>(&data_), bytes), "allocating pinned host memory");
-    }
-    Buffer(Buffer&& o) noexcept : data_(std::exchange(o.data_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
-    Buffer& operator=(Buffer&& o) noexcept {
-        std::swap(data_, o.data_);
-        std::swap(bytes_, o.bytes_);
-        return *this;
-    }
-    ~Buffer() {
-        if (!data_) return;
-        if constexpr (W == Where::Device) (void)gpuFree(data_);
-        else (void)gpuFreeHost(data_);
-    }
-    uint8_t* data() const { return data_; }
-    size_t bytes() const { return bytes_; }
-    template <class T>
-    T* as() const { return reinterpret_cast<T*>(data_); }
-
-private:
-    uint8_t* data_ = nullptr;
-    size_t bytes_ = 0;
+// A matrix's rows in the arena: row r at the block's start + r * row_bytes.
+struct RowsInArena {
+    Block block{};
+    DType type{};
+    size_t row_bytes = 0;
+    int64_t n_cols = 0;
 };
-using DeviceBuffer = Buffer<Where::Device>;
-using PinnedBuffer = Buffer<Where::Pinned>;
 
-// One layer's resident rows, gate | up | down_t in one allocation: local row r is neuron ids[r].
+// One layer's resident rows, a block each for gate, up and down_t with one slot per neuron:
+// slot s of every block holds neuron ids[s]. Slots need not be in neuron order, so a re-plan
+// moves only the rows that change side.
 struct LayerRows {
-    DeviceBuffer memory;
+    std::optional<RowsInArena> gate;
+    RowsInArena up, down;
     std::vector<int32_t> ids;
-    std::vector<int32_t> local_of;  // neuron -> local row, -1 when not resident
-    gpu::DeviceRows gate, up, down;
-    bool gated = false;
-
+    std::vector<int32_t> local_of;  // neuron -> slot, -1 when not resident
+    uint64_t per_neuron = 0;
+    uint64_t bytes() const { return per_neuron * ids.size(); }
 };
 
 // A dense matrix placed on the device.
 struct DenseMatrix {
-    DeviceBuffer memory;
-    gpu::DeviceRows rows;
+    RowsInArena rows;
     int32_t n_rows = 0;
 };
 
-// A device buffer and its pinned host twin for one kind of transfer, grown (never shrunk) to
-// the largest size asked for; grown only with nothing queued.
+// Device scratch in the arena and its pinned host twin, grown (never shrunk) to the largest
+// size asked for; grown only with nothing queued.
 struct Staging {
-    DeviceBuffer dev;
+    std::optional<Block> dev;
+    uint64_t bytes = 0;
     PinnedBuffer host;
-    void reserve(size_t bytes) {
-        if (bytes <= dev.bytes()) return;
-        dev = DeviceBuffer(bytes);
-        host = PinnedBuffer(bytes);
-    }
 };
 
 // A half-layer's results, copied from pinned staging into the caller's arrays at wait().
@@ -99,13 +77,11 @@ public:
     GpuDevice(const GpuInfo& info, uint64_t budget) : index_(info.index), name_(info.name), budget_(budget) {
         check(gpuSetDevice(index_), "selecting the GPU");
         check(gpuStreamCreateWithFlags(&stream_, gpuStreamNonBlocking), "creating a stream");
+        arena_.emplace(name_, stream_);
     }
     ~GpuDevice() override {
         (void)gpuStreamSynchronize(stream_);
-        layers_.clear();
-        matrices_.clear();
-        kv_k_ = DeviceBuffer();
-        kv_v_ = DeviceBuffer();
+        arena_.reset();
         (void)gpuStreamDestroy(stream_);
     }
 
@@ -119,14 +95,28 @@ public:
     }
 
     void set_budget_bytes(uint64_t bytes) override {
-        if (used_bytes() > bytes)
-            fail(name_ + ": a budget of " + std::to_string(bytes) + " bytes is below the " + std::to_string(used_bytes()) +
-                 " bytes in use");
+        if (footprint() > bytes)
+            fail(name_ + ": a budget of " + std::to_string(bytes) + " bytes is below the " + std::to_string(footprint()) +
+                 " bytes held");
         budget_ = bytes;
     }
 
-    // The device's own scratch (activations, indices, results, partial sums) is part of the
-    // compute-scratch share the session reserves in other_bytes.
+    // Scratch is dropped first (it is made again on first use) so only what the placement
+    // holds moves.
+    void set_footprint(uint64_t bytes) override {
+        if (bytes < used_bytes() || bytes > budget_)
+            fail(name_ + ": a footprint of " + std::to_string(bytes) + " bytes is outside " + std::to_string(used_bytes()) +
+                 " (in use) .. " + std::to_string(budget_) + " (the budget)");
+        if (bytes == footprint()) return;
+        if (!pending_.empty()) wait();
+        select();
+        drop_scratch();
+        arena_->resize_memory(bytes);
+    }
+    uint64_t footprint() const override { return arena_->capacity(); }
+
+    // The device's own scratch (activations, indices, results, partial sums, the attention
+    // scores) comes out of the compute-scratch share the session reserves in other_bytes.
     void set_dense(std::span<const tensor::WeightView> matrices, uint64_t other_bytes) override {
         uint64_t bytes = other_bytes;
         for (const tensor::WeightView& w : matrices) {
@@ -136,24 +126,26 @@ public:
             bytes += uint64_t(w.row_bytes) * uint64_t(w.n_rows);
         }
         const uint64_t others = ffn_bytes() + kv_shape_.bytes();
-        if (others + bytes > budget_)
-            fail(name_ + ": " + std::to_string(bytes) + " bytes of dense parts exceed the budget of " +
-                 std::to_string(budget_) + " bytes (" + std::to_string(others) + " in use)");
+        if (others + bytes > footprint())
+            fail(name_ + ": " + std::to_string(bytes) + " bytes of dense parts exceed the " + std::to_string(footprint()) +
+                 " bytes held (" + std::to_string(others) + " in use)");
         if (!pending_.empty()) wait();
         select();
         // Matrices leaving are freed before new ones arrive, so memory never holds both sets.
         std::map<const uint8_t*, DenseMatrix> next;
         for (const tensor::WeightView& w : matrices)
-            if (auto it = matrices_.find(w.data); it != matrices_.end()) next[w.data] = std::move(it->second);
+            if (auto it = matrices_.find(w.data); it != matrices_.end()) next[w.data] = it->second;
+        for (const auto& [data, m] : matrices_)
+            if (!next.count(data)) arena_->release(m.rows.block);
         matrices_ = std::move(next);
         dense_other_ = other_bytes;
         for (const tensor::WeightView& w : matrices) {
             if (matrices_.count(w.data)) continue;
-            DenseMatrix m;
             const size_t size = w.row_bytes * size_t(w.n_rows);
-            m.memory = DeviceBuffer(size);
-            m.rows = {tensor::stored_type(w.type), m.memory.data(), w.row_bytes, w.n_cols};
+            DenseMatrix m;
+            m.rows = {arena_->take(size, "a dense matrix"), tensor::stored_type(w.type), w.row_bytes, w.n_cols};
             m.n_rows = int32_t(w.n_rows);
+            matrices_[w.data] = m;
             // Synchronous from pageable memory: the model's weights are not pinned, and this
             // happens only when the placement changes.
             std::vector<uint8_t> stored;
@@ -163,45 +155,42 @@ public:
                 for (int64_t r = 0; r < w.n_rows; ++r) tensor::row_as_stored(w, r, stored.data() + size_t(r) * w.row_bytes);
                 src = stored.data();
             }
-            check(gpuMemcpy(m.memory.data(), src, size, gpuMemcpyHostToDevice), "uploading a dense matrix");
+            check(gpuMemcpy(arena_->at(m.rows.block), src, size, gpuMemcpyHostToDevice), "uploading a dense matrix");
             traffic_.dense_bytes_uploaded += size;
-            matrices_[w.data] = std::move(m);
         }
     }
 
     bool holds(const tensor::WeightView& w) const override { return matrices_.count(w.data) > 0; }
 
     void set_kv_cache(const KvShape& shape, uint16_t* host_k, uint16_t* host_v, int32_t n_past) override {
-        const KvShape& old = kv_shape_;
+        const KvShape old = kv_shape_;
         if (shape == old) return;
         if (shape.head_dim > gpu::kMaxHeadDim)
             fail(name_ + ": heads of " + std::to_string(shape.head_dim) + " values exceed the attention kernel's " +
                  std::to_string(gpu::kMaxHeadDim));
-        if (used_bytes() - old.bytes() + shape.bytes() > budget_)
-            fail(name_ + ": a KV cache of " + std::to_string(shape.bytes()) + " bytes exceeds the budget of " +
-                 std::to_string(budget_) + " bytes (" + std::to_string(used_bytes() - old.bytes()) + " in use)");
+        if (used_bytes() - old.bytes() + shape.bytes() > footprint())
+            fail(name_ + ": a KV cache of " + std::to_string(shape.bytes()) + " bytes exceeds the " +
+                 std::to_string(footprint()) + " bytes held (" + std::to_string(used_bytes() - old.bytes()) + " in use)");
         if (!pending_.empty()) wait();
         select();
         if (old.n_layer > 0) {
             copy_kv(old, n_past, [&](size_t offset, size_t bytes) {
-                check(gpuMemcpy(reinterpret_cast<uint8_t*>(host_k) + offset, kv_k_.data() + offset, bytes,
+                check(gpuMemcpy(reinterpret_cast<uint8_t*>(host_k) + offset, arena_->at(*kv_k_) + offset, bytes,
                                 gpuMemcpyDeviceToHost), "copying the KV cache back");
-                check(gpuMemcpy(reinterpret_cast<uint8_t*>(host_v) + offset, kv_v_.data() + offset, bytes,
+                check(gpuMemcpy(reinterpret_cast<uint8_t*>(host_v) + offset, arena_->at(*kv_v_) + offset, bytes,
                                 gpuMemcpyDeviceToHost), "copying the KV cache back");
             });
+            arena_->release(*std::exchange(kv_k_, std::nullopt));
+            arena_->release(*std::exchange(kv_v_, std::nullopt));
         }
-        kv_k_ = DeviceBuffer();
-        kv_v_ = DeviceBuffer();
-        dev_scores_ = DeviceBuffer();
         kv_shape_ = {};
         if (shape.n_layer == 0) return;
-        kv_k_ = DeviceBuffer(shape.bytes() / 2);
-        kv_v_ = DeviceBuffer(shape.bytes() / 2);
-        dev_scores_ = DeviceBuffer(size_t(shape.n_head) * size_t(shape.n_ctx) * sizeof(float));
+        kv_k_ = arena_->take(shape.bytes() / 2, "the KV cache's keys");
+        kv_v_ = arena_->take(shape.bytes() / 2, "the KV cache's values");
         copy_kv(shape, n_past, [&](size_t offset, size_t bytes) {
-            check(gpuMemcpy(kv_k_.data() + offset, reinterpret_cast<const uint8_t*>(host_k) + offset, bytes,
+            check(gpuMemcpy(arena_->at(*kv_k_) + offset, reinterpret_cast<const uint8_t*>(host_k) + offset, bytes,
                             gpuMemcpyHostToDevice), "uploading the KV cache");
-            check(gpuMemcpy(kv_v_.data() + offset, reinterpret_cast<const uint8_t*>(host_v) + offset, bytes,
+            check(gpuMemcpy(arena_->at(*kv_v_) + offset, reinterpret_cast<const uint8_t*>(host_v) + offset, bytes,
                             gpuMemcpyHostToDevice), "uploading the KV cache");
             traffic_.dense_bytes_uploaded += 2 * bytes;
         });
@@ -210,9 +199,9 @@ public:
 
     bool holds_kv_cache() const override { return kv_shape_.n_layer > 0; }
 
+    // Rows staying keep their slots unless they lie past the new size; leaving rows free their
+    // slots and arriving rows take free ones, so only arrivals cross the bus.
     void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) override {
-        if (!pending_.empty()) wait();  // results in flight land before their buffers can change
-        select();
         for (const tensor::WeightView* w : {&rows.gate, &rows.up, &rows.down_t})
             if (w->n_rows && !supports(w->type))
                 fail(name_ + ": layer " + std::to_string(il) + " has " + tensor::dtype_name(w->type) +
@@ -220,94 +209,152 @@ public:
         const bool gated = rows.gate.n_rows > 0;
         if (gated && tensor::activation_type(rows.gate.type) != tensor::activation_type(rows.up.type))
             fail(name_ + ": layer " + std::to_string(il) + "'s gate and up rows need different activation types");
-        const size_t per_neuron = (gated ? rows.gate.row_bytes : 0) + rows.up.row_bytes + rows.down_t.row_bytes;
-        const uint64_t before = layers_.count(il) ? layers_.at(il).memory.bytes() : 0;
-        const uint64_t after = uint64_t(per_neuron) * neurons.size();
-        if (used_bytes() - before + after > budget_)
-            fail(name_ + ": layer " + std::to_string(il) + "'s " + std::to_string(neurons.size()) + " hot neurons need " +
-                 std::to_string(after) + " bytes, over the budget of " + std::to_string(budget_));
-        ensure_scratch(rows, neurons.size());
-
-        LayerRows next;
-        next.gated = gated;
-        next.ids.assign(neurons.begin(), neurons.end());
-        next.local_of.assign(size_t(rows.up.n_rows), -1);
-        next.memory = DeviceBuffer(after);
-        uint8_t* base = next.memory.data();
-        const size_t n = neurons.size();
-        auto place = [&](gpu::DeviceRows& dst, const tensor::WeightView& w) {
-            dst = {tensor::stored_type(w.type), base, w.row_bytes, w.n_cols};
-            base += w.row_bytes * n;
-        };
-        if (gated) place(next.gate, rows.gate);
-        place(next.up, rows.up);
-        place(next.down, rows.down_t);
-
-        // Rows already resident move within device memory; only the others cross the bus.
-        auto it = layers_.find(il);
-        const LayerRows* old = it == layers_.end() ? nullptr : &it->second;
-        std::vector<int32_t> kept_to, kept_from, fresh_to, fresh_ids;
-        for (size_t r = 0; r < n; ++r) {
-            const int32_t id = next.ids[r];
-            if (id < 0 || id >= rows.up.n_rows)
-                fail(name_ + ": neuron " + std::to_string(id) + " is outside layer " + std::to_string(il));
-            next.local_of[size_t(id)] = int32_t(r);
-            const int32_t o = old && size_t(id) < old->local_of.size() ? old->local_of[size_t(id)] : -1;
-            if (o >= 0 && old->gated == gated) {
-                kept_to.push_back(int32_t(r));
-                kept_from.push_back(o);
-            } else {
-                fresh_to.push_back(int32_t(r));
-                fresh_ids.push_back(id);
-            }
+        for (size_t j = 0; j < neurons.size(); ++j) {
+            if (neurons[j] < 0 || neurons[j] >= rows.up.n_rows)
+                fail(name_ + ": neuron " + std::to_string(neurons[j]) + " is outside layer " + std::to_string(il));
+            if (j > 0 && neurons[j] <= neurons[j - 1])
+                fail(name_ + ": layer " + std::to_string(il) + "'s hot neurons are not ascending and distinct");
         }
-        if (old && !kept_to.empty()) {
-            DeviceBuffer maps = upload_indices(kept_to, kept_from);
-            const int32_t k = int32_t(kept_to.size());
-            if (gated) copy_rows(next.gate, maps, old->gate, k);
-            copy_rows(next.up, maps, old->up, k);
-            copy_rows(next.down, maps, old->down, k);
+        const uint64_t per_neuron = neuron_bytes(rows);
+        const size_t n = neurons.size();
+        const uint64_t before = layers_.count(il) ? layers_.at(il).bytes() : 0;
+        const uint64_t after = per_neuron * n;
+        if (used_bytes() - before + after > footprint())
+            fail(name_ + ": layer " + std::to_string(il) + "'s " + std::to_string(n) + " hot neurons need " +
+                 std::to_string(after) + " bytes, over the " + std::to_string(footprint()) + " bytes held");
+        if (!pending_.empty()) wait();  // results in flight land before their buffers can change
+        select();
+        need_ids_ = std::max(need_ids_, n);
+        need_in_ = std::max(need_in_, rows.up.n_cols);
+        need_out_ = std::max(need_out_, rows.down_t.n_cols);
+        ffn_scratch();
+
+        auto it = layers_.find(il);
+        if (it != layers_.end() && !same_rows(it->second, rows)) {
+            release(it->second);
+            layers_.erase(it);
+            it = layers_.end();
+        }
+        if (n == 0) {
+            if (it != layers_.end()) {
+                release(it->second);
+                layers_.erase(it);
+            }
+            return;
+        }
+        if (it == layers_.end()) {
+            LayerRows fresh = new_layer(rows);
+            if (!take_blocks(fresh, n))
+                fail(name_ + ": layer " + std::to_string(il) + "'s hot rows do not fit in the " +
+                     std::to_string(footprint()) + " bytes of device memory held");
+            it = layers_.emplace(il, std::move(fresh)).first;
+        }
+        LayerRows& l = it->second;
+        const size_t old_n = l.ids.size();
+
+        // Which slots keep their neuron, and which neurons arrive.
+        std::vector<uint8_t> stays(old_n, 0);
+        std::vector<int32_t> arriving;
+        for (int32_t id : neurons) {
+            const int32_t s = size_t(id) < l.local_of.size() ? l.local_of[size_t(id)] : -1;
+            if (s >= 0) stays[size_t(s)] = 1;
+            else arriving.push_back(id);
+        }
+        std::vector<int32_t> free_slots;  // below the new size, the lowest last (taken first)
+        for (size_t s = n; s-- > 0;)
+            if (s >= old_n || !stays[s]) free_slots.push_back(int32_t(s));
+        for (size_t s = 0; s < old_n; ++s)
+            if (!stays[s]) l.local_of[size_t(l.ids[s])] = -1;
+
+        // Rows staying past the new size move down into free slots before the blocks shrink.
+        std::vector<int32_t> move_to, move_from;
+        for (size_t s = n; s < old_n; ++s)
+            if (stays[s]) {
+                move_to.push_back(free_slots.back());
+                move_from.push_back(int32_t(s));
+                free_slots.pop_back();
+            }
+        if (!move_to.empty()) {
+            DeviceBuffer maps = upload_indices(move_to, move_from);
+            for (const RowsInArena* r : blocks(l)) copy_rows(*r, maps, *r, int32_t(move_to.size()));
             check(gpuStreamSynchronize(stream_), "moving resident rows");
         }
-        if (!fresh_to.empty()) upload_rows(next, rows, fresh_to, fresh_ids);
-        traffic_.bytes_uploaded += uint64_t(per_neuron) * fresh_ids.size();
-        layers_[il] = std::move(next);  // the old rows are freed here, after the stream finished with them
+        std::vector<int32_t> next_ids(n, -1);
+        for (size_t s = 0; s < std::min(n, old_n); ++s)
+            if (stays[s]) next_ids[s] = l.ids[s];
+        for (size_t j = 0; j < move_to.size(); ++j) {
+            next_ids[size_t(move_to[j])] = l.ids[size_t(move_from[j])];
+            l.local_of[size_t(l.ids[size_t(move_from[j])])] = move_to[j];
+        }
+
+        bool resized = old_n > 0;  // a new layer's blocks have their size already
+        if (resized)
+            for (RowsInArena* r : blocks(l)) resized = resized && arena_->resize(r->block, r->row_bytes * n);
+        if (old_n > 0 && !resized) {
+            // No room to grow a block beside the old ones: the layer starts again, every row uploaded.
+            release(l);
+            l = new_layer(rows);
+            if (!take_blocks(l, n)) {
+                layers_.erase(il);
+                fail(name_ + ": layer " + std::to_string(il) + "'s hot rows do not fit in the " +
+                     std::to_string(footprint()) + " bytes of device memory held");
+            }
+            std::fill(next_ids.begin(), next_ids.end(), -1);
+            arriving.assign(neurons.begin(), neurons.end());
+            free_slots.clear();
+            for (size_t s = n; s-- > 0;) free_slots.push_back(int32_t(s));
+        }
+
+        std::vector<int32_t> to(arriving.size());
+        for (size_t j = 0; j < arriving.size(); ++j) {
+            to[j] = free_slots.back();
+            free_slots.pop_back();
+            next_ids[size_t(to[j])] = arriving[j];
+            l.local_of[size_t(arriving[j])] = to[j];
+        }
+        l.ids = std::move(next_ids);
+        if (!arriving.empty()) upload_rows(l, rows, to, arriving);
+        traffic_.bytes_uploaded += per_neuron * arriving.size();
     }
 
     void begin_dots(int32_t il, const uint8_t* x, std::span<const int32_t> ids, float* g, float* v) override {
         if (!pending_.empty()) wait();  // the staging buffers are reused: one half-layer at a time
         select();
+        ffn_scratch();
         const LayerRows& l = layer(il);
         const int32_t n = int32_t(ids.size());
         const size_t x_bytes = gpu::activation_bytes(l.up.type, l.up.n_cols);
-        std::memcpy(host_x_.data(), x, x_bytes);
+        std::memcpy(ffn_x_.host.data(), x, x_bytes);
         translate(l, ids);
-        async_upload(dev_x_.data(), host_x_.data(), x_bytes);
-        async_upload(dev_local_.data(), host_local_.data(), sizeof(int32_t) * size_t(n));
-        gpu::launch_dots(l.up, dev_x_.data(), dev_local_.as<int32_t>(), n, dev_v_.as<float>(), stream_);
-        async_download(host_v_.data(), dev_v_.data(), sizeof(float) * size_t(n));
-        pending_.push_back({v, host_v_.as<float>(), size_t(n)});
-        if (l.gated) {
-            gpu::launch_dots(l.gate, dev_x_.data(), dev_local_.as<int32_t>(), n, dev_g_.as<float>(), stream_);
-            async_download(host_g_.data(), dev_g_.data(), sizeof(float) * size_t(n));
-            pending_.push_back({g, host_g_.as<float>(), size_t(n)});
+        async_upload(dev(ffn_x_), ffn_x_.host.data(), x_bytes);
+        async_upload(dev(ffn_local_), ffn_local_.host.data(), sizeof(int32_t) * size_t(n));
+        const int32_t* local = reinterpret_cast<const int32_t*>(dev(ffn_local_));
+        gpu::launch_dots(view(l.up), dev(ffn_x_), local, n, reinterpret_cast<float*>(dev(ffn_v_)), stream_);
+        async_download(ffn_v_.host.data(), dev(ffn_v_), sizeof(float) * size_t(n));
+        pending_.push_back({v, ffn_v_.host.as<float>(), size_t(n)});
+        if (l.gate) {
+            gpu::launch_dots(view(*l.gate), dev(ffn_x_), local, n, reinterpret_cast<float*>(dev(ffn_g_)), stream_);
+            async_download(ffn_g_.host.data(), dev(ffn_g_), sizeof(float) * size_t(n));
+            pending_.push_back({g, ffn_g_.host.as<float>(), size_t(n)});
         }
-        traffic_.rows_computed += uint64_t(n) * (l.gated ? 2 : 1);
+        traffic_.rows_computed += uint64_t(n) * (l.gate ? 2 : 1);
     }
 
     void begin_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) override {
         if (!pending_.empty()) wait();
         select();
+        ffn_scratch();
         const LayerRows& l = layer(il);
         const int32_t n = int32_t(ids.size());
         translate(l, ids);
-        std::memcpy(host_coef_.data(), coef, sizeof(float) * size_t(n));
-        async_upload(dev_local_.data(), host_local_.data(), sizeof(int32_t) * size_t(n));
-        async_upload(dev_coef_.data(), host_coef_.data(), sizeof(float) * size_t(n));
-        gpu::launch_down(l.down, dev_local_.as<int32_t>(), dev_coef_.as<float>(), n, dev_partial_.as<float>(),
-                         dev_y_.as<float>(), stream_);
-        async_download(host_y_.data(), dev_y_.data(), sizeof(float) * size_t(l.down.n_cols));
-        pending_.push_back({y, host_y_.as<float>(), size_t(l.down.n_cols)});
+        std::memcpy(ffn_coef_.host.data(), coef, sizeof(float) * size_t(n));
+        async_upload(dev(ffn_local_), ffn_local_.host.data(), sizeof(int32_t) * size_t(n));
+        async_upload(dev(ffn_coef_), ffn_coef_.host.data(), sizeof(float) * size_t(n));
+        gpu::launch_down(view(l.down), reinterpret_cast<const int32_t*>(dev(ffn_local_)),
+                         reinterpret_cast<const float*>(dev(ffn_coef_)), n, reinterpret_cast<float*>(dev(ffn_partial_)),
+                         reinterpret_cast<float*>(dev(ffn_y_)), stream_);
+        async_download(ffn_y_.host.data(), dev(ffn_y_), sizeof(float) * size_t(l.down.n_cols));
+        pending_.push_back({y, ffn_y_.host.as<float>(), size_t(l.down.n_cols)});
         for (int32_t j = 0; j < n; ++j) traffic_.rows_computed += coef[j] != 0.0f;
     }
 
@@ -315,18 +362,18 @@ public:
                       float* y) override {
         if (!pending_.empty()) wait();
         select();
-        auto it = matrices_.find(w.data);
-        if (it == matrices_.end()) fail(name_ + ": a matrix of " + std::to_string(w.n_rows) + " rows is not resident");
-        const DenseMatrix& m = it->second;
+        if (!matrices_.count(w.data)) fail(name_ + ": a matrix of " + std::to_string(w.n_rows) + " rows is not resident");
         const size_t x_bytes = gpu::activation_bytes(tensor::stored_type(w.type), w.n_cols);
-        const size_t y_count = size_t(n_tokens) * size_t(m.n_rows);
-        matmul_in_.reserve(x_bytes * size_t(n_tokens));
-        matmul_out_.reserve(y_count * sizeof(float));
+        const size_t y_count = size_t(n_tokens) * size_t(w.n_rows);
+        reserve(matmul_in_, x_bytes * size_t(n_tokens), "a dense product's input");
+        reserve(matmul_out_, y_count * sizeof(float), "a dense product's output");
+        const DenseMatrix& m = matrices_.at(w.data);  // looked up after reserve(), which may compact
         for (int32_t t = 0; t < n_tokens; ++t)
             std::memcpy(matmul_in_.host.data() + size_t(t) * x_bytes, x + size_t(t) * x_stride, x_bytes);
-        async_upload(matmul_in_.dev.data(), matmul_in_.host.data(), x_bytes * size_t(n_tokens));
-        gpu::launch_matmul(m.rows, m.n_rows, matmul_in_.dev.data(), n_tokens, matmul_out_.dev.as<float>(), stream_);
-        async_download(matmul_out_.host.data(), matmul_out_.dev.data(), y_count * sizeof(float));
+        async_upload(dev(matmul_in_), matmul_in_.host.data(), x_bytes * size_t(n_tokens));
+        gpu::launch_matmul(view(m.rows), m.n_rows, dev(matmul_in_), n_tokens, reinterpret_cast<float*>(dev(matmul_out_)),
+                           stream_);
+        async_download(matmul_out_.host.data(), dev(matmul_out_), y_count * sizeof(float));
         pending_.push_back({y, matmul_out_.host.as<float>(), y_count});
         ++traffic_.matmuls;
     }
@@ -342,28 +389,30 @@ public:
         select();
         const size_t n_gqa = size_t(kv.n_embd_gqa()), n_embd = size_t(kv.n_head) * size_t(kv.head_dim);
         const size_t q_count = size_t(n_tokens) * n_embd, kv_count = size_t(n_tokens) * n_gqa;
-        attention_in_.reserve((q_count + 2 * kv_count) * sizeof(float));
-        attention_out_.reserve(q_count * sizeof(float));
+        reserve(attention_in_, (q_count + 2 * kv_count) * sizeof(float), "attention's input");
+        reserve(attention_out_, q_count * sizeof(float), "attention's output");
+        reserve(scores_, size_t(kv.n_head) * size_t(kv.n_ctx) * sizeof(float), "attention's scores");
         float* host_in = attention_in_.host.as<float>();
         std::memcpy(host_in, q, q_count * sizeof(float));
         std::memcpy(host_in + q_count, k, kv_count * sizeof(float));
         std::memcpy(host_in + q_count + kv_count, v, kv_count * sizeof(float));
-        async_upload(attention_in_.dev.data(), host_in, (q_count + 2 * kv_count) * sizeof(float));
-        const float* dev_q = attention_in_.dev.as<float>();
+        async_upload(dev(attention_in_), host_in, (q_count + 2 * kv_count) * sizeof(float));
+        const float* dev_q = reinterpret_cast<const float*>(dev(attention_in_));
+        float* dev_out = reinterpret_cast<float*>(dev(attention_out_));
         const size_t layer = size_t(il) * size_t(kv.n_ctx) * n_gqa;
-        uint16_t* k_layer = kv_k_.as<uint16_t>() + layer;
-        uint16_t* v_layer = kv_v_.as<uint16_t>() + layer;
+        uint16_t* k_layer = reinterpret_cast<uint16_t*>(arena_->at(*kv_k_)) + layer;
+        uint16_t* v_layer = reinterpret_cast<uint16_t*>(arena_->at(*kv_v_)) + layer;
         gpu::launch_store_half(dev_q + q_count, n_tokens, int32_t(n_gqa), k_layer + size_t(pos0) * n_gqa, n_gqa, stream_);
         gpu::launch_store_half(dev_q + q_count + kv_count, n_tokens, int32_t(n_gqa), v_layer + size_t(pos0) * n_gqa, n_gqa,
                                stream_);
         for (int32_t t = 0; t < n_tokens; ++t) {
             const gpu::AttentionArgs a{dev_q + size_t(t) * n_embd, k_layer, v_layer, n_gqa, pos0 + t + 1,
                                        kv.n_head, kv.n_head / kv.n_head_kv, kv.head_dim,
-                                       1.0f / std::sqrt(float(kv.head_dim)), dev_scores_.as<float>(),
-                                       attention_out_.dev.as<float>() + size_t(t) * n_embd};
+                                       1.0f / std::sqrt(float(kv.head_dim)), reinterpret_cast<float*>(dev(scores_)),
+                                       dev_out + size_t(t) * n_embd};
             gpu::launch_attention(a, stream_);
         }
-        async_download(attention_out_.host.data(), attention_out_.dev.data(), q_count * sizeof(float));
+        async_download(attention_out_.host.data(), dev(attention_out_), q_count * sizeof(float));
         pending_.push_back({out, attention_out_.host.as<float>(), q_count});
         ++traffic_.attentions;
     }
@@ -381,16 +430,66 @@ private:
     // The runtime's current device is per host thread, and the session may call from any one.
     void select() const { check(gpuSetDevice(index_), "selecting the GPU"); }
 
+    gpu::DeviceRows view(const RowsInArena& r) const { return {r.type, arena_->at(r.block), r.row_bytes, r.n_cols}; }
+    uint8_t* dev(const Staging& s) const { return arena_->at(*s.dev); }
+
     const LayerRows& layer(int32_t il) const {
         auto it = layers_.find(il);
         if (it == layers_.end()) fail(name_ + ": layer " + std::to_string(il) + " has no resident neurons");
         return it->second;
     }
 
+    static LayerRows new_layer(const FfnRows& rows) {
+        LayerRows l;
+        auto info = [](const tensor::WeightView& w) {
+            return RowsInArena{Block{}, tensor::stored_type(w.type), w.row_bytes, w.n_cols};
+        };
+        if (rows.gate.n_rows) l.gate = info(rows.gate);
+        l.up = info(rows.up);
+        l.down = info(rows.down_t);
+        l.local_of.assign(size_t(rows.up.n_rows), -1);
+        l.per_neuron = neuron_bytes(rows);
+        return l;
+    }
+    // Whether `l` holds rows of the same kinds and sizes as `rows` (always, short of a new model).
+    static bool same_rows(const LayerRows& l, const FfnRows& rows) {
+        return bool(l.gate) == (rows.gate.n_rows > 0) && l.per_neuron == neuron_bytes(rows) &&
+               l.local_of.size() == size_t(rows.up.n_rows) && l.up.type == tensor::stored_type(rows.up.type) &&
+               l.down.type == tensor::stored_type(rows.down_t.type);
+    }
+    static std::vector<RowsInArena*> blocks(LayerRows& l) {
+        std::vector<RowsInArena*> b{&l.up, &l.down};
+        if (l.gate) b.insert(b.begin(), &*l.gate);
+        return b;
+    }
+    static std::vector<const RowsInArena*> blocks(const LayerRows& l) {
+        std::vector<const RowsInArena*> b{&l.up, &l.down};
+        if (l.gate) b.insert(b.begin(), &*l.gate);
+        return b;
+    }
+    // A block of n rows for each of a new layer's matrices, or none and false.
+    bool take_blocks(LayerRows& l, size_t n) {
+        std::vector<Block> taken;
+        for (RowsInArena* r : blocks(l)) {
+            const std::optional<Block> b = arena_->try_take(r->row_bytes * n);
+            if (!b) {
+                for (Block t : taken) arena_->release(t);
+                return false;
+            }
+            r->block = *b;
+            taken.push_back(*b);
+        }
+        return true;
+    }
+    void release(LayerRows& l) {
+        for (RowsInArena* r : blocks(l)) arena_->release(r->block);
+        l.ids.clear();
+    }
+
     // Local row numbers of `ids` into the pinned index buffer.
     void translate(const LayerRows& l, std::span<const int32_t> ids) {
-        if (ids.size() > scratch_ids_) fail(name_ + ": more neurons asked than are resident");
-        int32_t* out = host_local_.as<int32_t>();
+        if (ids.size() > need_ids_) fail(name_ + ": more neurons asked than are resident");
+        int32_t* out = ffn_local_.host.as<int32_t>();
         for (size_t j = 0; j < ids.size(); ++j) {
             const int32_t id = ids[j];
             const int32_t r = id >= 0 && size_t(id) < l.local_of.size() ? l.local_of[size_t(id)] : -1;
@@ -408,12 +507,12 @@ private:
 
     uint64_t dense_bytes() const {
         uint64_t bytes = dense_other_;
-        for (const auto& [data, m] : matrices_) bytes += m.memory.bytes();
+        for (const auto& [data, m] : matrices_) bytes += m.rows.row_bytes * uint64_t(m.n_rows);
         return bytes;
     }
     uint64_t ffn_bytes() const {
         uint64_t bytes = 0;
-        for (const auto& [il, l] : layers_) bytes += l.memory.bytes();
+        for (const auto& [il, l] : layers_) bytes += l.bytes();
         return bytes;
     }
 
@@ -426,30 +525,31 @@ private:
             if (n_past > 0) fn(size_t(il) * size_t(shape.n_ctx) * row, size_t(n_past) * row);
     }
 
-    // Grow-only buffers for the largest layer seen; waits for queued work before replacing any.
-    void ensure_scratch(const FfnRows& rows, size_t n_ids) {
-        const size_t ids = std::max(scratch_ids_, std::max<size_t>(n_ids, 1));
-        const int64_t n_in = std::max(scratch_in_, rows.up.n_cols);
-        const int64_t n_out = std::max(scratch_out_, rows.down_t.n_cols);
-        if (ids == scratch_ids_ && n_in == scratch_in_ && n_out == scratch_out_) return;
+    // Grows `s` to `bytes` with nothing queued; a new block may compact the arena.
+    void reserve(Staging& s, uint64_t bytes, const char* what) {
+        if (s.dev && bytes <= s.bytes) return;
         check(gpuStreamSynchronize(stream_), "finishing queued work");
-        const size_t x_bytes = size_t(n_in) * 2 + size_t(n_in / 32) * 34;  // the larger of F16 and Q8_0
-        dev_x_ = DeviceBuffer(x_bytes);
-        host_x_ = PinnedBuffer(x_bytes);
-        dev_local_ = DeviceBuffer(ids * 4);
-        host_local_ = PinnedBuffer(ids * 4);
-        dev_g_ = DeviceBuffer(ids * 4);
-        host_g_ = PinnedBuffer(ids * 4);
-        dev_v_ = DeviceBuffer(ids * 4);
-        host_v_ = PinnedBuffer(ids * 4);
-        dev_coef_ = DeviceBuffer(ids * 4);
-        host_coef_ = PinnedBuffer(ids * 4);
-        dev_partial_ = DeviceBuffer(size_t(gpu::down_chunks(int32_t(ids))) * size_t(n_out) * 4);
-        dev_y_ = DeviceBuffer(size_t(n_out) * 4);
-        host_y_ = PinnedBuffer(size_t(n_out) * 4);
-        scratch_ids_ = ids;
-        scratch_in_ = n_in;
-        scratch_out_ = n_out;
+        if (s.dev) arena_->release(*s.dev);
+        s.dev.reset();
+        s.dev = arena_->take(std::max<uint64_t>(bytes, 1), std::string("the scratch for ") + what);
+        s.host = PinnedBuffer(bytes);
+        s.bytes = bytes;
+    }
+    void drop_scratch() {
+        for (Staging* s : {&ffn_x_, &ffn_local_, &ffn_g_, &ffn_v_, &ffn_coef_, &ffn_y_, &ffn_partial_, &matmul_in_,
+                           &matmul_out_, &attention_in_, &attention_out_, &scores_}) {
+            if (s->dev) arena_->release(*s->dev);
+            *s = Staging();
+        }
+    }
+
+    // The FFN scratch for the largest layer seen (made again after drop_scratch()).
+    void ffn_scratch() {
+        const size_t ids = std::max<size_t>(need_ids_, 1);
+        reserve(ffn_x_, size_t(need_in_) * 2 + size_t(need_in_ / 32) * 34, "the FFN input");  // the larger of F16 and Q8_0
+        for (Staging* s : {&ffn_local_, &ffn_g_, &ffn_v_, &ffn_coef_}) reserve(*s, ids * 4, "the FFN's neurons");
+        reserve(ffn_partial_, size_t(gpu::down_chunks(int32_t(ids))) * size_t(need_out_) * 4, "the FFN's partial sums");
+        reserve(ffn_y_, size_t(need_out_) * 4, "the FFN output");
     }
 
     DeviceBuffer upload_indices(const std::vector<int32_t>& to, const std::vector<int32_t>& from) {
@@ -464,29 +564,31 @@ private:
     }
 
     // maps: n destination rows, then n source rows.
-    void copy_rows(const gpu::DeviceRows& dst, const DeviceBuffer& maps, const gpu::DeviceRows& src, int32_t n) {
-        gpu::launch_copy_rows(const_cast<uint8_t*>(dst.data), maps.as<int32_t>(), src.data, maps.as<int32_t>() + n, n,
+    void copy_rows(const RowsInArena& dst, const DeviceBuffer& maps, const RowsInArena& src, int32_t n) {
+        gpu::launch_copy_rows(arena_->at(dst.block), maps.as<int32_t>(), arena_->at(src.block), maps.as<int32_t>() + n, n,
                               dst.row_bytes, stream_);
     }
 
-    // The new rows go up packed in one pinned staging copy, then land in their places on the device.
-    void upload_rows(LayerRows& next, const FfnRows& rows, const std::vector<int32_t>& to, const std::vector<int32_t>& ids) {
+    // The arriving rows go up through pinned staging straight into their slots, one copy per
+    // run of consecutive slots (a new layer's rows are one run), with no device memory besides
+    // the arena's.
+    void upload_rows(LayerRows& l, const FfnRows& rows, const std::vector<int32_t>& to, const std::vector<int32_t>& ids) {
         const size_t n = ids.size();
-        std::vector<int32_t> staged(n);
-        for (size_t j = 0; j < n; ++j) staged[j] = int32_t(j);
-        DeviceBuffer maps = upload_indices(to, staged);
-        auto one = [&](const gpu::DeviceRows& dst, const tensor::WeightView& w) {
+        auto one = [&](const RowsInArena& dst, const tensor::WeightView& w) {
             PinnedBuffer host(w.row_bytes * n);
             for (size_t j = 0; j < n; ++j) tensor::row_as_stored(w, ids[j], host.data() + j * w.row_bytes);
-            DeviceBuffer dev(w.row_bytes * n);
-            async_upload(dev.data(), host.data(), host.bytes());
-            const gpu::DeviceRows packed{tensor::stored_type(w.type), dev.data(), w.row_bytes, w.n_cols};
-            copy_rows(dst, maps, packed, int32_t(n));
-            check(gpuStreamSynchronize(stream_), "uploading hot rows");
+            for (size_t j = 0; j < n;) {
+                size_t run = 1;
+                while (j + run < n && to[j + run] == to[j] + int32_t(run)) ++run;
+                async_upload(arena_->at(dst.block) + size_t(to[j]) * w.row_bytes, host.data() + j * w.row_bytes,
+                             run * w.row_bytes);
+                j += run;
+            }
+            check(gpuStreamSynchronize(stream_), "uploading hot rows");  // `host` is freed on return
         };
-        if (next.gated) one(next.gate, rows.gate);
-        one(next.up, rows.up);
-        one(next.down, rows.down_t);
+        if (l.gate) one(*l.gate, rows.gate);
+        one(l.up, rows.up);
+        one(l.down, rows.down_t);
     }
 
     int index_;
@@ -494,17 +596,17 @@ private:
     uint64_t budget_;
     uint64_t dense_other_ = 0;
     gpuStream_t stream_{};
+    std::optional<gpu::Arena> arena_;  // made once the stream exists
     std::map<int32_t, LayerRows> layers_;
     std::map<const uint8_t*, DenseMatrix> matrices_;  // keyed by the host copy's data
     KvShape kv_shape_;
-    DeviceBuffer kv_k_, kv_v_, dev_scores_;
+    std::optional<Block> kv_k_, kv_v_;
     DeviceTraffic traffic_;
     std::vector<PendingCopy> pending_;
-    size_t scratch_ids_ = 0;
-    int64_t scratch_in_ = 0, scratch_out_ = 0;
-    DeviceBuffer dev_x_, dev_local_, dev_g_, dev_v_, dev_coef_, dev_partial_, dev_y_;
-    PinnedBuffer host_x_, host_local_, host_g_, host_v_, host_coef_, host_y_;
-    Staging matmul_in_, matmul_out_, attention_in_, attention_out_;
+    size_t need_ids_ = 0;  // the FFN scratch's sizes: the most neurons and widest rows of any layer
+    int64_t need_in_ = 0, need_out_ = 0;
+    Staging ffn_x_, ffn_local_, ffn_g_, ffn_v_, ffn_coef_, ffn_y_, ffn_partial_;
+    Staging matmul_in_, matmul_out_, attention_in_, attention_out_, scores_;
 };
 
 }  // namespace

@@ -103,19 +103,27 @@ public:
     DeviceUsage usage() const override { return {dense_bytes(), kv_shape_.bytes(), ffn_bytes()}; }
     bool supports(tensor::DType) const override { return true; }
     void set_budget_bytes(uint64_t bytes) override {
-        if (used_bytes() > bytes)
+        if (footprint_ > bytes)
             fail("sim device: a budget of " + std::to_string(bytes) + " bytes is below the " +
-                 std::to_string(used_bytes()) + " bytes in use");
+                 std::to_string(footprint_) + " bytes held");
         budget_ = bytes;
     }
+
+    void set_footprint(uint64_t bytes) override {
+        if (bytes < used_bytes() || bytes > budget_)
+            fail("sim device: a footprint of " + std::to_string(bytes) + " bytes is outside " +
+                 std::to_string(used_bytes()) + " (in use) .. " + std::to_string(budget_) + " (the budget)");
+        footprint_ = bytes;
+    }
+    uint64_t footprint() const override { return footprint_; }
 
     void set_dense(std::span<const tensor::WeightView> matrices, uint64_t other_bytes) override {
         uint64_t bytes = other_bytes;
         for (const tensor::WeightView& w : matrices) bytes += matrix_bytes(w);
         const uint64_t others = ffn_bytes() + kv_shape_.bytes();
-        if (others + bytes > budget_)
-            fail("sim device: " + std::to_string(bytes) + " bytes of dense parts exceed the budget of " +
-                 std::to_string(budget_) + " bytes (" + std::to_string(others) + " in use)");
+        if (others + bytes > footprint_)
+            fail("sim device: " + std::to_string(bytes) + " bytes of dense parts exceed the footprint of " +
+                 std::to_string(footprint_) + " bytes (" + std::to_string(others) + " in use)");
         queue_.wait();  // no product in flight reads the set being replaced
         std::map<const uint8_t*, tensor::WeightView> next;
         for (const tensor::WeightView& w : matrices) {
@@ -130,9 +138,9 @@ public:
 
     void set_kv_cache(const KvShape& shape, uint16_t* host_k, uint16_t* host_v, int32_t n_past) override {
         if (shape == kv_shape_) return;
-        if (used_bytes() - kv_shape_.bytes() + shape.bytes() > budget_)
-            fail("sim device: a KV cache of " + std::to_string(shape.bytes()) + " bytes exceeds the budget of " +
-                 std::to_string(budget_) + " bytes (" + std::to_string(used_bytes() - kv_shape_.bytes()) + " in use)");
+        if (used_bytes() - kv_shape_.bytes() + shape.bytes() > footprint_)
+            fail("sim device: a KV cache of " + std::to_string(shape.bytes()) + " bytes exceeds the footprint of " +
+                 std::to_string(footprint_) + " bytes (" + std::to_string(used_bytes() - kv_shape_.bytes()) + " in use)");
         queue_.wait();
         if (kv_shape_.n_layer > 0) copy_kv(kv_shape_, kv_k_.data(), kv_v_.data(), host_k, host_v, n_past);
         kv_shape_ = shape;
@@ -151,12 +159,12 @@ public:
     bool holds_kv_cache() const override { return kv_shape_.n_layer > 0; }
 
     void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) override {
-        const size_t per_neuron = (rows.gate.n_rows ? rows.gate.row_bytes : 0) + rows.up.row_bytes + rows.down_t.row_bytes;
+        const uint64_t per_neuron = neuron_bytes(rows);
         const uint64_t before = layers_.count(il) ? layers_[il].bytes() : 0;
         const uint64_t after = uint64_t(per_neuron) * neurons.size();
-        if (used_bytes() - before + after > budget_)
+        if (used_bytes() - before + after > footprint_)
             fail("sim device: layer " + std::to_string(il) + "'s " + std::to_string(neurons.size()) +
-                 " hot neurons need " + std::to_string(after) + " bytes, over the budget of " + std::to_string(budget_));
+                 " hot neurons need " + std::to_string(after) + " bytes, over the footprint of " + std::to_string(footprint_));
         const LayerRows& old = layers_[il];
         LayerRows next;
         next.ids.assign(neurons.begin(), neurons.end());
@@ -298,6 +306,7 @@ private:
     }
 
     uint64_t budget_;
+    uint64_t footprint_ = 0;
     uint64_t dense_other_ = 0;
     std::map<const uint8_t*, tensor::WeightView> matrices_;  // the host's data, read in place
     std::map<int32_t, LayerRows> layers_;

@@ -1,0 +1,81 @@
+#include "backend/cuda/gpu_arena.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "common/error.h"
+
+namespace ember::backend::gpu {
+
+void Arena::finish(const char* what) const { check(gpuStreamSynchronize(stream_), what); }
+
+void Arena::compact() {
+    finish("finishing queued work before compacting device memory");
+    for (const ArenaMove& m : layout_.compact())
+        check(gpuMemcpyAsync(memory_.data() + m.to, memory_.data() + m.from, m.bytes, gpuMemcpyDeviceToDevice, stream_),
+              "compacting device memory");
+    finish("compacting device memory");
+}
+
+std::optional<Arena::Block> Arena::try_take(uint64_t bytes) {
+    if (auto b = layout_.allocate(bytes)) return b;
+    const uint64_t need = std::max<uint64_t>(ArenaLayout::kAlign, (bytes + ArenaLayout::kAlign - 1) / ArenaLayout::kAlign * ArenaLayout::kAlign);
+    if (layout_.capacity() - layout_.used() < need) return std::nullopt;
+    compact();
+    return layout_.allocate(bytes);
+}
+
+Arena::Block Arena::take(uint64_t bytes, const std::string& what) {
+    if (auto b = try_take(bytes)) return *b;
+    fail(owner_ + ": " + what + " (" + std::to_string(bytes) + " bytes) does not fit in the " +
+         std::to_string(layout_.capacity()) + " bytes of device memory held, " + std::to_string(layout_.used()) +
+         " in use");
+}
+
+bool Arena::resize(Block& b, uint64_t bytes) {
+    if (layout_.resize(b, bytes)) return true;
+    const uint64_t keep = layout_.size(b);
+    const std::optional<Block> next = try_take(bytes);  // may compact: b's offset is read after
+    if (!next) return false;
+    check(gpuMemcpyAsync(at(*next), at(b), keep, gpuMemcpyDeviceToDevice, stream_), "moving a block of device memory");
+    finish("moving a block of device memory");
+    layout_.release(b);
+    b = *next;
+    return true;
+}
+
+void Arena::resize_memory(uint64_t bytes) {
+    if (bytes == layout_.capacity()) return;
+    compact();
+    const uint64_t live = layout_.end();
+    if (live > bytes)
+        fail(owner_ + ": " + std::to_string(live) + " bytes held do not fit in " + std::to_string(bytes));
+    DeviceBuffer next;
+    try {
+        next = DeviceBuffer(bytes);
+    } catch (const EngineError&) {
+        // No room for both: the contents wait on the host while the allocation is replaced.
+        std::vector<uint8_t> held(live);
+        if (live) check(gpuMemcpy(held.data(), memory_.data(), live, gpuMemcpyDeviceToHost), "saving device memory");
+        const uint64_t old = memory_.bytes();
+        memory_ = DeviceBuffer();
+        try {
+            next = DeviceBuffer(bytes);
+        } catch (const EngineError&) {
+            memory_ = DeviceBuffer(old);
+            if (live) check(gpuMemcpy(memory_.data(), held.data(), live, gpuMemcpyHostToDevice), "restoring device memory");
+            throw;
+        }
+        if (live) check(gpuMemcpy(next.data(), held.data(), live, gpuMemcpyHostToDevice), "restoring device memory");
+        memory_ = std::move(next);
+        layout_.set_capacity(bytes);
+        return;
+    }
+    if (live) check(gpuMemcpyAsync(next.data(), memory_.data(), live, gpuMemcpyDeviceToDevice, stream_), "moving device memory");
+    finish("moving device memory");
+    memory_ = std::move(next);
+    layout_.set_capacity(bytes);
+}
+
+}  // namespace ember::backend::gpu
