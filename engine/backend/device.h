@@ -108,6 +108,7 @@ public:
     virtual void begin_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) = 0;
     // Queues y[t * w.n_rows + r] = row r of resident w · x row t, for t < n_tokens. x holds the
     // rows prepared as tensor::PreparedActivations does for w's type, x_stride bytes apart.
+    // Several products may be queued before one wait().
     virtual void begin_matmul(const tensor::WeightView& w, const uint8_t* x, size_t x_stride, int32_t n_tokens,
                               float* y) = 0;
     // Queues, for layer il of the held KV cache: the K and V rows of n_tokens tokens (floats,

@@ -45,6 +45,22 @@ void linear(const tensor::WeightView& w, const float* x, int64_t n, float* y, Sc
     tensor::matmul(s.pool, w, x, n, y, s.prepared);
 }
 
+void linear_shared(std::initializer_list<Product> products, const float* x, int64_t n, Scratch& s) {
+    backend::Device* device = s.sparse ? s.sparse->device : nullptr;
+    const tensor::WeightView& first = products.begin()->w;
+    const bool together = device && std::all_of(products.begin(), products.end(), [&](const Product& p) {
+        return device->holds(p.w) && p.w.n_cols == first.n_cols &&
+               tensor::activation_type(p.w.type) == tensor::activation_type(first.type);
+    });
+    if (!together) {
+        for (const Product& p : products) linear(p.w, x, n, p.y, s);
+        return;
+    }
+    s.prepared.prepare(first.type, x, n, first.n_cols);
+    for (const Product& p : products) device->begin_matmul(p.w, s.prepared.row(0), s.prepared.row_stride(), int32_t(n), p.y);
+    device->wait();
+}
+
 void rms_norm(const float* x, const float* w, float* out, int64_t n, int64_t n_tokens, float eps) {
     for (int64_t t = 0; t < n_tokens; ++t) {
         const float* xt = x + t * n;

@@ -3,6 +3,7 @@
 // gated FFN activations. Every architecture file composes these.
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -40,6 +41,15 @@ struct Scratch {
 // y = w · x for n tokens ([n][w.n_cols] -> [n][w.n_rows]): on the session's device when the
 // placement put w there, else on the CPU.
 void linear(const tensor::WeightView& w, const float* x, int64_t n, float* y, Scratch& s);
+
+// One product of linear_shared(): y = w · x.
+struct Product {
+    const tensor::WeightView& w;
+    float* y;
+};
+// linear() for products of one input (a layer's Q, K and V): when the device holds them all and
+// they read the input in the same form, they are queued together, one round trip for all.
+void linear_shared(std::initializer_list<Product> products, const float* x, int64_t n, Scratch& s);
 
 // out = x / sqrt(mean(x²) + eps) * w, for n_tokens rows of n.
 void rms_norm(const float* x, const float* w, float* out, int64_t n, int64_t n_tokens, float eps);

@@ -107,9 +107,7 @@ public:
             const LlamaLayer& L = layers_[size_t(il)];
             // Attention.
             rms_norm(s.x.data(), L.attn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
-            linear(L.wq, s.xn.data(), n, s.q.data(), s);
-            linear(L.wk, s.xn.data(), n, s.k.data(), s);
-            linear(L.wv, s.xn.data(), n, s.v.data(), s);
+            linear_shared({{L.wq, s.q.data()}, {L.wk, s.k.data()}, {L.wv, s.v.data()}}, s.xn.data(), n, s);
             for (int32_t t = 0; t < n; ++t) {
                 const int32_t pos = kv.n_past() + t;
                 rope(s.q.data() + size_t(t) * n_embd, hp_.n_head, hp_.head_dim(), pos, hp_, RopePairs::Adjacent, s);

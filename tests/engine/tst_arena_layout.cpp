@@ -127,6 +127,25 @@ private slots:
         m.check();
     }
 
+    void making_room_after_a_block_lets_it_grow_by_all_the_free_space() {
+        Memory m(32 * 1024);
+        for (int i = 0; i < 8; ++i) QVERIFY(m.add(1500 + 500 * uint64_t(i), uint8_t(i + 1)));
+        auto it = m.pattern.begin();
+        m.layout.release(std::next(it, 1)->first);
+        m.layout.release(std::next(it, 6)->first);
+        m.pattern.erase(std::next(it, 6));
+        m.pattern.erase(std::next(it, 1));
+        const ArenaLayout::Block grow = std::next(m.pattern.begin(), 2)->first;
+        const uint64_t before = m.layout.size(grow), free = m.layout.capacity() - m.layout.used();
+        QVERIFY(!m.layout.resize(grow, before + free));
+        m.apply(m.layout.make_room_after(grow));
+        m.check();
+        QVERIFY(m.layout.resize(grow, before + free));
+        std::memset(m.bytes.data() + m.layout.offset(grow) + before, m.pattern[grow], free);
+        m.check();
+        QCOMPARE(m.layout.used(), m.layout.capacity());
+    }
+
     void capacity_cannot_cut_through_a_block() {
         ArenaLayout a(4096);
         const auto x = a.allocate(1024), y = a.allocate(1024);
@@ -159,6 +178,12 @@ private slots:
                 if (m.layout.resize(it->first, rng() % 60000) && m.layout.size(it->first) > before)
                     std::memset(m.bytes.data() + m.layout.offset(it->first) + before, it->second,
                                 m.layout.size(it->first) - before);
+            } else if (op == 9 && !m.pattern.empty() && rng() % 2) {
+                auto it = std::next(m.pattern.begin(), long(rng() % m.pattern.size()));
+                m.apply(m.layout.make_room_after(it->first));
+                const uint64_t before = m.layout.size(it->first);
+                QVERIFY(m.layout.resize(it->first, before + m.layout.capacity() - m.layout.used()));
+                QVERIFY(m.layout.resize(it->first, before));
             } else {
                 m.apply(m.layout.compact());
                 QCOMPARE(m.layout.end(), m.layout.used());

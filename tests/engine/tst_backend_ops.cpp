@@ -22,111 +22,9 @@
 #include "tensor/matmul.h"
 #include "tensor/quantize.h"
 
-using ember::tensor::DType;
-using ember::tensor::WeightView;
+#include "backend_test_helpers.h"
 
-namespace {
-
-// A layer's FFN rows in one weight type, made from random floats.
-struct Layer {
-    DType type;
-    int64_t n_embd, n_ff;
-    bool gated;
-    std::vector<uint8_t> gate, up, down_t;
-
-    Layer(DType t, int64_t embd, int64_t ff, bool with_gate, uint32_t seed) : type(t), n_embd(embd), n_ff(ff), gated(with_gate) {
-        std::mt19937 rng(seed);
-        std::normal_distribution<float> dist(0.0f, 0.5f);
-        auto fill = [&](std::vector<uint8_t>& m) {
-            const size_t rb = ember::tensor::row_bytes(t, embd);
-            m.resize(rb * size_t(ff));
-            std::vector<float> row(static_cast<size_t>(embd));
-            for (int64_t r = 0; r < ff; ++r) {
-                for (auto& x : row) x = dist(rng);
-                ember::tensor::quantize_row(t, row.data(), m.data() + size_t(r) * rb, embd);
-            }
-        };
-        if (gated) fill(gate);
-        fill(up);
-        fill(down_t);
-    }
-
-    WeightView view(const std::vector<uint8_t>& m) const {
-        if (m.empty()) return {};
-        return {type, n_embd, n_ff, m.data(), ember::tensor::row_bytes(type, n_embd)};
-    }
-    ember::backend::FfnRows rows() const { return {view(gate), view(up), view(down_t)}; }
-};
-
-using test_helpers::random_vector;
-
-// `count` distinct neurons of n, ascending.
-std::vector<int32_t> pick(int64_t n, int64_t count, uint32_t seed) {
-    std::vector<int32_t> all(static_cast<size_t>(n));
-    std::iota(all.begin(), all.end(), 0);
-    std::shuffle(all.begin(), all.end(), std::mt19937(seed));
-    all.resize(size_t(count));
-    std::sort(all.begin(), all.end());
-    return all;
-}
-
-// Each result may differ from the CPU's by float rounding in another summation order: the bound
-// is relative to the sum of the magnitudes of the terms.
-constexpr float kRelativeError = 2e-5f;
-
-// got == row `id` of m · prepared row x, within kRelativeError of the terms' magnitudes.
-bool close_to_cpu(const WeightView& m, int32_t id, const uint8_t* x, float got) {
-    const int64_t n = m.n_cols;
-    const float want = ember::tensor::dot_row(m.type, n, m.row(id), x);
-    std::vector<float> w(static_cast<size_t>(n)), xs(static_cast<size_t>(n));
-    ember::tensor::dequantize_row(m.type, m.row(id), w.data(), n);
-    ember::tensor::dequantize_row(ember::tensor::activation_type(m.type), x, xs.data(), n);
-    float magnitude = 0;
-    for (int64_t i = 0; i < n; ++i) magnitude += std::fabs(w[size_t(i)] * xs[size_t(i)]);
-    if (std::fabs(got - want) <= kRelativeError * magnitude + 1e-6f) return true;
-    qWarning("neuron %d: %g, the CPU says %g (bound %g)", id, double(got), double(want), double(kRelativeError * magnitude));
-    return false;
-}
-
-// A device holding its whole budget, as a session's placement would size it.
-std::unique_ptr<ember::backend::Device> open_device(const QString& which, uint64_t budget) {
-    auto dev = which == "sim" ? ember::backend::make_sim_device(budget)
-                              : ember::backend::make_gpu_device(which.mid(4).toInt(), budget);
-    dev->set_footprint(budget);
-    return dev;
-}
-
-// What a test reserves for a device's compute scratch (a GPU takes it from the memory it holds),
-// as a session reserves its margin.
-constexpr uint64_t kScratch = 1 << 16;
-
-// Devices to run on: sim, and gpu:N for each usable GPU.
-void add_device_rows(const std::function<void(const QString&)>& rows) {
-    rows(QStringLiteral("sim"));
-    for (const ember::GpuInfo& g : ember::probe_gpus().gpus)
-        if (g.unusable.empty()) rows(QStringLiteral("gpu:%1").arg(g.index));
-}
-
-const DType kTypes[] = {DType::F16, DType::Q4_0, DType::Q8_0};
-
-// A dense matrix of n_rows rows of n_cols random values in one weight type.
-struct Matrix {
-    std::vector<uint8_t> data;
-    WeightView view;
-
-    Matrix(DType t, int64_t n_cols, int64_t n_rows, uint32_t seed) {
-        const size_t rb = ember::tensor::row_bytes(t, n_cols);
-        data.resize(rb * size_t(n_rows));
-        for (int64_t r = 0; r < n_rows; ++r) {
-            const std::vector<float> row = random_vector(size_t(n_cols), seed + uint32_t(r));
-            ember::tensor::quantize_row(t, row.data(), data.data() + size_t(r) * rb, n_cols);
-        }
-        view = {t, n_cols, n_rows, data.data(), rb};
-    }
-    uint64_t bytes() const { return data.size(); }
-};
-
-}  // namespace
+using namespace backend_test;
 
 class TestBackendOps : public QObject {
     Q_OBJECT
@@ -269,6 +167,37 @@ private slots:
         dev->begin_matmul(m.view, prepared.row(0), prepared.row_stride(), n_tokens, again.data());
         dev->wait();
         QVERIFY(std::memcmp(again.data(), y.data(), y.size() * sizeof(float)) == 0);
+    }
+
+    void products_queue_back_to_back_data() {
+        QTest::addColumn<QString>("device");
+        add_device_rows([](const QString& device) { QTest::newRow(qPrintable(device)) << device; });
+    }
+
+    // Products of one input queued together and joined by one wait(), as a layer's Q, K and V
+    // are; a larger batch later makes the device's staging grow under a non-empty queue.
+    void products_queue_back_to_back() {
+        QFETCH(QString, device);
+        const Matrix q(DType::Q4_0, 256, 300, 31), k(DType::Q8_0, 256, 70, 32), v(DType::Q4_0, 256, 70, 33);
+        auto dev = open_device(device, 1ull << 30);
+        const WeightView all[] = {q.view, k.view, v.view};
+        dev->set_dense(all, kScratch);
+        for (int n_tokens : {1, 1, 4}) {
+            const std::vector<float> x = random_vector(size_t(256) * size_t(n_tokens), uint32_t(34 + n_tokens));
+            ember::tensor::PreparedActivations prepared;
+            prepared.reserve(n_tokens, 256);
+            prepared.prepare(DType::Q4_0, x.data(), n_tokens, 256);
+            std::vector<std::vector<float>> y;
+            for (const WeightView& w : all) y.emplace_back(size_t(w.n_rows) * size_t(n_tokens), NAN);
+            for (size_t i = 0; i < 3; ++i)
+                dev->begin_matmul(all[i], prepared.row(0), prepared.row_stride(), n_tokens, y[i].data());
+            dev->wait();
+            for (size_t i = 0; i < 3; ++i)
+                for (int t = 0; t < n_tokens; ++t)
+                    for (int64_t r = 0; r < all[i].n_rows; ++r)
+                        QVERIFY(close_to_cpu(all[i], int32_t(r), prepared.row(t), y[i][size_t(t) * size_t(all[i].n_rows) + size_t(r)]));
+        }
+        QCOMPARE(dev->traffic().matmuls, uint64_t(9));
     }
 
     void dense_residency_data() {

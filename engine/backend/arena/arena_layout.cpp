@@ -69,6 +69,40 @@ std::vector<ArenaMove> ArenaLayout::compact() {
     return moves;
 }
 
+std::vector<ArenaMove> ArenaLayout::make_room_after(Block b) {
+    const uint64_t pivot = blocks_.at(b).offset;
+    std::vector<ArenaMove> moves;
+    std::map<uint64_t, Block> packed;
+    uint64_t cursor = 0;
+    for (const auto& [offset, id] : by_offset_) {
+        if (offset > pivot) break;
+        Span& s = blocks_.at(id);
+        const uint64_t shift = offset - cursor;
+        for (uint64_t done = 0; shift && done < s.size; done += shift)
+            moves.push_back({offset + done, cursor + done, std::min(shift, s.size - done)});
+        s.offset = cursor;
+        packed[cursor] = id;
+        cursor += s.size;
+    }
+    // From the top down, each block moves up; its pieces go back to front so none overwrites
+    // bytes not yet copied.
+    uint64_t ceiling = capacity_;
+    for (auto it = by_offset_.rbegin(); it != by_offset_.rend() && it->first > pivot; ++it) {
+        Span& s = blocks_.at(it->second);
+        const uint64_t to = ceiling - s.size, shift = to - s.offset;
+        for (uint64_t left = s.size; shift && left > 0;) {
+            const uint64_t piece = std::min(shift, left);
+            left -= piece;
+            moves.push_back({s.offset + left, to + left, piece});
+        }
+        s.offset = to;
+        packed[to] = it->second;
+        ceiling = to;
+    }
+    by_offset_ = std::move(packed);
+    return moves;
+}
+
 void ArenaLayout::set_capacity(uint64_t capacity) {
     if (end() > capacity) throw std::logic_error("arena blocks lie past the new capacity");
     capacity_ = capacity;

@@ -46,6 +46,10 @@ public:
     // Packs the blocks from offset 0 in their address order, leaving all free space at the end.
     // A block shifted by less than its size moves in pieces of the shift, front to back.
     std::vector<ArenaMove> compact();
+    // Moves the blocks so that all free space lies right after b: those up to b packed from
+    // offset 0, those after it packed against the capacity (moved up, in pieces back to front).
+    // b can then grow in place by all the free space.
+    std::vector<ArenaMove> make_room_after(Block b);
     // Throws std::logic_error when a block would lie past the new capacity (compact first).
     void set_capacity(uint64_t capacity);
 

@@ -10,13 +10,7 @@ namespace ember::backend::gpu {
 
 void Arena::finish(const char* what) const { check(gpuStreamSynchronize(stream_), what); }
 
-void Arena::compact() {
-    finish("finishing queued work before compacting device memory");
-    for (const ArenaMove& m : layout_.compact())
-        check(gpuMemcpyAsync(memory_.data() + m.to, memory_.data() + m.from, m.bytes, gpuMemcpyDeviceToDevice, stream_),
-              "compacting device memory");
-    finish("compacting device memory");
-}
+void Arena::compact() { apply(layout_.compact(), "compacting device memory"); }
 
 std::optional<Arena::Block> Arena::try_take(uint64_t bytes) {
     if (auto b = layout_.allocate(bytes)) return b;
@@ -33,16 +27,27 @@ Arena::Block Arena::take(uint64_t bytes, const std::string& what) {
          " in use");
 }
 
+void Arena::apply(const std::vector<ArenaMove>& moves, const char* what) {
+    finish("finishing queued work before moving device memory");
+    for (const ArenaMove& m : moves)
+        check(gpuMemcpyAsync(memory_.data() + m.to, memory_.data() + m.from, m.bytes, gpuMemcpyDeviceToDevice, stream_), what);
+    finish(what);
+}
+
 bool Arena::resize(Block& b, uint64_t bytes) {
     if (layout_.resize(b, bytes)) return true;
     const uint64_t keep = layout_.size(b);
-    const std::optional<Block> next = try_take(bytes);  // may compact: b's offset is read after
-    if (!next) return false;
-    check(gpuMemcpyAsync(at(*next), at(b), keep, gpuMemcpyDeviceToDevice, stream_), "moving a block of device memory");
-    finish("moving a block of device memory");
-    layout_.release(b);
-    b = *next;
-    return true;
+    if (bytes - keep > layout_.capacity() - layout_.used()) return false;
+    // A free gap that holds the whole block costs one copy of it; otherwise the blocks above it
+    // move up until the free space lies right after it.
+    if (const std::optional<Block> next = layout_.allocate(bytes)) {
+        apply({{layout_.offset(b), layout_.offset(*next), keep}}, "moving a block of device memory");
+        layout_.release(b);
+        b = *next;
+        return true;
+    }
+    apply(layout_.make_room_after(b), "making room in device memory");
+    return layout_.resize(b, bytes);
 }
 
 void Arena::resize_memory(uint64_t bytes) {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "backend/arena/arena_layout.h"
 #include "backend/cuda/gpu_buffer.h"
@@ -28,7 +29,8 @@ public:
     Block take(uint64_t bytes, const std::string& what);
     void release(Block b) { layout_.release(b); }
     // Makes b `bytes` long, keeping its first min(old, new) bytes: in place where the space
-    // after it is free, else by a copy to a new block. False, b unchanged, when neither fits.
+    // after it is free, else by a copy into a free gap, else by moving the blocks above it. False,
+    // b unchanged, when the arena's free space is too small.
     bool resize(Block& b, uint64_t bytes);
 
     // Replaces the allocation with one of `bytes`, the blocks keeping their contents (packed
@@ -38,6 +40,8 @@ public:
     void resize_memory(uint64_t bytes);
 
 private:
+    // Does the layout's moves with nothing else queued.
+    void apply(const std::vector<ArenaMove>& moves, const char* what);
     void compact();
     void finish(const char* what) const;
 

@@ -291,7 +291,8 @@ public:
         if (resized)
             for (RowsInArena* r : blocks(l)) resized = resized && arena_->resize(r->block, r->row_bytes * n);
         if (old_n > 0 && !resized) {
-            // No room to grow a block beside the old ones: the layer starts again, every row uploaded.
+            // The arena's free space is short of the growth (its scratch outgrew the reserve):
+            // the layer starts again in what its old rows free, every row uploaded.
             release(l);
             l = new_layer(rows);
             if (!take_blocks(l, n)) {
@@ -358,23 +359,37 @@ public:
         for (int32_t j = 0; j < n; ++j) traffic_.rows_computed += coef[j] != 0.0f;
     }
 
+    // Products queue back to back, each with its own share of the staging, so products that
+    // share an input (a layer's Q, K and V) cost one round trip; the staging grows, to what
+    // the queue wanted, only with nothing queued.
     void begin_matmul(const tensor::WeightView& w, const uint8_t* x, size_t x_stride, int32_t n_tokens,
                       float* y) override {
-        if (!pending_.empty()) wait();
         select();
         if (!matrices_.count(w.data)) fail(name_ + ": a matrix of " + std::to_string(w.n_rows) + " rows is not resident");
         const size_t x_bytes = gpu::activation_bytes(tensor::stored_type(w.type), w.n_cols);
         const size_t y_count = size_t(n_tokens) * size_t(w.n_rows);
-        reserve(matmul_in_, x_bytes * size_t(n_tokens), "a dense product's input");
-        reserve(matmul_out_, y_count * sizeof(float), "a dense product's output");
+        const uint64_t in_bytes = x_bytes * size_t(n_tokens), out_bytes = y_count * sizeof(float);
+        if (!matmul_in_.dev || !matmul_out_.dev || matmul_in_used_ + in_bytes > matmul_in_.bytes ||
+            matmul_out_used_ + out_bytes > matmul_out_.bytes) {
+            const uint64_t want_in = matmul_in_used_ + in_bytes, want_out = matmul_out_used_ + out_bytes;
+            if (!pending_.empty()) wait();
+            reserve(matmul_in_, std::max(matmul_in_.bytes, want_in), "a dense product's input");
+            reserve(matmul_out_, std::max(matmul_out_.bytes, want_out), "a dense product's output");
+        }
         const DenseMatrix& m = matrices_.at(w.data);  // looked up after reserve(), which may compact
+        uint8_t* host_in = matmul_in_.host.data() + matmul_in_used_;
+        float* host_out = reinterpret_cast<float*>(matmul_out_.host.data() + matmul_out_used_);
+        uint8_t* dev_in = dev(matmul_in_) + matmul_in_used_;
+        float* dev_out = reinterpret_cast<float*>(dev(matmul_out_) + matmul_out_used_);
         for (int32_t t = 0; t < n_tokens; ++t)
-            std::memcpy(matmul_in_.host.data() + size_t(t) * x_bytes, x + size_t(t) * x_stride, x_bytes);
-        async_upload(dev(matmul_in_), matmul_in_.host.data(), x_bytes * size_t(n_tokens));
-        gpu::launch_matmul(view(m.rows), m.n_rows, dev(matmul_in_), n_tokens, reinterpret_cast<float*>(dev(matmul_out_)),
-                           stream_);
-        async_download(matmul_out_.host.data(), dev(matmul_out_), y_count * sizeof(float));
-        pending_.push_back({y, matmul_out_.host.as<float>(), y_count});
+            std::memcpy(host_in + size_t(t) * x_bytes, x + size_t(t) * x_stride, x_bytes);
+        async_upload(dev_in, host_in, in_bytes);
+        gpu::launch_matmul(view(m.rows), m.n_rows, dev_in, n_tokens, dev_out, stream_);
+        async_download(host_out, dev_out, out_bytes);
+        pending_.push_back({y, host_out, y_count});
+        // Each share starts on the arena's alignment, as the kernels' loads expect.
+        matmul_in_used_ += (in_bytes + ArenaLayout::kAlign - 1) / ArenaLayout::kAlign * ArenaLayout::kAlign;
+        matmul_out_used_ += (out_bytes + ArenaLayout::kAlign - 1) / ArenaLayout::kAlign * ArenaLayout::kAlign;
         ++traffic_.matmuls;
     }
 
@@ -420,6 +435,7 @@ public:
     void wait() override {
         const gpuError_t e = gpuStreamSynchronize(stream_);
         std::vector<PendingCopy> done = std::exchange(pending_, {});
+        matmul_in_used_ = matmul_out_used_ = 0;
         check(e, "running the hot-neuron kernels");
         for (const PendingCopy& c : done) std::memcpy(c.dst, c.src, c.n * sizeof(float));
     }
@@ -607,6 +623,7 @@ private:
     int64_t need_in_ = 0, need_out_ = 0;
     Staging ffn_x_, ffn_local_, ffn_g_, ffn_v_, ffn_coef_, ffn_y_, ffn_partial_;
     Staging matmul_in_, matmul_out_, attention_in_, attention_out_, scores_;
+    uint64_t matmul_in_used_ = 0, matmul_out_used_ = 0;  // the queued products' shares of the staging
 };
 
 }  // namespace

@@ -3,7 +3,10 @@
 // these names. Nothing outside engine/backend/cuda/ includes it. The .cpp files are host code for
 // the ordinary C++ compiler (runtime API only); the .cu files hold the kernels.
 
-#if defined(EMBER_HIP)
+#if defined(EMBER_GPU_HOST)
+// The tests' host stand-in (tests/engine/gpu_host/): this code runs in CI without a GPU.
+#include "gpu_runtime_host.h"
+#elif defined(EMBER_HIP)
 #include <hip/hip_runtime_api.h>
 #define EMBER_GPU_API "HIP"
 using gpuError_t = hipError_t;
