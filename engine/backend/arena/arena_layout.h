@@ -26,6 +26,9 @@ public:
 
     explicit ArenaLayout(uint64_t capacity = 0) : capacity_(capacity) {}
 
+    // What a block of `bytes` takes: rounded up to kAlign, at least kAlign.
+    static uint64_t aligned(uint64_t bytes);
+
     uint64_t capacity() const { return capacity_; }
     // Bytes taken by blocks, each rounded up to kAlign.
     uint64_t used() const { return used_; }
@@ -58,8 +61,6 @@ private:
         uint64_t offset = 0;
         uint64_t size = 0;
     };
-    static uint64_t aligned(uint64_t bytes);
-
     uint64_t capacity_ = 0;
     uint64_t used_ = 0;
     Block next_ = 0;

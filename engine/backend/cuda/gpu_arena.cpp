@@ -14,8 +14,7 @@ void Arena::compact() { apply(layout_.compact(), "compacting device memory"); }
 
 std::optional<Arena::Block> Arena::try_take(uint64_t bytes) {
     if (auto b = layout_.allocate(bytes)) return b;
-    const uint64_t need = std::max<uint64_t>(ArenaLayout::kAlign, (bytes + ArenaLayout::kAlign - 1) / ArenaLayout::kAlign * ArenaLayout::kAlign);
-    if (layout_.capacity() - layout_.used() < need) return std::nullopt;
+    if (layout_.capacity() - layout_.used() < ArenaLayout::aligned(bytes)) return std::nullopt;
     compact();
     return layout_.allocate(bytes);
 }

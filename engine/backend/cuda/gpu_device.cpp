@@ -388,8 +388,8 @@ public:
         async_download(host_out, dev_out, out_bytes);
         pending_.push_back({y, host_out, y_count});
         // Each share starts on the arena's alignment, as the kernels' loads expect.
-        matmul_in_used_ += (in_bytes + ArenaLayout::kAlign - 1) / ArenaLayout::kAlign * ArenaLayout::kAlign;
-        matmul_out_used_ += (out_bytes + ArenaLayout::kAlign - 1) / ArenaLayout::kAlign * ArenaLayout::kAlign;
+        matmul_in_used_ += ArenaLayout::aligned(in_bytes);
+        matmul_out_used_ += ArenaLayout::aligned(out_bytes);
         ++traffic_.matmuls;
     }
 
