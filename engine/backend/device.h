@@ -11,6 +11,7 @@
 #include <string>
 
 #include "tensor/matmul.h"
+#include "tensor/rope.h"
 #include "tensor/thread_pool.h"
 
 namespace ember::backend {
@@ -47,12 +48,29 @@ struct DeviceUsage {
     uint64_t total() const { return dense + kv + ffn; }
 };
 
+// A sub-layer's input normalization: F32 weights of n_embd values, in the model's host memory.
+struct Norm {
+    const float* w = nullptr;
+    const float* b = nullptr;  // LayerNorm's bias; null: RMSNorm
+    float eps = 0.0f;
+};
+
+// One layer's attention sub-layer: out = [x +] wo · attention(rope(qkv · norm(x))).
+struct AttentionLayer {
+    Norm norm;
+    std::span<const tensor::WeightView> qkv;  // Q, K and V; or one fused matrix, Q's rows, then K's, then V's
+    tensor::WeightView wo;
+    tensor::RopePairs pairs;
+    bool residual;  // out = x + the sub-layer's result; else the result alone
+};
+
 struct DeviceTraffic {
     uint64_t bytes_uploaded = 0;        // FFN rows copied to the device, ever
     uint64_t rows_computed = 0;         // neuron rows (gate, up and down_t each count) computed there
     uint64_t dense_bytes_uploaded = 0;  // dense matrices copied to the device, ever
     uint64_t matmuls = 0;               // dense matrix products computed there (one per call)
     uint64_t attentions = 0;            // layers of attention computed there (one per call)
+    uint64_t attention_sublayers = 0;    // whole attention sub-layers computed there, one round trip each
 };
 
 class Device {
@@ -117,6 +135,14 @@ public:
     // tensor::attend_head computes it for each token and head.
     virtual void begin_attention(int32_t il, int32_t pos0, int32_t n_tokens, const float* q, const float* k,
                                  const float* v, float* out) = 0;
+    // Queues layer il's whole attention sub-layer for n_tokens rows of x ([n_tokens][n_embd]) into
+    // out (which may be x): the norm, the Q/K/V products, RoPE by `angles` ([n_tokens][head_dim],
+    // tensor::rope_angles of positions pos0..), K and V stored at pos0.. and attention as
+    // begin_attention does, the output product and the residual, each computed as the CPU
+    // computes it (tensor::rms_norm / layer_norm, the products over activations prepared for the
+    // weights' type, tensor::rope_rotate). Every matrix must be resident and the KV cache held.
+    virtual void begin_attention_layer(int32_t il, const AttentionLayer& layer, int32_t pos0, int32_t n_tokens,
+                                       const float* angles, const float* x, float* out) = 0;
     // Blocks until the queued work is done; throws EngineError if it failed.
     virtual void wait() = 0;
 

@@ -8,6 +8,8 @@
 #include "tensor/attention_head.h"
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
+#include "tensor/norms.h"
+#include "tensor/rope.h"
 #include "tensor/quantize.h"
 
 namespace ember::model {
@@ -27,8 +29,7 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
     if (hp.fused_qkv) qkv.resize(b * (hp.n_embd + 2 * hp.n_embd_gqa()));
     scores.resize(size_t(pool.size()) * n_ctx);
     half.resize(size_t(pool.size()) * std::max(hp.head_dim(), n_ctx));
-    rope_cos.resize(hp.head_dim() / 2);
-    rope_sin.resize(hp.head_dim() / 2);
+    rope.resize(b * hp.head_dim());
     prepared.reserve(n_batch, std::max(hp.n_embd, hp.n_ff));
     if (hp.max_predictor_rank > 0)
         sparse = std::make_unique<SparseScratch>(hp.n_ff, hp.max_predictor_rank, hp.n_embd, hp.n_layer);
@@ -61,59 +62,64 @@ void linear_shared(std::initializer_list<Product> products, const float* x, int6
     device->wait();
 }
 
-void rms_norm(const float* x, const float* w, float* out, int64_t n, int64_t n_tokens, float eps) {
-    for (int64_t t = 0; t < n_tokens; ++t) {
-        const float* xt = x + t * n;
-        float* ot = out + t * n;
-        double sum = 0.0;
-        // Squares in float, summed in double, as GGML does.
-        for (int64_t i = 0; i < n; ++i) sum += double(xt[i] * xt[i]);
-        const float scale = 1.0f / std::sqrt(float(sum / double(n)) + eps);
-        for (int64_t i = 0; i < n; ++i) ot[i] = xt[i] * scale * w[i];
-    }
+void rope_angles(const HParams& hp, int32_t pos0, int32_t n, Scratch& s) {
+    const int32_t hd = hp.head_dim();
+    for (int32_t t = 0; t < n; ++t)
+        tensor::rope_angles(pos0 + t, hd, hp.rope_freq_base, hp.rope_freq_scale, s.rope.data() + size_t(t) * hd);
 }
 
-void layer_norm(const float* x, const float* w, const float* b, float* out, int64_t n, int64_t n_tokens, float eps) {
-    for (int64_t t = 0; t < n_tokens; ++t) {
-        const float* xt = x + t * n;
-        float* ot = out + t * n;
-        // Sums in double, as GGML does.
-        double sum = 0.0;
-        for (int64_t i = 0; i < n; ++i) sum += double(xt[i]);
-        const float mean = float(sum / double(n));
-        double sum2 = 0.0;
-        for (int64_t i = 0; i < n; ++i) {
-            ot[i] = xt[i] - mean;
-            sum2 += double(ot[i] * ot[i]);
-        }
-        const float scale = 1.0f / std::sqrt(float(sum2 / double(n)) + eps);
-        for (int64_t i = 0; i < n; ++i) ot[i] = ot[i] * scale * w[i] + b[i];
-    }
+namespace {
+
+bool device_holds(const backend::AttentionLayer& layer, backend::Device* device) {
+    return device && device->holds_kv_cache() && device->holds(layer.wo) &&
+           std::all_of(layer.qkv.begin(), layer.qkv.end(), [&](const tensor::WeightView& w) { return device->holds(w); });
 }
 
-void rope(float* x, int32_t n_heads, int32_t head_dim, int32_t pos, const HParams& hp, RopePairs pairs, Scratch& s) {
-    // theta_j = pos * scale * base^(-2j/d), built by repeated multiplication as GGML does, so
-    // the angles round the same way as the reference implementation's.
-    const float theta_scale = std::pow(hp.rope_freq_base, -2.0f / float(head_dim));
-    float theta = float(pos) * hp.rope_freq_scale;
-    for (int32_t j = 0; j < head_dim / 2; ++j) {
-        s.rope_cos[j] = std::cos(theta);
-        s.rope_sin[j] = std::sin(theta);
-        theta *= theta_scale;
+void norm(const backend::Norm& n, const float* x, float* out, int64_t n_embd, int32_t n_tokens) {
+    if (n.b)
+        tensor::layer_norm(x, n.w, n.b, out, n_embd, n_tokens, n.eps);
+    else
+        tensor::rms_norm(x, n.w, out, n_embd, n_tokens, n.eps);
+}
+
+}  // namespace
+
+void attention_sublayer(const backend::AttentionLayer& layer, const HParams& hp, int32_t il, int32_t n, KvCache& kv,
+                        const float* x, float* out, Scratch& s) {
+    const int64_t n_embd = hp.n_embd, n_gqa = hp.n_embd_gqa();
+    const int32_t hd = hp.head_dim();
+    if (backend::Device* device = s.sparse ? s.sparse->device : nullptr; device_holds(layer, device)) {
+        device->begin_attention_layer(il, layer, kv.n_past(), n, s.rope.data(), x, out);
+        device->wait();
+        return;
     }
-    // Adjacent: pair j is (2j, 2j+1). NeoX: pair j is (j, j + head_dim/2).
-    const int32_t stride = pairs == RopePairs::Adjacent ? 2 : 1;
-    const int32_t offset = pairs == RopePairs::Adjacent ? 1 : head_dim / 2;
-    for (int32_t h = 0; h < n_heads; ++h) {
-        float* xh = x + size_t(h) * head_dim;
-        for (int32_t j = 0; j < head_dim / 2; ++j) {
-            float& a = xh[stride * j];
-            float& b = xh[stride * j + offset];
-            const float x0 = a, x1 = b;
-            a = x0 * s.rope_cos[j] - x1 * s.rope_sin[j];
-            b = x0 * s.rope_sin[j] + x1 * s.rope_cos[j];
+    // The normalized input goes to s.attn, free until attention writes its result there.
+    norm(layer.norm, x, s.attn.data(), n_embd, n);
+    if (layer.qkv.size() == 3) {
+        linear_shared({{layer.qkv[0], s.q.data()}, {layer.qkv[1], s.k.data()}, {layer.qkv[2], s.v.data()}}, s.attn.data(),
+                      n, s);
+    } else {
+        const int64_t n_qkv = n_embd + 2 * n_gqa;
+        linear(layer.qkv[0], s.attn.data(), n, s.qkv.data(), s);
+        for (int32_t t = 0; t < n; ++t) {
+            const float* row = s.qkv.data() + size_t(t) * n_qkv;
+            std::copy(row, row + n_embd, s.q.data() + size_t(t) * n_embd);
+            std::copy(row + n_embd, row + n_embd + n_gqa, s.k.data() + size_t(t) * n_gqa);
+            std::copy(row + n_embd + n_gqa, row + n_qkv, s.v.data() + size_t(t) * n_gqa);
         }
     }
+    for (int32_t t = 0; t < n; ++t) {
+        const float* angles = s.rope.data() + size_t(t) * hd;
+        tensor::rope_rotate(s.q.data() + size_t(t) * n_embd, hp.n_head, hd, angles, layer.pairs);
+        tensor::rope_rotate(s.k.data() + size_t(t) * n_gqa, hp.n_head_kv, hd, angles, layer.pairs);
+    }
+    attention(hp, il, n, kv, s);
+    if (!layer.residual) {
+        linear(layer.wo, s.attn.data(), n, out, s);
+        return;
+    }
+    linear(layer.wo, s.attn.data(), n, s.out.data(), s);
+    for (int64_t i = 0; i < n * n_embd; ++i) out[i] = x[i] + s.out[size_t(i)];
 }
 
 void attention(const HParams& hp, int32_t il, int32_t n_tokens, KvCache& kv, Scratch& s) {

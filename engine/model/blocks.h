@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "backend/device.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
 #include "model/sparse_scratch.h"
@@ -34,7 +35,7 @@ struct Scratch {
     std::vector<float> qkv;     // [n_batch][n_embd + 2 n_embd_gqa], architectures with a fused QKV only
     std::vector<float> scores;  // [n_threads][n_ctx] attention weights, one row per worker slot
     std::vector<uint16_t> half; // [n_threads][max(head_dim, n_ctx)] F16 staging per worker slot
-    std::vector<float> rope_cos, rope_sin;  // [head_dim / 2]
+    std::vector<float> rope;    // [n_batch][head_dim] the batch's RoPE angles (tensor::rope_angles)
     std::unique_ptr<SparseScratch> sparse;  // only for models with predictors
 };
 
@@ -51,19 +52,15 @@ struct Product {
 // they read the input in the same form, they are queued together, one round trip for all.
 void linear_shared(std::initializer_list<Product> products, const float* x, int64_t n, Scratch& s);
 
-// out = x / sqrt(mean(x²) + eps) * w, for n_tokens rows of n.
-void rms_norm(const float* x, const float* w, float* out, int64_t n, int64_t n_tokens, float eps);
+// The RoPE angles of positions pos0 .. pos0 + n - 1 into s.rope, shared by every layer.
+void rope_angles(const HParams& hp, int32_t pos0, int32_t n, Scratch& s);
 
-// out = (x - mean(x)) / sqrt(var(x) + eps) * w + b, for n_tokens rows of n.
-void layer_norm(const float* x, const float* w, const float* b, float* out, int64_t n, int64_t n_tokens, float eps);
-
-enum class RopePairs {
-    Adjacent,  // (2j, 2j+1): GGML rope mode 0, LLaMA files with Q/K rows permuted at conversion
-    NeoX,      // (j, j + head_dim/2): GGML NeoX mode, HF rotate-half (Falcon)
-};
-
-// Rotates every head of x in place for position pos.
-void rope(float* x, int32_t n_heads, int32_t head_dim, int32_t pos, const HParams& hp, RopePairs pairs, Scratch& s);
+// A layer's attention sub-layer for n tokens of x: out = [x +] wo · attention(rope(qkv · norm(x))),
+// with K and V appended to the cache (out may be x). On the session's device, in one round trip,
+// when it holds the layer's matrices and the KV cache; else on the CPU, each product where the
+// placement put it. Uses s.q, s.k, s.v, s.qkv, s.attn and s.out; s.rope must hold the batch's angles.
+void attention_sublayer(const backend::AttentionLayer& layer, const HParams& hp, int32_t il, int32_t n, KvCache& kv,
+                        const float* x, float* out, Scratch& s);
 
 // Writes the batch's K and V rows into the cache at positions n_past.., then computes causal
 // attention for each token and head into s.attn. GQA: head h reads KV head h / (n_head / n_head_kv).

@@ -11,6 +11,7 @@
 #include "model/architecture.h"
 #include "model/sparse_ffn.h"
 #include "model/tensor_binding.h"
+#include "tensor/norms.h"
 
 namespace ember::model {
 namespace {
@@ -107,33 +108,16 @@ public:
 
     void forward(const int32_t* tokens, int32_t n, KvCache& kv, Scratch& s, float* logits,
                  bool logits_all) const override {
-        const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, n_gqa = hp_.n_embd_gqa();
-        const int64_t n_qkv = n_embd + 2 * n_gqa;
+        const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
         embed_tokens(token_embd_, tokens, n, s.x.data());
+        rope_angles(hp_, kv.n_past(), n, s);
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
             const FalconLayer& L = layers_[size_t(il)];
-            // Both branches read the layer input: the FFN's norm into xn, attention's into attn
-            // (free until attention writes its result there).
-            layer_norm(s.x.data(), L.ffn_norm.w, L.ffn_norm.b, s.xn.data(), n_embd, n, hp_.norm_eps);
-            const float* attn_in = s.xn.data();
-            if (L.attn_norm.w != L.ffn_norm.w) {
-                layer_norm(s.x.data(), L.attn_norm.w, L.attn_norm.b, s.attn.data(), n_embd, n, hp_.norm_eps);
-                attn_in = s.attn.data();
-            }
-            linear(L.wqkv, attn_in, n, s.qkv.data(), s);
-            for (int32_t t = 0; t < n; ++t) {
-                const float* row = s.qkv.data() + size_t(t) * n_qkv;
-                float* q = s.q.data() + size_t(t) * n_embd;
-                float* k = s.k.data() + size_t(t) * n_gqa;
-                std::copy(row, row + n_embd, q);
-                std::copy(row + n_embd, row + n_embd + n_gqa, k);
-                std::copy(row + n_embd + n_gqa, row + n_qkv, s.v.data() + size_t(t) * n_gqa);
-                const int32_t pos = kv.n_past() + t;
-                rope(q, hp_.n_head, hp_.head_dim(), pos, hp_, RopePairs::NeoX, s);
-                rope(k, hp_.n_head_kv, hp_.head_dim(), pos, hp_, RopePairs::NeoX, s);
-            }
-            attention(hp_, il, n, kv, s);
-            linear(L.wo, s.attn.data(), n, s.out.data(), s);
+            // Both branches read the layer input; attention's result goes to s.out.
+            const tensor::WeightView qkv[] = {L.wqkv};
+            attention_sublayer({{L.attn_norm.w, L.attn_norm.b, hp_.norm_eps}, qkv, L.wo, tensor::RopePairs::NeoX, false},
+                               hp_, il, n, kv, s.x.data(), s.out.data(), s);
+            tensor::layer_norm(s.x.data(), L.ffn_norm.w, L.ffn_norm.b, s.xn.data(), n_embd, n, hp_.norm_eps);
             // The FFN's output goes to q, which attention no longer needs.
             float* ffn_out = s.q.data();
             if (s.sparse) {
@@ -150,8 +134,8 @@ public:
         kv.commit(n);
         const int32_t first = logits_all ? 0 : n - 1;
         const int32_t count = n - first;
-        layer_norm(s.x.data() + size_t(first) * n_embd, output_norm_.w, output_norm_.b, s.xn.data(), n_embd, count,
-                   hp_.norm_eps);
+        tensor::layer_norm(s.x.data() + size_t(first) * n_embd, output_norm_.w, output_norm_.b, s.xn.data(), n_embd,
+                           count, hp_.norm_eps);
         linear(output_, s.xn.data(), count, logits, s);
     }
 

@@ -6,6 +6,7 @@
 #include "common/error.h"
 #include "model/sparse_ffn.h"
 #include "model/tensor_binding.h"
+#include "tensor/norms.h"
 
 namespace ember::model {
 namespace {
@@ -103,22 +104,14 @@ public:
                  bool logits_all) const override {
         const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
         embed_tokens(token_embd_, tokens, n, s.x.data());
+        rope_angles(hp_, kv.n_past(), n, s);
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
             const LlamaLayer& L = layers_[size_t(il)];
-            // Attention.
-            rms_norm(s.x.data(), L.attn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
-            linear_shared({{L.wq, s.q.data()}, {L.wk, s.k.data()}, {L.wv, s.v.data()}}, s.xn.data(), n, s);
-            for (int32_t t = 0; t < n; ++t) {
-                const int32_t pos = kv.n_past() + t;
-                rope(s.q.data() + size_t(t) * n_embd, hp_.n_head, hp_.head_dim(), pos, hp_, RopePairs::Adjacent, s);
-                rope(s.k.data() + size_t(t) * hp_.n_embd_gqa(), hp_.n_head_kv, hp_.head_dim(), pos, hp_,
-                     RopePairs::Adjacent, s);
-            }
-            attention(hp_, il, n, kv, s);
-            linear(L.wo, s.attn.data(), n, s.out.data(), s);
-            add_in_place(s.x.data(), s.out.data(), n * n_embd);
+            const tensor::WeightView qkv[] = {L.wq, L.wk, L.wv};
+            attention_sublayer({{L.attn_norm, nullptr, hp_.norm_eps}, qkv, L.wo, tensor::RopePairs::Adjacent, true}, hp_,
+                               il, n, kv, s.x.data(), s.x.data(), s);
             // Feed-forward.
-            rms_norm(s.x.data(), L.ffn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
+            tensor::rms_norm(s.x.data(), L.ffn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
             if (s.sparse) {
                 // The predictor reads the residual before ffn_norm (powerinfer-format.md §2.6).
                 sparse_ffn(il, L.sparse, hp_.ffn_gate, hp_.sparse_threshold, s.x.data(), s.xn.data(), n, s.out.data(),
@@ -135,7 +128,7 @@ public:
         // Output head, for the last token or all of them.
         const int32_t first = logits_all ? 0 : n - 1;
         const int32_t count = n - first;
-        rms_norm(s.x.data() + size_t(first) * n_embd, output_norm_, s.xn.data(), n_embd, count, hp_.norm_eps);
+        tensor::rms_norm(s.x.data() + size_t(first) * n_embd, output_norm_, s.xn.data(), n_embd, count, hp_.norm_eps);
         linear(output_, s.xn.data(), count, logits, s);
     }
 

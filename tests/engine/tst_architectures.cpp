@@ -206,6 +206,12 @@ private slots:
             int64_t on_device = 0;
             for (const auto& l : s->layer_sparsity()) on_device += l.active_on_device;
             QCOMPARE(on_device > 0, r.hot_neurons > 0);
+            // Everything fits at the last step: each layer's attention sub-layer runs on the
+            // device whole, one round trip each.
+            if (step == 10) {
+                QVERIFY(r.attention_layers > 0);
+                QCOMPARE(r.attention_sublayers, r.attention_layers);
+            }
         }
         QVERIFY(split_seen);
         QCOMPARE(previous_hot, all);

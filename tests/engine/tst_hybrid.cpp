@@ -134,6 +134,8 @@ private slots:
                 QVERIFY(r.dense_bytes_uploaded > 0);
                 QVERIFY(r.dense_products > 0);
                 QVERIFY(r.attention_layers > 0);
+                // With the matrices and the cache there, each layer's attention is one round trip.
+                QCOMPARE(r.attention_sublayers, r.attention_layers);
                 QVERIFY(r.kv_bytes > 0);
             }
             QCOMPARE(r.dense_bytes + r.kv_bytes + r.ffn_bytes, r.used_bytes);

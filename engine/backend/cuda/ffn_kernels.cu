@@ -105,19 +105,6 @@ __global__ void copy_rows_kernel(uint8_t* dst, const int32_t* dst_rows, const ui
 
 unsigned blocks_for(int64_t items, int64_t per_block) { return unsigned((items + per_block - 1) / per_block); }
 
-}  // namespace
-
-size_t activation_bytes(DType weight, int64_t n) {
-    switch (weight) {
-        case DType::F16: return size_t(n) * 2;
-        case DType::Q4_0:
-        case DType::Q8_0: return size_t(n / 32) * 34;
-        default: unsupported(weight, "activation");
-    }
-}
-
-namespace {
-
 void launch_dot_grid(const DeviceRows& rows, const uint8_t* x, size_t x_stride, int32_t n_tokens, const int32_t* local,
                      int32_t n, float* out, gpuStream_t stream) {
     if (n == 0 || n_tokens == 0) return;

@@ -17,6 +17,7 @@
 #include "backend/cuda/gpu_arena.h"
 #include "backend/cuda/gpu_buffer.h"
 #include "backend/cuda/gpu_runtime.h"
+#include "backend/cuda/layer_kernels.h"
 #include "backend/gpu.h"
 #include "common/error.h"
 
@@ -396,40 +397,99 @@ public:
     void begin_attention(int32_t il, int32_t pos0, int32_t n_tokens, const float* q, const float* k, const float* v,
                          float* out) override {
         const KvShape& kv = kv_shape_;
-        if (kv.n_layer == 0) fail(name_ + ": no KV cache is held");
-        if (il < 0 || il >= kv.n_layer || pos0 < 0 || n_tokens < 0 || pos0 + n_tokens > kv.n_ctx)
-            fail(name_ + ": attention at layer " + std::to_string(il) + ", positions " + std::to_string(pos0) + ".." +
-                 std::to_string(pos0 + n_tokens) + " is outside its KV cache");
+        check_attention(il, pos0, n_tokens);
         if (!pending_.empty()) wait();
         select();
         const size_t n_gqa = size_t(kv.n_embd_gqa()), n_embd = size_t(kv.n_head) * size_t(kv.head_dim);
         const size_t q_count = size_t(n_tokens) * n_embd, kv_count = size_t(n_tokens) * n_gqa;
         reserve(attention_in_, (q_count + 2 * kv_count) * sizeof(float), "attention's input");
         reserve(attention_out_, q_count * sizeof(float), "attention's output");
-        reserve(scores_, size_t(kv.n_head) * size_t(kv.n_ctx) * sizeof(float), "attention's scores");
+        reserve(scores_, size_t(kv.n_head) * size_t(kv.n_ctx) * sizeof(float), "attention's scores", false);
         float* host_in = attention_in_.host.as<float>();
         std::memcpy(host_in, q, q_count * sizeof(float));
         std::memcpy(host_in + q_count, k, kv_count * sizeof(float));
         std::memcpy(host_in + q_count + kv_count, v, kv_count * sizeof(float));
         async_upload(dev(attention_in_), host_in, (q_count + 2 * kv_count) * sizeof(float));
         const float* dev_q = reinterpret_cast<const float*>(dev(attention_in_));
-        float* dev_out = reinterpret_cast<float*>(dev(attention_out_));
-        const size_t layer = size_t(il) * size_t(kv.n_ctx) * n_gqa;
-        uint16_t* k_layer = reinterpret_cast<uint16_t*>(arena_->at(*kv_k_)) + layer;
-        uint16_t* v_layer = reinterpret_cast<uint16_t*>(arena_->at(*kv_v_)) + layer;
-        gpu::launch_store_half(dev_q + q_count, n_tokens, int32_t(n_gqa), k_layer + size_t(pos0) * n_gqa, n_gqa, stream_);
-        gpu::launch_store_half(dev_q + q_count + kv_count, n_tokens, int32_t(n_gqa), v_layer + size_t(pos0) * n_gqa, n_gqa,
-                               stream_);
-        for (int32_t t = 0; t < n_tokens; ++t) {
-            const gpu::AttentionArgs a{dev_q + size_t(t) * n_embd, k_layer, v_layer, n_gqa, pos0 + t + 1,
-                                       kv.n_head, kv.n_head / kv.n_head_kv, kv.head_dim,
-                                       1.0f / std::sqrt(float(kv.head_dim)), reinterpret_cast<float*>(dev(scores_)),
-                                       dev_out + size_t(t) * n_embd};
-            gpu::launch_attention(a, stream_);
-        }
+        queue_attention(il, pos0, n_tokens, dev_q, dev_q + q_count, dev_q + q_count + kv_count,
+                        reinterpret_cast<float*>(dev(attention_out_)));
         async_download(attention_out_.host.data(), dev(attention_out_), q_count * sizeof(float));
         pending_.push_back({out, attention_out_.host.as<float>(), q_count});
         ++traffic_.attentions;
+    }
+
+    // The whole sub-layer on the stream: x and the angles go up, the result comes back, and
+    // every intermediate stays in the arena.
+    void begin_attention_layer(int32_t il, const AttentionLayer& layer, int32_t pos0, int32_t n_tokens,
+                               const float* angles, const float* x, float* out) override {
+        const KvShape& kv = kv_shape_;
+        check_attention(il, pos0, n_tokens);
+        const size_t n = size_t(n_tokens), n_embd = size_t(kv.n_head) * size_t(kv.head_dim);
+        const size_t n_gqa = size_t(kv.n_embd_gqa()), hd = size_t(kv.head_dim);
+        if (layer.qkv.size() != 1 && layer.qkv.size() != 3)
+            fail(name_ + ": attention takes Q, K and V as 1 or 3 matrices, not " + std::to_string(layer.qkv.size()));
+        for (const tensor::WeightView& w : layer.qkv)
+            if (!matrices_.count(w.data)) fail(name_ + ": a Q/K/V matrix of " + std::to_string(w.n_rows) + " rows is not resident");
+        if (!matrices_.count(layer.wo.data)) fail(name_ + ": the attention output matrix is not resident");
+        if (layer.qkv.size() == 1 && size_t(layer.qkv[0].n_rows) != n_embd + 2 * n_gqa)
+            fail(name_ + ": a fused Q/K/V matrix of " + std::to_string(layer.qkv[0].n_rows) + " rows does not match the KV cache's heads");
+        if (!pending_.empty()) wait();
+        select();
+        // Work: the normalized input (later attention's output), Q (later Wo's output), K, V, and
+        // one prepared activation (F16 is the largest layout).
+        const uint64_t rows = ArenaLayout::aligned(n * n_embd * sizeof(float));
+        const uint64_t kv_rows = ArenaLayout::aligned(n * n_gqa * sizeof(float));
+        const uint64_t act = ArenaLayout::aligned(n * gpu::activation_bytes(DType::F16, int64_t(n_embd)));
+        reserve(layer_in_, (n * n_embd + n * hd) * sizeof(float), "the attention sub-layer's input");
+        reserve(layer_out_, n * n_embd * sizeof(float), "the attention sub-layer's output");
+        reserve(layer_work_, 2 * rows + 2 * kv_rows + act, "the attention sub-layer's intermediates", false);
+        reserve(scores_, size_t(kv.n_head) * size_t(kv.n_ctx) * sizeof(float), "attention's scores", false);
+        hold_vector(layer.norm.w, n_embd);
+        if (layer.norm.b) hold_vector(layer.norm.b, n_embd);
+        // Addresses only now: a new block may have compacted the arena.
+        float* host_in = layer_in_.host.as<float>();
+        std::memcpy(host_in, x, n * n_embd * sizeof(float));
+        std::memcpy(host_in + n * n_embd, angles, n * hd * sizeof(float));
+        async_upload(dev(layer_in_), host_in, (n * n_embd + n * hd) * sizeof(float));
+        const float* d_x = reinterpret_cast<const float*>(dev(layer_in_));
+        const float* d_angles = d_x + n * n_embd;
+        uint8_t* work = dev(layer_work_);
+        float* d_xn = reinterpret_cast<float*>(work);
+        float* d_q = reinterpret_cast<float*>(work + rows);
+        float* d_k = reinterpret_cast<float*>(work + 2 * rows);
+        float* d_v = reinterpret_cast<float*>(work + 2 * rows + kv_rows);
+        uint8_t* d_act = work + 2 * rows + 2 * kv_rows;
+        float* d_out = reinterpret_cast<float*>(dev(layer_out_));
+
+        gpu::launch_norm(d_x, vector_at(layer.norm.w), layer.norm.b ? vector_at(layer.norm.b) : nullptr, layer.norm.eps,
+                         int64_t(n_embd), n_tokens, d_xn, stream_);
+        float* const qkv_out[] = {d_q, d_k, d_v};
+        const int32_t qkv_rows[] = {int32_t(n_embd), int32_t(n_gqa), int32_t(n_gqa)};
+        std::optional<DType> prepared;  // the activation type d_act holds
+        for (size_t m = 0; m < 3; ++m) {
+            const DenseMatrix& dm = matrices_.at(layer.qkv[layer.qkv.size() == 3 ? m : 0].data);
+            if (prepared != tensor::activation_type(dm.rows.type)) {
+                gpu::launch_prepare(dm.rows.type, d_xn, int64_t(n_embd), n_tokens, d_act, stream_);
+                prepared = tensor::activation_type(dm.rows.type);
+            }
+            gpu::DeviceRows part = view(dm.rows);
+            // A fused matrix: Q's rows, then K's, then V's.
+            if (layer.qkv.size() == 1) part.data += size_t(m == 0 ? 0 : m == 1 ? n_embd : n_embd + n_gqa) * part.row_bytes;
+            gpu::launch_matmul(part, qkv_rows[m], d_act, n_tokens, qkv_out[m], stream_);
+        }
+        const bool neox = layer.pairs == tensor::RopePairs::NeoX;
+        gpu::launch_rope(d_q, n_embd, kv.n_head, kv.head_dim, n_tokens, d_angles, neox, stream_);
+        gpu::launch_rope(d_k, n_gqa, kv.n_head_kv, kv.head_dim, n_tokens, d_angles, neox, stream_);
+        queue_attention(il, pos0, n_tokens, d_q, d_k, d_v, d_xn);
+        const DenseMatrix& wo = matrices_.at(layer.wo.data);
+        gpu::launch_prepare(wo.rows.type, d_xn, int64_t(n_embd), n_tokens, d_act, stream_);
+        gpu::launch_matmul(view(wo.rows), wo.n_rows, d_act, n_tokens, layer.residual ? d_q : d_out, stream_);
+        if (layer.residual) gpu::launch_add(d_x, d_q, n * n_embd, d_out, stream_);
+        async_download(layer_out_.host.data(), d_out, n * n_embd * sizeof(float));
+        pending_.push_back({out, layer_out_.host.as<float>(), n * n_embd});
+        traffic_.matmuls += layer.qkv.size() + 1;
+        ++traffic_.attentions;
+        ++traffic_.attention_sublayers;
     }
 
     void wait() override {
@@ -443,6 +503,45 @@ public:
     DeviceTraffic traffic() const override { return traffic_; }
 
 private:
+    void check_attention(int32_t il, int32_t pos0, int32_t n_tokens) const {
+        const KvShape& kv = kv_shape_;
+        if (kv.n_layer == 0) fail(name_ + ": no KV cache is held");
+        if (il < 0 || il >= kv.n_layer || pos0 < 0 || n_tokens < 0 || pos0 + n_tokens > kv.n_ctx)
+            fail(name_ + ": attention at layer " + std::to_string(il) + ", positions " + std::to_string(pos0) + ".." +
+                 std::to_string(pos0 + n_tokens) + " is outside its KV cache");
+    }
+
+    // Queues the K and V rows (device floats, [n_tokens][n_embd_gqa]) into the cache at pos0..
+    // and each token's attention of q into out; scores_ must be reserved.
+    void queue_attention(int32_t il, int32_t pos0, int32_t n_tokens, const float* q, const float* k, const float* v,
+                         float* out) {
+        const KvShape& kv = kv_shape_;
+        const size_t n_gqa = size_t(kv.n_embd_gqa()), n_embd = size_t(kv.n_head) * size_t(kv.head_dim);
+        const size_t layer = size_t(il) * size_t(kv.n_ctx) * n_gqa;
+        uint16_t* k_layer = reinterpret_cast<uint16_t*>(arena_->at(*kv_k_)) + layer;
+        uint16_t* v_layer = reinterpret_cast<uint16_t*>(arena_->at(*kv_v_)) + layer;
+        gpu::launch_store_half(k, n_tokens, int32_t(n_gqa), k_layer + size_t(pos0) * n_gqa, n_gqa, stream_);
+        gpu::launch_store_half(v, n_tokens, int32_t(n_gqa), v_layer + size_t(pos0) * n_gqa, n_gqa, stream_);
+        for (int32_t t = 0; t < n_tokens; ++t) {
+            const gpu::AttentionArgs a{q + size_t(t) * n_embd, k_layer, v_layer, n_gqa, pos0 + t + 1,
+                                       kv.n_head, kv.n_head / kv.n_head_kv, kv.head_dim,
+                                       1.0f / std::sqrt(float(kv.head_dim)), reinterpret_cast<float*>(dev(scores_)),
+                                       out + size_t(t) * n_embd};
+            gpu::launch_attention(a, stream_);
+        }
+    }
+
+    // A norm's weights, uploaded on first use and kept with the scratch (the session's reserve
+    // covers them).
+    void hold_vector(const float* host, size_t n) {
+        if (vectors_.count(host)) return;
+        check(gpuStreamSynchronize(stream_), "finishing queued work");  // a new block may compact the arena
+        const Block b = arena_->take(n * sizeof(float), "a norm's weights");
+        vectors_[host] = b;
+        check(gpuMemcpy(arena_->at(b), host, n * sizeof(float), gpuMemcpyHostToDevice), "uploading a norm's weights");
+    }
+    const float* vector_at(const float* host) const { return reinterpret_cast<const float*>(arena_->at(vectors_.at(host))); }
+
     // The runtime's current device is per host thread, and the session may call from any one.
     void select() const { check(gpuSetDevice(index_), "selecting the GPU"); }
 
@@ -541,22 +640,26 @@ private:
             if (n_past > 0) fn(size_t(il) * size_t(shape.n_ctx) * row, size_t(n_past) * row);
     }
 
-    // Grows `s` to `bytes` with nothing queued; a new block may compact the arena.
-    void reserve(Staging& s, uint64_t bytes, const char* what) {
+    // Grows `s` to `bytes` with nothing queued, with a pinned host twin unless the scratch never
+    // crosses the bus; a new block may compact the arena.
+    void reserve(Staging& s, uint64_t bytes, const char* what, bool pinned = true) {
         if (s.dev && bytes <= s.bytes) return;
         check(gpuStreamSynchronize(stream_), "finishing queued work");
         if (s.dev) arena_->release(*s.dev);
         s.dev.reset();
         s.dev = arena_->take(std::max<uint64_t>(bytes, 1), std::string("the scratch for ") + what);
-        s.host = PinnedBuffer(bytes);
+        s.host = pinned ? PinnedBuffer(bytes) : PinnedBuffer();
         s.bytes = bytes;
     }
     void drop_scratch() {
         for (Staging* s : {&ffn_x_, &ffn_local_, &ffn_g_, &ffn_v_, &ffn_coef_, &ffn_y_, &ffn_partial_, &matmul_in_,
-                           &matmul_out_, &attention_in_, &attention_out_, &scores_}) {
+                           &matmul_out_, &attention_in_, &attention_out_, &scores_, &layer_in_, &layer_out_,
+                           &layer_work_}) {
             if (s->dev) arena_->release(*s->dev);
             *s = Staging();
         }
+        for (const auto& [host, b] : vectors_) arena_->release(b);
+        vectors_.clear();
     }
 
     // The FFN scratch for the largest layer seen (made again after drop_scratch()).
@@ -623,6 +726,8 @@ private:
     int64_t need_in_ = 0, need_out_ = 0;
     Staging ffn_x_, ffn_local_, ffn_g_, ffn_v_, ffn_coef_, ffn_y_, ffn_partial_;
     Staging matmul_in_, matmul_out_, attention_in_, attention_out_, scores_;
+    Staging layer_in_, layer_out_, layer_work_;  // the attention sub-layer's
+    std::map<const float*, Block> vectors_;       // norm weights, keyed by the host copy
     uint64_t matmul_in_used_ = 0, matmul_out_used_ = 0;  // the queued products' shares of the staging
 };
 

@@ -16,6 +16,8 @@
 #include "tensor/attention_head.h"
 #include "tensor/kernels.h"
 #include "tensor/matmul.h"
+#include "tensor/norms.h"
+#include "tensor/rope.h"
 #include "tensor/thread_pool.h"
 
 namespace ember::backend {
@@ -266,6 +268,54 @@ public:
         ++traffic_.attentions;
     }
 
+    // On the calling thread like the products, in the CPU path's steps and order, so its results
+    // are the CPU's bit for bit.
+    void begin_attention_layer(int32_t il, const AttentionLayer& layer, int32_t pos0, int32_t n_tokens,
+                               const float* angles, const float* x, float* out) override {
+        const KvShape& kv = kv_shape_;
+        if (kv.n_layer == 0) fail("sim device: no KV cache is held");
+        if (layer.qkv.size() != 1 && layer.qkv.size() != 3)
+            fail("sim device: attention takes Q, K and V as 1 or 3 matrices, not " + std::to_string(layer.qkv.size()));
+        for (const tensor::WeightView& w : layer.qkv)
+            if (!holds(w)) fail("sim device: a Q/K/V matrix of " + std::to_string(w.n_rows) + " rows is not resident");
+        if (!holds(layer.wo)) fail("sim device: the attention output matrix is not resident");
+        queue_.wait();
+        const size_t n = size_t(n_tokens), n_embd = size_t(layer.wo.n_rows), n_gqa = size_t(kv.n_embd_gqa());
+        const int32_t hd = kv.head_dim;
+        layer_xn_.resize(n * n_embd);
+        layer_q_.resize(n * n_embd);
+        layer_k_.resize(n * n_gqa);
+        layer_v_.resize(n * n_gqa);
+        if (layer.norm.b)
+            tensor::layer_norm(x, layer.norm.w, layer.norm.b, layer_xn_.data(), int64_t(n_embd), n_tokens, layer.norm.eps);
+        else
+            tensor::rms_norm(x, layer.norm.w, layer_xn_.data(), int64_t(n_embd), n_tokens, layer.norm.eps);
+        if (layer.qkv.size() == 3) {
+            float* dst[] = {layer_q_.data(), layer_k_.data(), layer_v_.data()};
+            for (size_t m = 0; m < 3; ++m) tensor::matmul(*pool_, layer.qkv[m], layer_xn_.data(), n_tokens, dst[m], prepared_);
+        } else {
+            const size_t n_qkv = n_embd + 2 * n_gqa;
+            layer_fused_.resize(n * n_qkv);
+            tensor::matmul(*pool_, layer.qkv[0], layer_xn_.data(), n_tokens, layer_fused_.data(), prepared_);
+            for (size_t t = 0; t < n; ++t) {
+                const float* row = layer_fused_.data() + t * n_qkv;
+                std::copy(row, row + n_embd, layer_q_.data() + t * n_embd);
+                std::copy(row + n_embd, row + n_embd + n_gqa, layer_k_.data() + t * n_gqa);
+                std::copy(row + n_embd + n_gqa, row + n_qkv, layer_v_.data() + t * n_gqa);
+            }
+        }
+        for (size_t t = 0; t < n; ++t) {
+            tensor::rope_rotate(layer_q_.data() + t * n_embd, kv.n_head, hd, angles + t * size_t(hd), layer.pairs);
+            tensor::rope_rotate(layer_k_.data() + t * n_gqa, kv.n_head_kv, hd, angles + t * size_t(hd), layer.pairs);
+        }
+        // Attention's result replaces the normalized input, no longer needed.
+        begin_attention(il, pos0, n_tokens, layer_q_.data(), layer_k_.data(), layer_v_.data(), layer_xn_.data());
+        tensor::matmul(*pool_, layer.wo, layer_xn_.data(), n_tokens, layer_q_.data(), prepared_);
+        for (size_t i = 0; i < n * n_embd; ++i) out[i] = layer.residual ? x[i] + layer_q_[i] : layer_q_[i];
+        traffic_.matmuls += layer.qkv.size() + 1;
+        ++traffic_.attention_sublayers;
+    }
+
     void wait() override { queue_.wait(); }
 
     DeviceTraffic traffic() const override { return traffic_; }
@@ -314,6 +364,8 @@ private:
     std::vector<uint16_t> kv_k_, kv_v_;
     std::vector<uint16_t> half_;   // attention scratch, per pool thread
     std::vector<float> scores_;
+    std::vector<float> layer_xn_, layer_q_, layer_k_, layer_v_, layer_fused_;  // attention sub-layer scratch
+    tensor::PreparedActivations prepared_;
     DeviceTraffic traffic_;       // written by queued jobs; read after wait()
     std::unique_ptr<tensor::ThreadPool> own_pool_;  // when not given the session's
     tensor::ThreadPool* pool_;                      // dense products, on the calling thread

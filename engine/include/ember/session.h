@@ -47,6 +47,7 @@ struct DeviceReport {
     uint64_t dense_bytes_uploaded = 0;  // dense matrices copied to the device, ever
     uint64_t dense_products = 0;        // dense matrix products computed there, ever
     uint64_t attention_layers = 0;      // layers of attention computed there (KV cache on the device), ever
+    uint64_t attention_sublayers = 0;   // of those, whole sub-layers (norm to residual) in one round trip
 };
 
 struct GenerateParams {

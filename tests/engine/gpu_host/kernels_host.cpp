@@ -1,6 +1,7 @@
 // The GPU kernels' launches run on the host, for the stand-in runtime (gpu_runtime_host.h):
 // each row's dot product summed over the kernel's lanes with ffn_math.h's lane functions, the
-// down-projection in the kernel's fixed chunks, attention with attention_math.h's steps.
+// down-projection in the kernel's fixed chunks, attention with attention_math.h's steps, the
+// layer kernels with layer_math.h's and the norm kernel's reduction tree.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -10,6 +11,8 @@
 #include "backend/cuda/attention_kernels.h"
 #include "backend/cuda/attention_math.h"
 #include "backend/cuda/ffn_kernels.h"
+#include "backend/cuda/layer_kernels.h"
+#include "backend/cuda/layer_math.h"
 #include "common/error.h"
 
 namespace ember::backend::gpu {
@@ -44,15 +47,6 @@ float value(DType t, const uint8_t* w, int64_t c) {
 }
 
 }  // namespace
-
-size_t activation_bytes(DType weight, int64_t n) {
-    switch (weight) {
-        case DType::F16: return size_t(n) * 2;
-        case DType::Q4_0:
-        case DType::Q8_0: return size_t(n / 32) * 34;
-        default: unsupported(weight, "activation");
-    }
-}
 
 void launch_dots(const DeviceRows& rows, const uint8_t* x, const int32_t* local, int32_t n, float* out, gpuStream_t) {
     for (int32_t j = 0; j < n; ++j) out[j] = dot(rows.type, rows.data + size_t(local[j]) * rows.row_bytes, x, rows.n_cols);
@@ -118,6 +112,63 @@ void launch_attention(const AttentionArgs& a, gpuStream_t) {
             a.out[size_t(h) * size_t(a.head_dim) + size_t(d)] = acc;
         }
     }
+}
+
+namespace {
+
+// Each of the kernel's threads sums its strided share; the shares meet over the kernel's tree.
+template <class Term>
+double tree_sum(int64_t n, Term term) {
+    double shared[kNormThreads] = {};
+    for (int tid = 0; tid < kNormThreads; ++tid)
+        for (int64_t i = tid; i < n; i += kNormThreads) shared[tid] += term(i);
+    for (int width = kNormThreads / 2; width > 0; width /= 2)
+        for (int tid = 0; tid < width; ++tid) shared[tid] += shared[tid + width];
+    return shared[0];
+}
+
+}  // namespace
+
+void launch_norm(const float* x, const float* w, const float* b, float eps, int64_t n, int32_t n_tokens, float* out,
+                 gpuStream_t) {
+    for (int32_t t = 0; t < n_tokens; ++t) {
+        const float* xt = x + size_t(t) * size_t(n);
+        float* ot = out + size_t(t) * size_t(n);
+        const float mean = b ? float(tree_sum(n, [&](int64_t i) { return double(xt[i]); }) / double(n)) : 0.0f;
+        const float scale = norm_scale(tree_sum(n, [&](int64_t i) {
+            const float c = xt[i] - mean;
+            return double(c * c);
+        }), n, eps);
+        for (int64_t i = 0; i < n; ++i) ot[i] = b ? (xt[i] - mean) * scale * w[i] + b[i] : xt[i] * scale * w[i];
+    }
+}
+
+void launch_prepare(DType weight, const float* x, int64_t n, int32_t n_tokens, uint8_t* out, gpuStream_t) {
+    const size_t stride = activation_bytes(weight, n);
+    for (int32_t t = 0; t < n_tokens; ++t) {
+        const float* xt = x + size_t(t) * size_t(n);
+        uint8_t* ot = out + size_t(t) * stride;
+        if (weight == DType::F16) {
+            for (int64_t i = 0; i < n; ++i) reinterpret_cast<uint16_t*>(ot)[i] = float_to_half(xt[i]);
+        } else {
+            for (int64_t blk = 0; blk < n / 32; ++blk) quantize_q8_0_block(xt + blk * 32, ot + blk * 34);
+        }
+    }
+}
+
+void launch_rope(float* x, size_t row_stride, int32_t n_heads, int32_t head_dim, int32_t n_tokens, const float* angles,
+                 bool neox, gpuStream_t) {
+    for (int32_t t = 0; t < n_tokens; ++t)
+        for (int32_t h = 0; h < n_heads; ++h) {
+            float* head = x + size_t(t) * row_stride + size_t(h) * size_t(head_dim);
+            for (int32_t j = 0; j < head_dim / 2; ++j)
+                rope_pair(head + rope_first(j, neox), head + rope_second(j, head_dim, neox),
+                          angles + size_t(t) * size_t(head_dim), j, head_dim);
+        }
+}
+
+void launch_add(const float* a, const float* b, size_t n, float* out, gpuStream_t) {
+    for (size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
 
 }  // namespace ember::backend::gpu
