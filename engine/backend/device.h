@@ -71,6 +71,8 @@ struct DeviceTraffic {
     uint64_t matmuls = 0;               // dense matrix products computed there (one per call)
     uint64_t attentions = 0;            // layers of attention computed there (one per call)
     uint64_t attention_sublayers = 0;    // whole attention sub-layers computed there, one round trip each
+    uint64_t predictors = 0;            // predictor MLPs computed there (one per call)
+    uint64_t joins = 0;                 // wait() calls that found work queued: round trips to the device
 };
 
 class Device {
@@ -143,6 +145,11 @@ public:
     // weights' type, tensor::rope_rotate). Every matrix must be resident and the KV cache held.
     virtual void begin_attention_layer(int32_t il, const AttentionLayer& layer, int32_t pos0, int32_t n_tokens,
                                        const float* angles, const float* x, float* out) = 0;
+    // Queues a layer's activation predictor for n_tokens rows of u ([n_tokens][fc1.n_cols]):
+    // scores ([n_tokens][fc2.n_rows]) = fc2 · ReLU(fc1 · u), each product over activations
+    // prepared for its weights' type as the CPU prepares them. Both matrices must be resident.
+    virtual void begin_predictor(const tensor::WeightView& fc1, const tensor::WeightView& fc2, const float* u,
+                                 int32_t n_tokens, float* scores) = 0;
     // Blocks until the queued work is done; throws EngineError if it failed.
     virtual void wait() = 0;
 

@@ -166,9 +166,14 @@ void sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float thres
     for (int32_t t = 0; t < n_tokens; ++t) {
         const auto start = Clock::now();
         // Predictor: s = fc2 · ReLU(fc1 · u); neuron i is active when s_i >= threshold.
-        linear(w.fc1, u + size_t(t) * n_embd, 1, ss.h.data(), s);
-        for (int64_t r = 0; r < w.fc1.n_rows; ++r) ss.h[size_t(r)] = relu(ss.h[size_t(r)]);
-        linear(w.fc2, ss.h.data(), 1, ss.score.data(), s);
+        if (ss.device && ss.device->holds(w.fc1) && ss.device->holds(w.fc2)) {
+            ss.device->begin_predictor(w.fc1, w.fc2, u + size_t(t) * n_embd, 1, ss.score.data());
+            ss.device->wait();
+        } else {
+            linear(w.fc1, u + size_t(t) * n_embd, 1, ss.h.data(), s);
+            for (int64_t r = 0; r < w.fc1.n_rows; ++r) ss.h[size_t(r)] = relu(ss.h[size_t(r)]);
+            linear(w.fc2, ss.h.data(), 1, ss.score.data(), s);
+        }
         // Active neurons: the CPU's in ss.active, the device's in ss.hot_active.
         ss.active.clear();
         ss.hot_active.clear();

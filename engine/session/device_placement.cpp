@@ -148,6 +148,8 @@ DeviceReport DevicePlacement::report() const {
     r.dense_products = traffic.matmuls;
     r.attention_layers = traffic.attentions;
     r.attention_sublayers = traffic.attention_sublayers;
+    r.predictors = traffic.predictors;
+    r.round_trips = traffic.joins;
     for (const auto& layer : hot_) r.hot_neurons += int64_t(layer.size());
     r.note = activation_note_.empty() ? placement_note_ : activation_note_;
     r.gpu_index = gpu_index_note_;

@@ -489,6 +489,60 @@ private slots:
         QCOMPARE(dev->traffic().attention_sublayers, uint64_t(2));
     }
 
+    void predictor_matches_the_cpu_data() {
+        QTest::addColumn<QString>("device");
+        QTest::addColumn<int>("type");
+        QTest::addColumn<int>("rank");
+        add_device_rows([&](const QString& device) {
+            for (DType t : kTypes)
+                for (int rank : {32, 96})
+                    QTest::addRow("%s %s rank %d", qPrintable(device), ember::tensor::dtype_name(t), rank)
+                        << device << int(t) << rank;
+        });
+    }
+
+    // scores = fc2 · ReLU(fc1 · u) for two tokens, against the CPU's products: bit for bit on the
+    // sim device, within rounding in another order on a GPU.
+    void predictor_matches_the_cpu() {
+        QFETCH(QString, device);
+        QFETCH(int, type);
+        QFETCH(int, rank);
+        const int64_t n_embd = 128, n_ff = 333;
+        const int32_t n_tokens = 2;
+        const Matrix fc1(DType(type), n_embd, rank, 51), fc2(DType(type), rank, n_ff, 52);
+        auto dev = open_device(device, 1ull << 30);
+        const WeightView dense[] = {fc1.view, fc2.view};
+        dev->set_dense(dense, kScratch);
+        const std::vector<float> u = random_vector(size_t(n_tokens) * size_t(n_embd), 53);
+        std::vector<float> got(size_t(n_tokens) * size_t(n_ff), NAN);
+        dev->begin_predictor(fc1.view, fc2.view, u.data(), n_tokens, got.data());
+        dev->wait();
+
+        ember::tensor::ThreadPool pool(1);
+        ember::tensor::PreparedActivations prepared;
+        std::vector<float> h(size_t(n_tokens) * size_t(rank)), want(got.size());
+        ember::tensor::matmul(pool, fc1.view, u.data(), n_tokens, h.data(), prepared);
+        for (float& v : h) v = std::max(v, 0.0f);
+        ember::tensor::matmul(pool, fc2.view, h.data(), n_tokens, want.data(), prepared);
+        if (device == "sim") {
+            QVERIFY(std::memcmp(got.data(), want.data(), want.size() * sizeof(float)) == 0);
+        } else {
+            // A hidden value quantized the other way moves a score by one step of one term: the
+            // bound is 1 % of the scores' RMS.
+            double sum2 = 0;
+            for (float w : want) sum2 += double(w) * double(w);
+            const double bound = 0.01 * std::sqrt(sum2 / double(want.size()));
+            for (size_t i = 0; i < want.size(); ++i)
+                if (!(std::fabs(double(got[i]) - double(want[i])) <= bound))
+                    QFAIL(qPrintable(QStringLiteral("score %1: %2, the CPU says %3 (bound %4)").arg(i).arg(got[i]).arg(want[i]).arg(bound)));
+        }
+        QCOMPARE(dev->traffic().predictors, uint64_t(1));
+        QCOMPARE(dev->traffic().joins, uint64_t(1));
+
+        const Matrix other(DType(type), n_embd, rank, 54);
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->begin_predictor(other.view, fc2.view, u.data(), 1, got.data()));
+    }
+
     void replan_moves_only_changed_rows_data() {
         QTest::addColumn<QString>("device");
         add_device_rows([](const QString& device) { QTest::newRow(qPrintable(device)) << device; });

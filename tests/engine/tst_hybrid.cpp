@@ -159,6 +159,31 @@ private slots:
         QCOMPARE(hot_at_largest, int64_t(model->info().n_layer) * model->info().n_ff);
     }
 
+    void a_token_costs_four_round_trips_per_layer_data() { text_does_not_depend_on_the_budget_data(); }
+
+    // With everything on the device, one token's forward waits for it once per layer for the
+    // attention sub-layer, once for the predictor, once each for the hot FFN's two halves (when
+    // the layer has active neurons), and once for the LM head.
+    void a_token_costs_four_round_trips_per_layer() {
+        QFETCH(QString, device);
+        auto model = test_helpers::load_model(kModel);
+        const int32_t n_layer = model->info().n_layer;
+        const std::vector<int32_t> prompt = model->tokenize(kPrompts[0], true);
+        auto round_trips = [&](int32_t n_predict) {
+            auto s = sim_session(model, uint64_t(1) << 30, false, false, device.toStdString());
+            auto r = s->generate(prompt, test_helpers::greedy(n_predict));
+            if (!r) qFatal("%s", r.error().message.c_str());
+            const ember::DeviceReport report = s->device_report();
+            if (report.predictors == 0 || report.attention_sublayers == 0) qFatal("the device ran no predictor or sub-layer");
+            return report.round_trips;
+        };
+        // Two tokens take one more single-token forward than one token.
+        const uint64_t one_token = round_trips(2) - round_trips(1);
+        qInfo("%llu round trips for a token of %d layers", (unsigned long long)one_token, n_layer);
+        QVERIFY(one_token >= uint64_t(2 * n_layer + 1));
+        QVERIFY(one_token <= uint64_t(4 * n_layer + 1));
+    }
+
     void replan_moves_only_changed_neurons() {
         auto model = test_helpers::load_model(kModel);
         const uint64_t everything = sim_session(model, uint64_t(1) << 30)->device_report().used_bytes;

@@ -228,7 +228,6 @@ public:
         need_ids_ = std::max(need_ids_, n);
         need_in_ = std::max(need_in_, rows.up.n_cols);
         need_out_ = std::max(need_out_, rows.down_t.n_cols);
-        ffn_scratch();
 
         auto it = layers_.find(il);
         if (it != layers_.end() && !same_rows(it->second, rows)) {
@@ -243,6 +242,7 @@ public:
             }
             return;
         }
+        ffn_scratch();  // only for a layer that computes on the device: a footprint of 0 holds none
         if (it == layers_.end()) {
             LayerRows fresh = new_layer(rows);
             if (!take_blocks(fresh, n))
@@ -492,7 +492,39 @@ public:
         ++traffic_.attention_sublayers;
     }
 
+    // fc1's product, ReLU and fc2's product on the stream: u goes up, the scores come back.
+    void begin_predictor(const tensor::WeightView& fc1, const tensor::WeightView& fc2, const float* u, int32_t n_tokens,
+                         float* scores) override {
+        if (!matrices_.count(fc1.data) || !matrices_.count(fc2.data)) fail(name_ + ": a predictor matrix is not resident");
+        if (!pending_.empty()) wait();
+        select();
+        const size_t n = size_t(n_tokens), n_in = size_t(fc1.n_cols), rank = size_t(fc1.n_rows), n_out = size_t(fc2.n_rows);
+        const uint64_t hidden = ArenaLayout::aligned(n * rank * sizeof(float));
+        const uint64_t act = ArenaLayout::aligned(n * gpu::activation_bytes(DType::F16, int64_t(std::max(n_in, rank))));
+        reserve(predictor_in_, n * n_in * sizeof(float), "the predictor's input");
+        reserve(predictor_out_, n * n_out * sizeof(float), "the predictor's scores");
+        reserve(predictor_work_, hidden + act, "the predictor's hidden layer", false);
+        const DenseMatrix& m1 = matrices_.at(fc1.data);  // looked up after reserve(), which may compact
+        const DenseMatrix& m2 = matrices_.at(fc2.data);
+        std::memcpy(predictor_in_.host.data(), u, n * n_in * sizeof(float));
+        async_upload(dev(predictor_in_), predictor_in_.host.data(), n * n_in * sizeof(float));
+        float* d_hidden = reinterpret_cast<float*>(dev(predictor_work_));
+        uint8_t* d_act = dev(predictor_work_) + hidden;
+        float* d_scores = reinterpret_cast<float*>(dev(predictor_out_));
+        gpu::launch_prepare(m1.rows.type, reinterpret_cast<const float*>(dev(predictor_in_)), int64_t(n_in), n_tokens, d_act,
+                            stream_);
+        gpu::launch_matmul(view(m1.rows), m1.n_rows, d_act, n_tokens, d_hidden, stream_);
+        gpu::launch_relu(d_hidden, n * rank, stream_);
+        gpu::launch_prepare(m2.rows.type, d_hidden, int64_t(rank), n_tokens, d_act, stream_);
+        gpu::launch_matmul(view(m2.rows), m2.n_rows, d_act, n_tokens, d_scores, stream_);
+        async_download(predictor_out_.host.data(), d_scores, n * n_out * sizeof(float));
+        pending_.push_back({scores, predictor_out_.host.as<float>(), n * n_out});
+        traffic_.matmuls += 2;
+        ++traffic_.predictors;
+    }
+
     void wait() override {
+        if (!pending_.empty()) ++traffic_.joins;
         const gpuError_t e = gpuStreamSynchronize(stream_);
         std::vector<PendingCopy> done = std::exchange(pending_, {});
         matmul_in_used_ = matmul_out_used_ = 0;
@@ -654,7 +686,7 @@ private:
     void drop_scratch() {
         for (Staging* s : {&ffn_x_, &ffn_local_, &ffn_g_, &ffn_v_, &ffn_coef_, &ffn_y_, &ffn_partial_, &matmul_in_,
                            &matmul_out_, &attention_in_, &attention_out_, &scores_, &layer_in_, &layer_out_,
-                           &layer_work_}) {
+                           &layer_work_, &predictor_in_, &predictor_out_, &predictor_work_}) {
             if (s->dev) arena_->release(*s->dev);
             *s = Staging();
         }
@@ -727,6 +759,7 @@ private:
     Staging ffn_x_, ffn_local_, ffn_g_, ffn_v_, ffn_coef_, ffn_y_, ffn_partial_;
     Staging matmul_in_, matmul_out_, attention_in_, attention_out_, scores_;
     Staging layer_in_, layer_out_, layer_work_;  // the attention sub-layer's
+    Staging predictor_in_, predictor_out_, predictor_work_;
     std::map<const float*, Block> vectors_;       // norm weights, keyed by the host copy
     uint64_t matmul_in_used_ = 0, matmul_out_used_ = 0;  // the queued products' shares of the staging
 };

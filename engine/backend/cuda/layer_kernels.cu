@@ -78,6 +78,11 @@ __global__ void rope_kernel(float* x, size_t row_stride, int32_t n_heads, int32_
               angles + size_t(blockIdx.y) * size_t(head_dim), j, head_dim);
 }
 
+__global__ void relu_kernel(float* x, size_t n) {
+    const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
 __global__ void add_kernel(const float* a, const float* b, size_t n, float* out) {
     const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) out[i] = a[i] + b[i];
@@ -119,6 +124,12 @@ void launch_rope(float* x, size_t row_stride, int32_t n_heads, int32_t head_dim,
     rope_kernel<<<dim3(blocks_for(pairs, 128), unsigned(n_tokens)), 128, 0, stream>>>(x, row_stride, n_heads, head_dim,
                                                                                       angles, neox);
     check(gpuGetLastError(), "launching the RoPE kernel");
+}
+
+void launch_relu(float* x, size_t n, gpuStream_t stream) {
+    if (n == 0) return;
+    relu_kernel<<<blocks_for(int64_t(n), 256), 256, 0, stream>>>(x, n);
+    check(gpuGetLastError(), "launching the ReLU kernel");
 }
 
 void launch_add(const float* a, const float* b, size_t n, float* out, gpuStream_t stream) {

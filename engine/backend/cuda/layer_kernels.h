@@ -1,6 +1,6 @@
 #pragma once
-// The kernels that keep a layer's attention sub-layer on the device: the input norms, the
-// activations prepared for the products, RoPE and the residual. Every pointer is device memory;
+// The kernels that keep a layer's attention sub-layer and its predictor on the device: the input
+// norms, the activations prepared for the products, RoPE, the residual and ReLU. Every pointer is device memory;
 // every launch is queued on `stream`.
 
 #include <cstddef>
@@ -25,6 +25,9 @@ void launch_prepare(tensor::DType weight, const float* x, int64_t n, int32_t n_t
 // angles (head_dim floats per token, tensor::rope_angles' layout).
 void launch_rope(float* x, size_t row_stride, int32_t n_heads, int32_t head_dim, int32_t n_tokens, const float* angles,
                  bool neox, gpuStream_t stream);
+
+// x[i] = max(x[i], 0) for i < n: the predictor's hidden layer.
+void launch_relu(float* x, size_t n, gpuStream_t stream);
 
 // out[i] = a[i] + b[i] for i < n.
 void launch_add(const float* a, const float* b, size_t n, float* out, gpuStream_t stream);

@@ -203,6 +203,7 @@ public:
     }
 
     void begin_dots(int32_t il, const uint8_t* x, std::span<const int32_t> ids, float* g, float* v) override {
+        queued_ = true;
         queue_.submit([this, il, x, ids, g, v] {
             const LayerRows& l = layer(il);
             for (size_t j = 0; j < ids.size(); ++j) {
@@ -215,6 +216,7 @@ public:
     }
 
     void begin_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) override {
+        queued_ = true;
         queue_.submit([this, il, ids, coef, y] {
             const LayerRows& l = layer(il);
             std::fill(y, y + l.n_out, 0.0f);
@@ -234,6 +236,7 @@ public:
                       float* y) override {
         if (!holds(w)) fail("sim device: a matrix of " + std::to_string(w.n_rows) + " rows is not resident");
         queue_.wait();
+        queued_ = true;
         tensor::matmul_prepared(*pool_, w, x, x_stride, n_tokens, y);
         ++traffic_.matmuls;
     }
@@ -246,6 +249,7 @@ public:
             fail("sim device: attention at layer " + std::to_string(il) + ", positions " + std::to_string(pos0) + ".." +
                  std::to_string(pos0 + n_tokens) + " is outside its KV cache");
         queue_.wait();
+        queued_ = true;
         const tensor::KernelTable& kern = tensor::kernels();
         const size_t n_gqa = size_t(kv.n_embd_gqa());
         uint16_t* k_layer = kv_k_.data() + size_t(il) * size_t(kv.n_ctx) * n_gqa;
@@ -316,7 +320,23 @@ public:
         ++traffic_.attention_sublayers;
     }
 
-    void wait() override { queue_.wait(); }
+    void begin_predictor(const tensor::WeightView& fc1, const tensor::WeightView& fc2, const float* u, int32_t n_tokens,
+                         float* scores) override {
+        if (!holds(fc1) || !holds(fc2)) fail("sim device: a predictor matrix is not resident");
+        queue_.wait();
+        queued_ = true;
+        layer_q_.resize(size_t(n_tokens) * size_t(fc1.n_rows));
+        tensor::matmul(*pool_, fc1, u, n_tokens, layer_q_.data(), prepared_);
+        for (float& h : layer_q_) h = h > 0.0f ? h : 0.0f;
+        tensor::matmul(*pool_, fc2, layer_q_.data(), n_tokens, scores, prepared_);
+        traffic_.matmuls += 2;
+        ++traffic_.predictors;
+    }
+
+    void wait() override {
+        queue_.wait();
+        if (std::exchange(queued_, false)) ++traffic_.joins;
+    }
 
     DeviceTraffic traffic() const override { return traffic_; }
 
@@ -366,6 +386,7 @@ private:
     std::vector<float> scores_;
     std::vector<float> layer_xn_, layer_q_, layer_k_, layer_v_, layer_fused_;  // attention sub-layer scratch
     tensor::PreparedActivations prepared_;
+    bool queued_ = false;          // work was queued since the last wait()
     DeviceTraffic traffic_;       // written by queued jobs; read after wait()
     std::unique_ptr<tensor::ThreadPool> own_pool_;  // when not given the session's
     tensor::ThreadPool* pool_;                      // dense products, on the calling thread

@@ -48,6 +48,8 @@ struct DeviceReport {
     uint64_t dense_products = 0;        // dense matrix products computed there, ever
     uint64_t attention_layers = 0;      // layers of attention computed there (KV cache on the device), ever
     uint64_t attention_sublayers = 0;   // of those, whole sub-layers (norm to residual) in one round trip
+    uint64_t predictors = 0;            // predictor MLPs computed there, ever
+    uint64_t round_trips = 0;           // times the session waited for the device's results, ever
 };
 
 struct GenerateParams {

@@ -167,6 +167,10 @@ void launch_rope(float* x, size_t row_stride, int32_t n_heads, int32_t head_dim,
         }
 }
 
+void launch_relu(float* x, size_t n, gpuStream_t) {
+    for (size_t i = 0; i < n; ++i) x[i] = x[i] > 0.0f ? x[i] : 0.0f;
+}
+
 void launch_add(const float* a, const float* b, size_t n, float* out, gpuStream_t) {
     for (size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
