@@ -163,6 +163,7 @@ int main(int argc, char** argv) {
         if (opt.n_gen > 0) {
             std::vector<double> rates;
             double seconds = 0, active = 0, neurons = 0, predictor_ms = 0, ffn_ms = 0, sparse_bytes = 0, device_bytes = 0;
+            const uint64_t round_trips_before = s.device_report().round_trips;
             for (int r = -1; r < opt.reps; ++r) {
                 s.clear();
                 const auto start = std::chrono::steady_clock::now();
@@ -187,9 +188,10 @@ int main(int argc, char** argv) {
             row("tg", opt.n_gen, st);
             if (const ember::DeviceReport d = s.device_report(); d.device != "cpu")
                 std::printf("device %s: budget %.0f MiB, %.0f MiB used, %lld hot neurons; %.1f %% of the predictor "
-                            "and FFN bytes read per token were FFN rows read there; %s\n",
+                            "and FFN bytes read per token were FFN rows read there; %.1f round trips per token; %s\n",
                             d.device.c_str(), double(d.budget_bytes) / (1 << 20), double(d.used_bytes) / (1 << 20),
                             (long long)d.hot_neurons, sparse_bytes > 0 ? 100.0 * device_bytes / sparse_bytes : 0.0,
+                            double(d.round_trips - round_trips_before) / (double(opt.n_gen) * (opt.reps + 1)),
                             d.dense.c_str());
             // Dense parts are read in full for every token; the FFN and predictors as counted.
             const double tokens = double(opt.n_gen) * opt.reps;
