@@ -1,9 +1,4 @@
-#if defined(EMBER_HIP)
-#include <hip/hip_fp16.h>
-#include <hip/hip_runtime.h>
-#else
-#include <cuda_fp16.h>
-#endif
+#include "backend/cuda/kernel_prelude.h"
 
 #include "backend/cuda/attention_kernels.h"
 #include "backend/cuda/attention_math.h"

@@ -1,9 +1,4 @@
-#if defined(EMBER_HIP)
-#include <hip/hip_fp16.h>
-#include <hip/hip_runtime.h>
-#else
-#include <cuda_fp16.h>
-#endif
+#include "backend/cuda/kernel_prelude.h"
 
 #include "backend/cuda/ffn_kernels.h"
 #include "backend/cuda/ffn_math.h"
@@ -102,8 +97,6 @@ __global__ void copy_rows_kernel(uint8_t* dst, const int32_t* dst_rows, const ui
 [[noreturn]] void unsupported(DType t, const char* op) {
     fail(std::string(EMBER_GPU_API " device: no ") + op + " kernel for " + tensor::dtype_name(t) + " rows");
 }
-
-unsigned blocks_for(int64_t items, int64_t per_block) { return unsigned((items + per_block - 1) / per_block); }
 
 void launch_dot_grid(const DeviceRows& rows, const uint8_t* x, size_t x_stride, int32_t n_tokens, const int32_t* local,
                      int32_t n, float* out, gpuStream_t stream) {

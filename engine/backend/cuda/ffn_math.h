@@ -23,7 +23,7 @@ constexpr int kLanes = 32;  // lanes that share one row's dot product
 
 EMBER_HD inline float half_to_float(uint16_t h) {
 #if defined(__CUDA_ARCH__) || defined(__HIP_DEVICE_COMPILE__)
-    return __half2float(__ushort_as_half(h));  // the kernel files include the fp16 intrinsics first
+    return __half2float(__ushort_as_half(h));  // kernel_prelude.h brings the fp16 intrinsics
 #else
     return tensor::fp16_to_f32(h);
 #endif

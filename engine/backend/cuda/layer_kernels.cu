@@ -1,9 +1,4 @@
-#if defined(EMBER_HIP)
-#include <hip/hip_fp16.h>
-#include <hip/hip_runtime.h>
-#else
-#include <cuda_fp16.h>
-#endif
+#include "backend/cuda/kernel_prelude.h"
 
 #include "backend/cuda/layer_kernels.h"
 #include "backend/cuda/layer_math.h"
@@ -87,8 +82,6 @@ __global__ void add_kernel(const float* a, const float* b, size_t n, float* out)
     const size_t i = size_t(blockIdx.x) * blockDim.x + threadIdx.x;
     if (i < n) out[i] = a[i] + b[i];
 }
-
-unsigned blocks_for(int64_t items, int64_t per_block) { return unsigned((items + per_block - 1) / per_block); }
 
 }  // namespace
 
