@@ -1,4 +1,4 @@
-// The GPU kernels' arithmetic (engine/backend/cuda/ffn_math.h, attention_math.h), run on the CPU
+// The GPU kernels' arithmetic (engine/backend/cuda/ffn_math.h, attention_math.h, layer_math.h), run on the CPU
 // with the lanes of a row, the chunks of the down-projection and attention's per-thread sums
 // reduced as the kernels reduce them, against the CPU kernels. It checks block layouts, nibble order, lane striding and odd widths on machines
 // without a GPU; tst_backend_ops checks the kernels themselves where there is one.
@@ -10,10 +10,12 @@
 
 #include "backend/cuda/attention_math.h"
 #include "backend/cuda/ffn_math.h"
+#include "backend/cuda/layer_math.h"
 #include "random_vectors.h"
 #include "tensor/attention_head.h"
 #include "tensor/matmul.h"
 #include "tensor/quantize.h"
+#include "tensor/rope.h"
 
 using ember::tensor::DType;
 namespace gpu = ember::backend::gpu;
@@ -183,6 +185,37 @@ private slots:
                 QVERIFY2(std::fabs(got[size_t(d)] - want[size_t(d)]) <= 6.0f / 2048,
                          qPrintable(QStringLiteral("sharpness %1, element %2: %3, the CPU says %4")
                                         .arg(sharpness).arg(d).arg(got[size_t(d)]).arg(want[size_t(d)])));
+        }
+    }
+
+    // The activation the layer kernels prepare for Q4_0/Q8_0 products: the reference Q8_0 blocks,
+    // byte for byte, including all-zero and tiny blocks.
+    void q8_activation_matches_cpu() {
+        std::vector<float> x = random_vector(32 * 40, 61);
+        for (int j = 0; j < 32; ++j) x[size_t(j)] = 0.0f;
+        for (int j = 32; j < 64; ++j) x[size_t(j)] *= 1e-30f;
+        std::vector<uint8_t> want(size_t(40) * 34), got(want.size());
+        ember::tensor::quantize_row_q8_0_ref(x.data(), want.data(), int64_t(x.size()));
+        for (int b = 0; b < 40; ++b) gpu::quantize_q8_0_block(x.data() + b * 32, got.data() + b * 34);
+        QCOMPARE(got, want);
+    }
+
+    // RoPE's pair rotation, for both pairings and a head size that is not a power of two.
+    void rope_matches_cpu() {
+        const int32_t n_heads = 3, head_dim = 48;
+        std::vector<float> angles(static_cast<size_t>(head_dim));
+        ember::tensor::rope_angles(17, head_dim, 10000.0f, 1.0f, angles.data());
+        for (bool neox : {false, true}) {
+            std::vector<float> want = random_vector(size_t(n_heads * head_dim), 62), got = want;
+            ember::tensor::rope_rotate(want.data(), n_heads, head_dim, angles.data(),
+                                       neox ? ember::tensor::RopePairs::NeoX : ember::tensor::RopePairs::Adjacent);
+            for (int32_t h = 0; h < n_heads; ++h)
+                for (int32_t j = 0; j < head_dim / 2; ++j) {
+                    float* head = got.data() + h * head_dim;
+                    gpu::rope_pair(head + gpu::rope_first(j, neox), head + gpu::rope_second(j, head_dim, neox),
+                                   angles.data(), j, head_dim);
+                }
+            QCOMPARE(got, want);
         }
     }
 

@@ -39,12 +39,11 @@ __global__ void norm_kernel(const float* x, const float* w, const float* b, floa
     }
     double sum2 = 0.0;
     for (int64_t i = threadIdx.x; i < n; i += kNormThreads) {
-        const float c = xt[i] - mean;
-        sum2 += double(c * c);
+        const float c = add(xt[i], -mean);
+        sum2 += double(mul(c, c));
     }
     const float scale = norm_scale(block_sum(sum2, shared), n, eps);
-    for (int64_t i = threadIdx.x; i < n; i += kNormThreads)
-        ot[i] = b ? (xt[i] - mean) * scale * w[i] + b[i] : xt[i] * scale * w[i];
+    for (int64_t i = threadIdx.x; i < n; i += kNormThreads) ot[i] = norm_value(xt[i], mean, scale, w[i], b, i);
 }
 
 __global__ void prepare_q8_kernel(const float* x, int64_t n, uint8_t* out, size_t stride) {

@@ -139,7 +139,7 @@ void launch_norm(const float* x, const float* w, const float* b, float eps, int6
             const float c = xt[i] - mean;
             return double(c * c);
         }), n, eps);
-        for (int64_t i = 0; i < n; ++i) ot[i] = b ? (xt[i] - mean) * scale * w[i] + b[i] : xt[i] * scale * w[i];
+        for (int64_t i = 0; i < n; ++i) ot[i] = norm_value(xt[i], mean, scale, w[i], b, i);
     }
 }
 
