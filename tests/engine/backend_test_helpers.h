@@ -16,6 +16,7 @@
 #include "backend/device.h"
 #include "backend/gpu.h"
 #include "random_vectors.h"
+#include "tensor/fp16.h"
 #include "tensor/matmul.h"
 #include "tensor/quantize.h"
 
@@ -56,6 +57,14 @@ struct Layer {
 };
 
 using test_helpers::random_vector;
+
+// n random N(0, 1) values as F16: a KV cache's keys or values.
+inline std::vector<uint16_t> random_half(size_t n, uint32_t seed) {
+    const std::vector<float> f = random_vector(n, seed);
+    std::vector<uint16_t> h(n);
+    for (size_t i = 0; i < n; ++i) h[i] = ember::tensor::f32_to_fp16(f[i]);
+    return h;
+}
 
 // `count` distinct neurons of n, ascending.
 inline std::vector<int32_t> pick(int64_t n, int64_t count, uint32_t seed) {

@@ -274,12 +274,7 @@ private slots:
         const ember::backend::KvShape shape{2, 512, n_head, n_head_kv, head_dim};
         const size_t n_gqa = size_t(shape.n_embd_gqa()), n_embd = size_t(n_head) * size_t(head_dim);
         const size_t cache = size_t(shape.n_layer) * size_t(shape.n_ctx) * n_gqa;
-        std::vector<uint16_t> host_k(cache), host_v(cache);
-        const std::vector<float> kf = random_vector(cache, 21), vf = random_vector(cache, 22);
-        for (size_t i = 0; i < cache; ++i) {
-            host_k[i] = ember::tensor::f32_to_fp16(kf[i]);
-            host_v[i] = ember::tensor::f32_to_fp16(vf[i]);
-        }
+        std::vector<uint16_t> host_k = random_half(cache, 21), host_v = random_half(cache, 22);
         auto dev = open_device(device, 1ull << 30);
         dev->set_kv_cache(shape, host_k.data(), host_v.data(), n_past);
         QVERIFY(dev->holds_kv_cache());
@@ -395,12 +390,7 @@ private slots:
                                                    !falcon};
 
         const size_t cache = size_t(shape.n_layer) * size_t(shape.n_ctx) * size_t(n_gqa);
-        std::vector<uint16_t> host_k(cache), host_v(cache);
-        const std::vector<float> kf = random_vector(cache, 37), vf = random_vector(cache, 38);
-        for (size_t i = 0; i < cache; ++i) {
-            host_k[i] = ember::tensor::f32_to_fp16(kf[i]);
-            host_v[i] = ember::tensor::f32_to_fp16(vf[i]);
-        }
+        std::vector<uint16_t> host_k = random_half(cache, 37), host_v = random_half(cache, 38);
         auto dev = open_device(device, 1ull << 30);
         dev->set_dense(dense, kScratch);
         dev->set_kv_cache(shape, host_k.data(), host_v.data(), n_past);
