@@ -4,11 +4,11 @@
 #include <cmath>
 #include <string>
 
+#include "backend/layer_steps.h"
 #include "common/error.h"
 #include "tensor/attention_head.h"
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
-#include "tensor/norms.h"
 #include "tensor/rope.h"
 #include "tensor/quantize.h"
 
@@ -75,13 +75,6 @@ bool device_holds(const backend::AttentionLayer& layer, backend::Device* device)
            std::all_of(layer.qkv.begin(), layer.qkv.end(), [&](const tensor::WeightView& w) { return device->holds(w); });
 }
 
-void norm(const backend::Norm& n, const float* x, float* out, int64_t n_embd, int32_t n_tokens) {
-    if (n.b)
-        tensor::layer_norm(x, n.w, n.b, out, n_embd, n_tokens, n.eps);
-    else
-        tensor::rms_norm(x, n.w, out, n_embd, n_tokens, n.eps);
-}
-
 }  // namespace
 
 void attention_sublayer(const backend::AttentionLayer& layer, const HParams& hp, int32_t il, int32_t n, KvCache& kv,
@@ -94,19 +87,13 @@ void attention_sublayer(const backend::AttentionLayer& layer, const HParams& hp,
         return;
     }
     // The normalized input goes to s.attn, free until attention writes its result there.
-    norm(layer.norm, x, s.attn.data(), n_embd, n);
+    backend::normalize(layer.norm, x, s.attn.data(), n_embd, n);
     if (layer.qkv.size() == 3) {
         linear_shared({{layer.qkv[0], s.q.data()}, {layer.qkv[1], s.k.data()}, {layer.qkv[2], s.v.data()}}, s.attn.data(),
                       n, s);
     } else {
-        const int64_t n_qkv = n_embd + 2 * n_gqa;
         linear(layer.qkv[0], s.attn.data(), n, s.qkv.data(), s);
-        for (int32_t t = 0; t < n; ++t) {
-            const float* row = s.qkv.data() + size_t(t) * n_qkv;
-            std::copy(row, row + n_embd, s.q.data() + size_t(t) * n_embd);
-            std::copy(row + n_embd, row + n_embd + n_gqa, s.k.data() + size_t(t) * n_gqa);
-            std::copy(row + n_embd + n_gqa, row + n_qkv, s.v.data() + size_t(t) * n_gqa);
-        }
+        backend::split_qkv(s.qkv.data(), n, size_t(n_embd), size_t(n_gqa), s.q.data(), s.k.data(), s.v.data());
     }
     for (int32_t t = 0; t < n; ++t) {
         const float* angles = s.rope.data() + size_t(t) * hd;

@@ -12,11 +12,11 @@
 #include <vector>
 
 #include "backend/device.h"
+#include "backend/layer_steps.h"
 #include "common/error.h"
 #include "tensor/attention_head.h"
 #include "tensor/kernels.h"
 #include "tensor/matmul.h"
-#include "tensor/norms.h"
 #include "tensor/rope.h"
 #include "tensor/thread_pool.h"
 
@@ -290,23 +290,14 @@ public:
         layer_q_.resize(n * n_embd);
         layer_k_.resize(n * n_gqa);
         layer_v_.resize(n * n_gqa);
-        if (layer.norm.b)
-            tensor::layer_norm(x, layer.norm.w, layer.norm.b, layer_xn_.data(), int64_t(n_embd), n_tokens, layer.norm.eps);
-        else
-            tensor::rms_norm(x, layer.norm.w, layer_xn_.data(), int64_t(n_embd), n_tokens, layer.norm.eps);
+        normalize(layer.norm, x, layer_xn_.data(), int64_t(n_embd), n_tokens);
         if (layer.qkv.size() == 3) {
             float* dst[] = {layer_q_.data(), layer_k_.data(), layer_v_.data()};
             for (size_t m = 0; m < 3; ++m) tensor::matmul(*pool_, layer.qkv[m], layer_xn_.data(), n_tokens, dst[m], prepared_);
         } else {
-            const size_t n_qkv = n_embd + 2 * n_gqa;
-            layer_fused_.resize(n * n_qkv);
+            layer_fused_.resize(n * (n_embd + 2 * n_gqa));
             tensor::matmul(*pool_, layer.qkv[0], layer_xn_.data(), n_tokens, layer_fused_.data(), prepared_);
-            for (size_t t = 0; t < n; ++t) {
-                const float* row = layer_fused_.data() + t * n_qkv;
-                std::copy(row, row + n_embd, layer_q_.data() + t * n_embd);
-                std::copy(row + n_embd, row + n_embd + n_gqa, layer_k_.data() + t * n_gqa);
-                std::copy(row + n_embd + n_gqa, row + n_qkv, layer_v_.data() + t * n_gqa);
-            }
+            split_qkv(layer_fused_.data(), n_tokens, n_embd, n_gqa, layer_q_.data(), layer_k_.data(), layer_v_.data());
         }
         for (size_t t = 0; t < n; ++t) {
             tensor::rope_rotate(layer_q_.data() + t * n_embd, kv.n_head, hd, angles + t * size_t(hd), layer.pairs);
