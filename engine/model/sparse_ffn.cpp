@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
 
 #include "common/cpu_hints.h"
 #include "tensor/fp16.h"
@@ -12,8 +13,14 @@ namespace ember::model {
 namespace {
 
 constexpr int64_t kNeuronsPerTask = 64;
+// The CPU-only FFN sums its output chunk by chunk: fixed chunks, so the order of the sum does not
+// depend on the thread count. A multiple of the Q8_0 block (32 neurons).
+constexpr int64_t kNeuronsPerChunk = 512;
 
 float relu(float v) { return v > 0.0f ? v : 0.0f; }
+
+// Activations are quantized in whole Q8_0 blocks; ss.a is zero past n_ff up to this length.
+int64_t whole_blocks(int64_t n) { return (n + tensor::kQK - 1) / tensor::kQK * tensor::kQK; }
 
 // Active neurons' rows are scattered through the matrix, so the hardware prefetcher restarts at
 // every row; fetching the next row while the current one is computed hides that latency.
@@ -26,7 +33,7 @@ void prefetch_bytes(const uint8_t* p, size_t n) {
 void down_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int32_t n_ff) {
     const tensor::KernelTable& k = tensor::kernels();
     if (down_t.type == tensor::DType::Q4_0) {
-        k.prepare_q8_activation(ss.a.data(), ss.a_q8.data(), n_ff);
+        k.prepare_q8_activation(ss.a.data(), ss.a_q8.data(), whole_blocks(n_ff));
         const auto* blocks = reinterpret_cast<const tensor::BlockQ8_0*>(ss.a_q8.data());
         for (const auto* list : {&ss.active, &ss.hot_active})
             for (int32_t i : *list) {
@@ -39,6 +46,28 @@ void down_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int3
     } else {
         for (const auto* list : {&ss.active, &ss.hot_active})
             for (int32_t i : *list) ss.coef[size_t(i)] = ss.a[size_t(i)];
+    }
+}
+
+// As down_coefficients, for the active neurons ss.active[begin, end), which lie in the neurons
+// [n0, n0 + n) (n0 a multiple of 32): rounding is per 32-neuron block, so a chunk of whole
+// blocks rounds them as the whole vector would. Their Q8_0 blocks go to their
+// place in ss.a_q8, which chunks share without overlapping.
+void chunk_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int64_t n0, int64_t n, int64_t begin,
+                        int64_t end) {
+    const auto ids = std::span<const int32_t>(ss.active).subspan(size_t(begin), size_t(end - begin));
+    if (down_t.type == tensor::DType::Q4_0) {
+        auto* blocks = reinterpret_cast<tensor::BlockQ8_0*>(ss.a_q8.data());
+        // The reference table's preparation is the Q8_0 blocks alone, which every table's starts with.
+        tensor::reference_kernels().prepare_q8_activation(ss.a.data() + n0, blocks + n0 / tensor::kQK, whole_blocks(n));
+        for (int32_t i : ids) {
+            const tensor::BlockQ8_0& b = blocks[i / tensor::kQK];
+            ss.coef[size_t(i)] = float(b.qs[i % tensor::kQK]) * tensor::fp16_to_f32(b.d);
+        }
+    } else if (down_t.type == tensor::DType::F16) {
+        for (int32_t i : ids) ss.coef[size_t(i)] = tensor::fp16_to_f32(tensor::f32_to_fp16(ss.a[size_t(i)]));
+    } else {
+        for (int32_t i : ids) ss.coef[size_t(i)] = ss.a[size_t(i)];
     }
 }
 
@@ -95,7 +124,7 @@ void gate_up_rows(const SparseFfnWeights& w, FfnGate gate, SparseScratch& ss, in
 // y[0, n) += Σ coef[i] · columns [col0, col0 + n) of down_t row i over `ids`, in their order.
 // Q4_0 rows go four at a time (y read and written once per four rows, bit-identical to one at a
 // time); rows are prefetched one group ahead, since active neurons' rows are scattered.
-void accumulate_rows(const tensor::WeightView& down_t, const std::vector<int32_t>& ids, const float* coef,
+void accumulate_rows(const tensor::WeightView& down_t, std::span<const int32_t> ids, const float* coef,
                      int64_t col0, int64_t n, float* y) {
     const size_t offset = tensor::row_bytes(down_t.type, col0);
     const size_t bytes = tensor::row_bytes(down_t.type, n);
@@ -137,12 +166,91 @@ struct DeviceJoin {
     backend::Device* device;
 };
 
+// Everything on the CPU: each fixed chunk of neurons computes its active neurons' gate and up
+// rows, their coefficients and its share of the output from whole down rows; the shares are
+// summed chunk by chunk. A chunk's rows are read back to back, by one thread, with no wait
+// between the halves of the FFN.
+void cpu_ffn(const SparseFfnWeights& w, FfnGate gate, float* y, Scratch& s, SparseScratch& ss) {
+    const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
+    const int64_t n_chunks = (n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk;
+    // ss.active is ascending: chunk c's active neurons are ss.active[chunk_begin[c], chunk_begin[c + 1]).
+    ss.chunk_begin.assign(size_t(n_chunks) + 1, int64_t(ss.active.size()));
+    for (int64_t c = 0, j = 0; c < n_chunks; ++c) {
+        ss.chunk_begin[size_t(c)] = j;
+        while (j < int64_t(ss.active.size()) && ss.active[size_t(j)] < (c + 1) * kNeuronsPerChunk) ++j;
+    }
+    ss.down_rows.resize(ss.active.size());
+    s.pool.run(n_chunks, [&](int64_t c, int) {
+        const int64_t begin = ss.chunk_begin[size_t(c)], end = ss.chunk_begin[size_t(c) + 1];
+        int64_t& rows = ss.chunk_rows[size_t(c)];
+        rows = 0;
+        if (begin == end) return;
+        gate_up_rows(w, gate, ss, begin, end);
+        const int64_t n0 = c * kNeuronsPerChunk;
+        chunk_coefficients(w.down_t, ss, n0, std::min(kNeuronsPerChunk, n_ff - n0), begin, end);
+        for (int64_t j = begin; j < end; ++j) {
+            const int32_t i = ss.active[size_t(j)];
+            if (ss.coef[size_t(i)] != 0.0f) ss.down_rows[size_t(begin + rows++)] = i;
+        }
+        float* part = ss.partial.data() + size_t(c) * size_t(n_embd);
+        std::fill(part, part + n_embd, 0.0f);
+        accumulate_rows(w.down_t, std::span<const int32_t>(ss.down_rows).subspan(size_t(begin), size_t(rows)),
+                        ss.coef.data(), 0, n_embd, part);
+    });
+    std::fill(y, y + n_embd, 0.0f);
+    for (int64_t c = 0; c < n_chunks; ++c) {
+        if (ss.chunk_rows[size_t(c)] == 0) continue;
+        const float* part = ss.partial.data() + size_t(c) * size_t(n_embd);
+        for (int64_t j = 0; j < n_embd; ++j) y[j] += part[j];
+    }
+}
+
+// Some active neurons are resident on the device: it computes their gate/up rows while the CPU
+// computes the rest; then both sum their down rows and the device's share is added. Two phases,
+// since a Q4_0 row's coefficient is rounded with its 32-neuron block, whose neurons may lie on
+// either side.
+void split_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float* y, Scratch& s, SparseScratch& ss) {
+    const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
+    DeviceJoin join(ss.device);
+    join.device->begin_dots(il, ss.prepared_x.row(0), ss.hot_active, ss.g.data(), ss.v.data());
+    const int64_t n_active = int64_t(ss.active.size());
+    s.pool.run((n_active + kNeuronsPerTask - 1) / kNeuronsPerTask, [&](int64_t task, int) {
+        const int64_t begin = task * kNeuronsPerTask;
+        gate_up_rows(w, gate, ss, begin, std::min(n_active, begin + kNeuronsPerTask));
+    });
+    join.wait();
+    for (size_t j = 0; j < ss.hot_active.size(); ++j)
+        ss.a[size_t(ss.hot_active[j])] = ffn_activation_value(gate, ss.g[j], ss.v[j]);
+
+    // Threads split the output elements, each summing every cold active neuron in ascending
+    // order, so the result is the same for any thread count.
+    down_coefficients(w.down_t, ss, int32_t(n_ff));
+    for (size_t j = 0; j < ss.hot_active.size(); ++j) ss.hot_coef[j] = ss.coef[size_t(ss.hot_active[j])];
+    join.device->begin_down(il, ss.hot_active, ss.hot_coef.data(), ss.y_device.data());
+    std::fill(y, y + n_embd, 0.0f);
+    ss.down_rows.clear();
+    for (int32_t i : ss.active)
+        if (ss.coef[size_t(i)] != 0.0f) ss.down_rows.push_back(i);
+    // One slice per thread: each row's slice is read as one run, and longer runs of a
+    // scattered row are read faster.
+    const int64_t blocks = (n_embd + tensor::kQK - 1) / tensor::kQK;
+    const int64_t cols_per_task = (blocks + s.pool.size() - 1) / s.pool.size() * tensor::kQK;
+    s.pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
+        const int64_t col0 = task * cols_per_task;
+        accumulate_rows(w.down_t, ss.down_rows, ss.coef.data(), col0, std::min(cols_per_task, n_embd - col0), y + col0);
+    });
+    join.wait();
+    for (int64_t j = 0; j < n_embd; ++j) y[j] += ss.y_device[size_t(j)];
+}
+
 }  // namespace
 
 SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int32_t n_layer)
-    : h(size_t(max_rank)), score(size_t(n_ff)), a(size_t(n_ff)), coef(size_t(n_ff)),
-      a_q8(tensor::kernels().q8_activation_bytes(n_ff)), stats(size_t(n_layer)), g(size_t(n_ff)), v(size_t(n_ff)),
-      hot_coef(size_t(n_ff)), y_device(size_t(n_embd)) {
+    : h(size_t(max_rank)), score(size_t(n_ff)), a(size_t(whole_blocks(n_ff))), coef(size_t(n_ff)),
+      a_q8(tensor::kernels().q8_activation_bytes(whole_blocks(n_ff))), stats(size_t(n_layer)), g(size_t(n_ff)),
+      v(size_t(n_ff)), hot_coef(size_t(n_ff)), y_device(size_t(n_embd)),
+      chunk_rows(size_t((n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk)),
+      partial(chunk_rows.size() * size_t(n_embd)) {
     active.reserve(size_t(n_ff));
     down_rows.reserve(size_t(n_ff));
     hot_active.reserve(size_t(n_ff));
@@ -189,45 +297,13 @@ void sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float thres
         stats.bytes_read_on_device += neuron_bytes * uint64_t(ss.hot_active.size());
         stats.predictor_ms += std::chrono::duration<double, std::milli>(predicted - start).count();
 
-        // Gate and up rows of the active neurons only: the device's hot ones while the CPU
-        // computes the cold ones.
         std::fill(ss.a.begin(), ss.a.end(), 0.0f);
         ss.prepared_x.prepare(w.up.type, x + size_t(t) * n_embd, 1, n_embd);
-        DeviceJoin join(ss.hot_active.empty() ? nullptr : ss.device);
-        if (join.device) join.device->begin_dots(il, ss.prepared_x.row(0), ss.hot_active, ss.g.data(), ss.v.data());
-        const int64_t n_active = int64_t(ss.active.size());
-        s.pool.run((n_active + kNeuronsPerTask - 1) / kNeuronsPerTask, [&](int64_t task, int) {
-            const int64_t begin = task * kNeuronsPerTask;
-            gate_up_rows(w, gate, ss, begin, std::min(n_active, begin + kNeuronsPerTask));
-        });
-        if (join.device) {
-            join.wait();
-            for (size_t j = 0; j < ss.hot_active.size(); ++j)
-                ss.a[size_t(ss.hot_active[j])] = ffn_activation_value(gate, ss.g[j], ss.v[j]);
-        }
-
-        // Down projection: out = Σ coef_i · down_t[i]. Threads split the output elements, each
-        // summing every active neuron in ascending order, so the result is the same for any
-        // thread count. The device sums its hot rows meanwhile; its share is added at the end.
-        down_coefficients(w.down_t, ss, int32_t(n_ff));
-        if (join.device) {
-            for (size_t j = 0; j < ss.hot_active.size(); ++j) ss.hot_coef[j] = ss.coef[size_t(ss.hot_active[j])];
-            join.device->begin_down(il, ss.hot_active, ss.hot_coef.data(), ss.y_device.data());
-        }
         float* y = out + size_t(t) * n_embd;
-        std::fill(y, y + n_embd, 0.0f);
-        ss.down_rows.clear();
-        for (int32_t i : ss.active)
-            if (ss.coef[size_t(i)] != 0.0f) ss.down_rows.push_back(i);
-        const int64_t cols_per_task = std::max<int64_t>(tensor::kQK, (n_embd / (s.pool.size() * 2)) / tensor::kQK * tensor::kQK);
-        s.pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
-            const int64_t col0 = task * cols_per_task;
-            accumulate_rows(w.down_t, ss.down_rows, ss.coef.data(), col0, std::min(cols_per_task, n_embd - col0), y + col0);
-        });
-        if (join.device) {
-            join.wait();
-            for (int64_t j = 0; j < n_embd; ++j) y[j] += ss.y_device[size_t(j)];
-        }
+        if (ss.hot_active.empty())
+            cpu_ffn(w, gate, y, s, ss);
+        else
+            split_ffn(il, w, gate, y, s, ss);
         stats.ffn_ms += std::chrono::duration<double, std::milli>(Clock::now() - predicted).count();
     }
 }

@@ -2,8 +2,10 @@
 // The predictor-guided sparse FFN shared by every ReLU-family architecture (PowerInfer's
 // method, powerinfer-format.md §2.6–2.7, §5.2): per token a low-rank predictor scores every
 // neuron, only neurons scoring at or above the threshold are computed, and the output is the
-// sum of their rows of the transposed down projection. Deterministic: each output element sums
-// its neurons in ascending order whatever the thread count.
+// sum of their rows of the transposed down projection. Deterministic whatever the thread
+// count: on the CPU alone the sum runs over fixed chunks of neurons (ascending within a chunk,
+// chunk after chunk); with a device, each output element sums the CPU's neurons in ascending
+// order and then adds the device's share.
 
 #include <cstdint>
 #include <vector>

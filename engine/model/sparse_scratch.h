@@ -25,7 +25,7 @@ struct SparseScratch {
     std::vector<float> h;          // [max_rank] predictor hidden layer
     std::vector<float> score;      // [n_ff] predictor output
     std::vector<int32_t> active;   // ids of the active neurons, ascending (capacity n_ff)
-    std::vector<float> a;          // [n_ff] activation values (0 for inactive neurons)
+    std::vector<float> a;          // [n_ff rounded up to 32] activation values (0 for inactive neurons)
     std::vector<float> coef;       // [n_ff] the value each active neuron's row is scaled by
     std::vector<int32_t> down_rows;  // the CPU's active neurons with a non-zero coefficient (capacity n_ff)
     std::vector<uint8_t> a_q8;     // a quantized to Q8_0, for Q4_0 down rows
@@ -40,6 +40,11 @@ struct SparseScratch {
     std::vector<float> g, v;                // [n_ff] the device's dot products for hot_active
     std::vector<float> hot_coef;            // [n_ff] coefficients of hot_active, in that order
     std::vector<float> y_device;            // [n_embd] the device's share of the FFN output
+
+    // Everything on the CPU: the FFN in fixed chunks of neurons, each with its share of the output.
+    std::vector<int64_t> chunk_begin;  // [n_chunks + 1] where each chunk's neurons start in `active`
+    std::vector<int64_t> chunk_rows;   // [n_chunks] its down rows, in down_rows from chunk_begin
+    std::vector<float> partial;        // [n_chunks][n_embd] its share of the output
 };
 
 }  // namespace ember::model
