@@ -73,7 +73,7 @@ public:
             ffn_bytes += matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
             layers_.push_back(L);
         }
-        set_totals(bind, token_embd_, output_, ffn_bytes, predictor_bytes, layers_.front().up.type);
+        set_totals(bind, token_embd_, output_, ffn_bytes, predictor_bytes, 2, layers_.front().up.type);
     }
 
     backend::FfnRows ffn_rows(int32_t il) const override {

@@ -65,7 +65,7 @@ public:
             if (sparse) predictor_bytes += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
             layers_.push_back(L);
         }
-        set_totals(bind, token_embd_, output_, ffn_bytes, predictor_bytes, layers_.front().gate.type);
+        set_totals(bind, token_embd_, output_, ffn_bytes, predictor_bytes, 3, layers_.front().gate.type);
     }
 
     backend::FfnRows ffn_rows(int32_t il) const override {

@@ -27,6 +27,7 @@ ModelInfo describe(const gguf::File& file, const model::Architecture& arch) {
     info.bytes_per_token = arch.bytes_per_token();
     info.ffn_bytes = arch.ffn_bytes();
     info.predictor_bytes = arch.predictor_bytes();
+    info.ffn_matrices = arch.ffn_matrices();
     info.kv_bytes_per_token = 2 * model::kv_cache_half_bytes(hp, 1);
     return info;
 }
