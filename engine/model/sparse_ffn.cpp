@@ -249,7 +249,7 @@ SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int
     : h(size_t(max_rank)), score(size_t(n_ff)), a(size_t(whole_blocks(n_ff))), coef(size_t(n_ff)),
       a_q8(tensor::kernels().q8_activation_bytes(whole_blocks(n_ff))), stats(size_t(n_layer)), g(size_t(n_ff)),
       v(size_t(n_ff)), hot_coef(size_t(n_ff)), y_device(size_t(n_embd)),
-      chunk_rows(size_t((n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk)),
+      chunk_begin(size_t((n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk) + 1), chunk_rows(chunk_begin.size() - 1),
       partial(chunk_rows.size() * size_t(n_embd)) {
     active.reserve(size_t(n_ff));
     down_rows.reserve(size_t(n_ff));

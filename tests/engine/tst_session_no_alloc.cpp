@@ -37,6 +37,7 @@ private slots:
         QTest::addColumn<float>("temperature");
         QTest::newRow("q4_0 greedy, 2 threads") << "tiny-llama-q4_0.gguf" << 2 << 0.0f;
         QTest::newRow("f16 sampled, 1 thread") << "tiny-llama-f16.gguf" << 1 << 0.8f;
+        QTest::newRow("sparse bamboo, 2 threads") << "tiny-bamboo-f16.powerinfer.gguf" << 2 << 0.0f;
     }
 
     void generation_allocates_nothing_per_token() {
