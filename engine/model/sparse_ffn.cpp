@@ -28,46 +28,40 @@ void prefetch_bytes(const uint8_t* p, size_t n) {
     for (size_t off = 0; off < n; off += 64) ember::prefetch(p + off);
 }
 
-// The coefficient each active neuron's down row is scaled by, rounded the way PowerInfer
-// rounds it for the row's type: F16 rows meet an F16 activation, Q4_0 rows a Q8_0-quantized one.
-void down_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int32_t n_ff) {
-    const tensor::KernelTable& k = tensor::kernels();
-    if (down_t.type == tensor::DType::Q4_0) {
-        k.prepare_q8_activation(ss.a.data(), ss.a_q8.data(), whole_blocks(n_ff));
-        const auto* blocks = reinterpret_cast<const tensor::BlockQ8_0*>(ss.a_q8.data());
-        for (const auto* list : {&ss.active, &ss.hot_active})
-            for (int32_t i : *list) {
-                const tensor::BlockQ8_0& b = blocks[i / tensor::kQK];
-                ss.coef[size_t(i)] = float(b.qs[i % tensor::kQK]) * tensor::fp16_to_f32(b.d);
-            }
-    } else if (down_t.type == tensor::DType::F16) {
-        for (const auto* list : {&ss.active, &ss.hot_active})
-            for (int32_t i : *list) ss.coef[size_t(i)] = tensor::fp16_to_f32(tensor::f32_to_fp16(ss.a[size_t(i)]));
-    } else {
-        for (const auto* list : {&ss.active, &ss.hot_active})
-            for (int32_t i : *list) ss.coef[size_t(i)] = ss.a[size_t(i)];
+// The value neuron i's down row is scaled by, rounded the way PowerInfer rounds it for the
+// row's type: F16 rows meet an F16 activation, Q4_0 rows a Q8_0-quantized one (its block
+// already in ss.a_q8).
+float coefficient(tensor::DType down_type, const SparseScratch& ss, int32_t i) {
+    if (down_type == tensor::DType::Q4_0) {
+        const tensor::BlockQ8_0& b = reinterpret_cast<const tensor::BlockQ8_0*>(ss.a_q8.data())[i / tensor::kQK];
+        return float(b.qs[i % tensor::kQK]) * tensor::fp16_to_f32(b.d);
     }
+    if (down_type == tensor::DType::F16) return tensor::fp16_to_f32(tensor::f32_to_fp16(ss.a[size_t(i)]));
+    return ss.a[size_t(i)];
 }
 
-// As down_coefficients, for the active neurons ss.active[begin, end), which lie in the neurons
+// The coefficients of every active neuron, the CPU's and the device's.
+void down_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int32_t n_ff) {
+    if (down_t.type == tensor::DType::Q4_0)
+        tensor::kernels().prepare_q8_activation(ss.a.data(), ss.a_q8.data(), whole_blocks(n_ff));
+    for (const auto* list : {&ss.active, &ss.hot_active})
+        for (int32_t i : *list) ss.coef[size_t(i)] = coefficient(down_t.type, ss, i);
+}
+
+// The coefficients of the active neurons ss.active[begin, end), which lie in the neurons
 // [n0, n0 + n) (n0 a multiple of 32): rounding is per 32-neuron block, so a chunk of whole
-// blocks rounds them as the whole vector would. Their Q8_0 blocks go to their
-// place in ss.a_q8, which chunks share without overlapping.
+// blocks rounds them as the whole vector would. Their Q8_0 blocks go to their place in ss.a_q8,
+// which chunks share without overlapping.
 void chunk_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int64_t n0, int64_t n, int64_t begin,
                         int64_t end) {
-    const auto ids = std::span<const int32_t>(ss.active).subspan(size_t(begin), size_t(end - begin));
     if (down_t.type == tensor::DType::Q4_0) {
         auto* blocks = reinterpret_cast<tensor::BlockQ8_0*>(ss.a_q8.data());
         // The reference table's preparation is the Q8_0 blocks alone, which every table's starts with.
         tensor::reference_kernels().prepare_q8_activation(ss.a.data() + n0, blocks + n0 / tensor::kQK, whole_blocks(n));
-        for (int32_t i : ids) {
-            const tensor::BlockQ8_0& b = blocks[i / tensor::kQK];
-            ss.coef[size_t(i)] = float(b.qs[i % tensor::kQK]) * tensor::fp16_to_f32(b.d);
-        }
-    } else if (down_t.type == tensor::DType::F16) {
-        for (int32_t i : ids) ss.coef[size_t(i)] = tensor::fp16_to_f32(tensor::f32_to_fp16(ss.a[size_t(i)]));
-    } else {
-        for (int32_t i : ids) ss.coef[size_t(i)] = ss.a[size_t(i)];
+    }
+    for (int64_t j = begin; j < end; ++j) {
+        const int32_t i = ss.active[size_t(j)];
+        ss.coef[size_t(i)] = coefficient(down_t.type, ss, i);
     }
 }
 
