@@ -5,13 +5,23 @@
 #include <stdexcept>
 #include <string>
 
+#include "ember/result.h"
+
 namespace ember {
 
 class EngineError : public std::runtime_error {
 public:
-    using std::runtime_error::runtime_error;
+    explicit EngineError(const std::string& message, ErrorCode code = ErrorCode::Failed)
+        : std::runtime_error(message), code_(code) {}
+    ErrorCode code() const { return code_; }
+    Error error() const { return Error{what(), code_}; }
+
+private:
+    ErrorCode code_;
 };
 
-[[noreturn]] inline void fail(const std::string& message) { throw EngineError(message); }
+[[noreturn]] inline void fail(const std::string& message, ErrorCode code = ErrorCode::Failed) {
+    throw EngineError(message, code);
+}
 
 }  // namespace ember

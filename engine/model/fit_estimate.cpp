@@ -100,7 +100,7 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
         if (!has_output) fp.output_bytes += embd_bytes;  // the LM head is the embedding table
         return fp;
     } catch (const EngineError& e) {
-        return Error{e.what()};
+        return e.error();
     }
 }
 

@@ -63,7 +63,7 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& path, const ModelP
         if (progress && !progress(1.0f)) return Error{path + ": loading cancelled"};
         return std::shared_ptr<Model>(new Model(std::move(impl)));
     } catch (const EngineError& e) {
-        return Error{e.what()};
+        return e.error();
     } catch (const std::bad_alloc&) {
         return Error{path + ": out of memory while loading"};
     }

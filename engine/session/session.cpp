@@ -65,7 +65,8 @@ struct Session::Impl {
         if (tokens.empty()) fail("nothing to evaluate: the token list is empty");
         if (int64_t(tokens.size()) > kv.free_cells())
             fail("context overflow: " + std::to_string(tokens.size()) + " new tokens do not fit, " +
-                 std::to_string(kv.n_past()) + " of " + std::to_string(kv.n_ctx()) + " context cells are in use");
+                 std::to_string(kv.n_past()) + " of " + std::to_string(kv.n_ctx()) + " context cells are in use",
+                 ErrorCode::ContextOverflow);
         if (logits_all) all_logits.resize(tokens.size() * size_t(n_vocab));
         n_all_logits = logits_all ? int32_t(tokens.size()) : 0;
         for (size_t done = 0; done < tokens.size();) {
@@ -139,7 +140,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
     } catch (const std::bad_alloc&) {
         return Error{"out of memory allocating a context of " + std::to_string(n_ctx) + " tokens"};
     } catch (const EngineError& e) {
-        return Error{e.what()};
+        return e.error();
     }
 }
 
@@ -149,7 +150,7 @@ Status Session::evaluate(std::span<const int32_t> tokens, bool logits_all) {
         if (!impl_->evaluate(tokens, logits_all)) return Error{"evaluation cancelled"};
         return Ok{};
     } catch (const EngineError& e) {
-        return Error{e.what()};
+        return e.error();
     }
 }
 
@@ -223,7 +224,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
             on_token(TokenEvent{result.tokens.back(), rest, s.kv.n_past()});
         return result;
     } catch (const EngineError& e) {
-        return Error{e.what()};
+        return e.error();
     }
 }
 
@@ -237,7 +238,7 @@ Status Session::set_device_budget(uint64_t bytes) {
         impl_->placement->plan(bytes, *impl_->scratch.sparse, impl_->kv);
         return Ok{};
     } catch (const EngineError& e) {
-        return Error{e.what()};
+        return e.error();
     }
 }
 

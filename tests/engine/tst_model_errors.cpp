@@ -282,6 +282,7 @@ private slots:
         auto over = (*s)->evaluate(tokens);
         QVERIFY(!over.ok());
         QVERIFY2(QString::fromStdString(over.error().message).contains("context overflow"), over.error().message.c_str());
+        QVERIFY(over.error().code == ErrorCode::ContextOverflow);
         QCOMPARE((*s)->n_past(), 0);
 
         // A token id outside the vocabulary.
@@ -289,6 +290,7 @@ private slots:
         auto oov = (*s)->evaluate(bad);
         QVERIFY(!oov.ok());
         QVERIFY(QString::fromStdString(oov.error().message).contains("999999"));
+        QVERIFY(oov.error().code == ErrorCode::Failed);
 
         // Generation stops cleanly when the context fills up.
         (*s)->clear();

@@ -9,8 +9,15 @@
 
 namespace ember {
 
+// What a caller may act on; everything else is Failed, with the reason in the message.
+enum class ErrorCode {
+    Failed,
+    ContextOverflow,  // the tokens do not fit in the session's free context cells
+};
+
 struct Error {
     std::string message;  // names the file, tensor or key and the bad value
+    ErrorCode code = ErrorCode::Failed;
 };
 
 template <class T>
