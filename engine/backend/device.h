@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 
+#include "tensor/layer_steps.h"
 #include "tensor/matmul.h"
 #include "tensor/rope.h"
 #include "tensor/thread_pool.h"
@@ -48,16 +49,9 @@ struct DeviceUsage {
     uint64_t total() const { return dense + kv + ffn; }
 };
 
-// A sub-layer's input normalization: F32 weights of n_embd values, in the model's host memory.
-struct Norm {
-    const float* w = nullptr;
-    const float* b = nullptr;  // LayerNorm's bias; null: RMSNorm
-    float eps = 0.0f;
-};
-
 // One layer's attention sub-layer: out = [x +] wo · attention(rope(qkv · norm(x))).
 struct AttentionLayer {
-    Norm norm;
+    tensor::Norm norm;
     std::span<const tensor::WeightView> qkv;  // Q, K and V; or one fused matrix, Q's rows, then K's, then V's
     tensor::WeightView wo;
     tensor::RopePairs pairs;

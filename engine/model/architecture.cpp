@@ -35,6 +35,27 @@ void Architecture::set_totals(const TensorBinder& bind, const tensor::WeightView
     totals_.weight_type = tensor::dtype_name(tensor::stored_type(weight_type));
 }
 
+sparse::PlacementCosts Architecture::placement_costs(int32_t n_ctx) const {
+    const auto sum = [](const std::vector<tensor::WeightView>& ms) {
+        uint64_t bytes = 0;
+        for (const tensor::WeightView& w : ms) bytes += matrix_bytes(w);
+        return bytes;
+    };
+    sparse::PlacementCosts c;
+    for (int32_t il = 0; il < hp_.n_layer; ++il) {
+        const LayerMatrices m = layer_matrices(il);
+        c.attn_bytes.push_back(m.attn_norm_bytes + sum(m.attention));
+        c.predictor_bytes.push_back(sum(m.predictor));
+        c.ffn_norm_bytes.push_back(m.ffn_norm_bytes);
+        c.dense_ffn_bytes.push_back(sum(m.ffn));
+        c.neuron_bytes.push_back(sparse() ? backend::neuron_bytes(ffn_rows(il)) : 0);
+        c.n_ff.push_back(hp_.n_ff);
+    }
+    c.output_bytes = matrix_bytes(lm_head()) + output_norm_bytes_;
+    c.kv_k_bytes = c.kv_v_bytes = kv_cache_half_bytes(hp_, n_ctx);
+    return c;
+}
+
 std::unique_ptr<Architecture> load_architecture(const gguf::File& file, const ModelParams& params) {
     auto arch = file.get_string("general.architecture");
     if (!arch) fail(file.path() + ": missing metadata key 'general.architecture'");

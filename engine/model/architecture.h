@@ -9,7 +9,7 @@
 #include "backend/device.h"
 #include "ember/model.h"
 #include "gguf/gguf_reader.h"
-#include "model/blocks.h"
+#include "model/executor.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
 #include "model/tensor_binding.h"
@@ -28,6 +28,15 @@ struct WeightTotals {
     const char* weight_type = "";   // type of the bulk of the weights
 };
 
+// A layer's matrices by the part of the plan they belong to.
+struct LayerMatrices {
+    std::vector<tensor::WeightView> attention;  // Q, K, V and output, or a fused QKV and output
+    std::vector<tensor::WeightView> predictor;  // sparse models: fc1, fc2
+    std::vector<tensor::WeightView> ffn;        // dense models: gate (if any), up, down
+    uint64_t attn_norm_bytes = 0;               // 0 where it is the FFN's norm too
+    uint64_t ffn_norm_bytes = 0;
+};
+
 class Architecture {
 public:
     virtual ~Architecture() = default;
@@ -41,18 +50,20 @@ public:
     uint64_t n_params() const { return totals_.n_params; }
     const char* weight_type() const { return totals_.weight_type; }
 
-    // Sparse models only: one layer's FFN rows for a device, and the exact device byte costs
-    // of every part for placement with a KV cache of n_ctx tokens.
-    virtual backend::FfnRows ffn_rows(int32_t il) const = 0;
-    virtual sparse::PlacementCosts placement_costs(int32_t n_ctx) const = 0;
-    // The weight matrices placement `p` puts on the device, in its priority order: attention of
-    // its first p.n_attn_layers layers, predictors of the first p.n_predictor_layers, the LM head
-    // when p.output_on_device.
-    virtual std::vector<tensor::WeightView> device_matrices(const sparse::Placement& p) const = 0;
+    bool sparse() const { return hp_.max_predictor_rank > 0; }
 
-    // Evaluates n tokens (n <= s.n_batch) at positions kv.n_past().., appends them to the cache
-    // and writes logits: of every token ([n][n_vocab]) when logits_all, else of the last one.
-    virtual void forward(const int32_t* tokens, int32_t n, KvCache& kv, Scratch& s, float* logits,
+    // The matrices of each part a placement may put on a device, and their norms' bytes.
+    virtual LayerMatrices layer_matrices(int32_t il) const = 0;
+    virtual const tensor::WeightView& lm_head() const = 0;
+    // Sparse models only: one layer's FFN rows, neuron by neuron, for a device.
+    virtual backend::FfnRows ffn_rows(int32_t il) const = 0;
+    // The exact device byte costs of every part, with a KV cache of n_ctx tokens.
+    sparse::PlacementCosts placement_costs(int32_t n_ctx) const;
+
+    // Evaluates n tokens (n <= the scratch's n_batch) at positions kv.n_past().., appends them
+    // to the cache and writes logits: of every token ([n][n_vocab]) when logits_all, else of
+    // the last one. Every step runs where the executor's plan says.
+    virtual void forward(const int32_t* tokens, int32_t n, KvCache& kv, Executor& ex, float* logits,
                          bool logits_all) const = 0;
 
 protected:
@@ -63,6 +74,7 @@ protected:
                     uint64_t ffn_bytes, uint64_t predictor_bytes, int32_t ffn_matrices, tensor::DType weight_type);
 
     HParams hp_;
+    uint64_t output_norm_bytes_ = 0;
 
 private:
     WeightTotals totals_;

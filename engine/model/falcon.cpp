@@ -9,6 +9,7 @@
 
 #include "common/error.h"
 #include "model/architecture.h"
+#include "model/blocks.h"
 #include "model/sparse_ffn.h"
 #include "model/tensor_binding.h"
 #include "tensor/norms.h"
@@ -74,6 +75,7 @@ public:
             layers_.push_back(L);
         }
         set_totals(bind, token_embd_, output_, ffn_bytes, predictor_bytes, 2, layers_.front().up.type);
+        output_norm_bytes_ = 2 * uint64_t(n_embd) * sizeof(float);
     }
 
     backend::FfnRows ffn_rows(int32_t il) const override {
@@ -81,62 +83,51 @@ public:
         return {{}, L.sparse.up, L.sparse.down_t};
     }
 
-    sparse::PlacementCosts placement_costs(int32_t n_ctx) const override {
-        sparse::PlacementCosts c;
+    LayerMatrices layer_matrices(int32_t il) const override {
+        const FalconLayer& L = layers_[size_t(il)];
         const uint64_t norm = 2 * uint64_t(hp_.n_embd) * sizeof(float);  // weight and bias
-        for (const FalconLayer& L : layers_) {
-            const bool own_attn_norm = L.attn_norm.w != L.ffn_norm.w;
-            c.attn_bytes.push_back((own_attn_norm ? norm : 0) + matrix_bytes(L.wqkv) + matrix_bytes(L.wo));
-            c.predictor_bytes.push_back(matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2));
-            c.ffn_norm_bytes.push_back(norm);
-            c.neuron_bytes.push_back(L.sparse.up.row_bytes + L.sparse.down_t.row_bytes);
-            c.n_ff.push_back(hp_.n_ff);
-        }
-        c.output_bytes = matrix_bytes(output_) + norm;
-        c.kv_k_bytes = c.kv_v_bytes = kv_cache_half_bytes(hp_, n_ctx);
-        return c;
-    }
-
-    std::vector<tensor::WeightView> device_matrices(const sparse::Placement& p) const override {
-        std::vector<tensor::WeightView> m;
-        for (int32_t il = 0; il < p.n_attn_layers; ++il) m.insert(m.end(), {layers_[size_t(il)].wqkv, layers_[size_t(il)].wo});
-        for (int32_t il = 0; il < p.n_predictor_layers; ++il)
-            m.insert(m.end(), {layers_[size_t(il)].sparse.fc1, layers_[size_t(il)].sparse.fc2});
-        if (p.output_on_device) m.push_back(output_);
+        LayerMatrices m{{L.wqkv, L.wo}, {}, {}, L.attn_norm.w != L.ffn_norm.w ? norm : 0, norm};
+        if (sparse())
+            m.predictor = {L.sparse.fc1, L.sparse.fc2};
+        else
+            m.ffn = {L.up, L.down};
         return m;
     }
 
-    void forward(const int32_t* tokens, int32_t n, KvCache& kv, Scratch& s, float* logits,
+    const tensor::WeightView& lm_head() const override { return output_; }
+
+    void forward(const int32_t* tokens, int32_t n, KvCache& kv, Executor& ex, float* logits,
                  bool logits_all) const override {
-        const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
+        const int64_t n_embd = hp_.n_embd;
+        Scratch& s = ex.scratch();
         embed_tokens(token_embd_, tokens, n, s.x.data());
-        rope_angles(hp_, kv.n_past(), n, s);
+        ex.begin_batch(kv, n);
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
             const FalconLayer& L = layers_[size_t(il)];
-            // Both branches read the layer input; attention's result goes to s.out.
+            // Both branches read the layer input; attention's result goes to s.attn_out.
             const tensor::WeightView qkv[] = {L.wqkv};
-            attention_sublayer({{L.attn_norm.w, L.attn_norm.b, hp_.norm_eps}, qkv, L.wo, tensor::RopePairs::NeoX, false},
-                               hp_, il, n, kv, s.x.data(), s.out.data(), s);
-            tensor::layer_norm(s.x.data(), L.ffn_norm.w, L.ffn_norm.b, s.xn.data(), n_embd, n, hp_.norm_eps);
-            // The FFN's output goes to q, which attention no longer needs.
-            float* ffn_out = s.q.data();
-            if (s.sparse) {
-                sparse_ffn(il, L.sparse, hp_.ffn_gate, hp_.sparse_threshold, s.x.data(), s.xn.data(), n, ffn_out, s,
-                           *s.sparse);
-            } else {
-                tensor::matmul(s.pool, L.up, s.xn.data(), n, s.up.data(), s.prepared);
-                ffn_activation(hp_.ffn_gate, nullptr, s.up.data(), n * n_ff);
-                tensor::matmul(s.pool, L.down, s.up.data(), n, ffn_out, s.prepared);
-            }
+            ex.attention_sublayer(il, {{L.attn_norm.w, L.attn_norm.b, hp_.norm_eps}, qkv, L.wo, tensor::RopePairs::NeoX, false},
+                                  kv, s.x.data(), s.attn_out.data());
+            ex.emit("ffn_inp", il, s.x.data(), n_embd);
+            tensor::layer_norm(s.x.data(), L.ffn_norm.w, L.ffn_norm.b, s.ffn_in.data(), n_embd, n, hp_.norm_eps);
+            ex.emit("ffn_norm", il, s.ffn_in.data(), n_embd);
+            if (s.sparse)
+                ex.sparse_ffn(il, L.sparse, s.x.data(), s.ffn_in.data(), s.ffn_out.data());
+            else
+                ex.dense_ffn(il, {{}, L.up, L.down}, s.ffn_in.data(), s.ffn_out.data());
             // Summed in the reference's order: (ffn + attn) + x.
-            for (int64_t i = 0; i < n * n_embd; ++i) s.x[size_t(i)] = (ffn_out[i] + s.out[size_t(i)]) + s.x[size_t(i)];
+            ex.emit("ffn_out", il, s.ffn_out.data(), n_embd);
+            for (int64_t i = 0; i < n * n_embd; ++i)
+                s.x[size_t(i)] = (s.ffn_out[size_t(i)] + s.attn_out[size_t(i)]) + s.x[size_t(i)];
+            ex.emit("l_out", il, s.x.data(), n_embd);
         }
         kv.commit(n);
         const int32_t first = logits_all ? 0 : n - 1;
         const int32_t count = n - first;
-        tensor::layer_norm(s.x.data() + size_t(first) * n_embd, output_norm_.w, output_norm_.b, s.xn.data(), n_embd,
+        tensor::layer_norm(s.x.data() + size_t(first) * n_embd, output_norm_.w, output_norm_.b, s.out_norm.data(), n_embd,
                            count, hp_.norm_eps);
-        linear(output_, s.xn.data(), count, logits, s);
+        ex.emit("result_norm", -1, s.out_norm.data(), n_embd, first, count);
+        ex.lm_head(output_, s.out_norm.data(), count, logits);
     }
 
 private:

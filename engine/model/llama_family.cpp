@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/error.h"
+#include "model/blocks.h"
 #include "model/sparse_ffn.h"
 #include "model/tensor_binding.h"
 #include "tensor/norms.h"
@@ -66,6 +67,7 @@ public:
             layers_.push_back(L);
         }
         set_totals(bind, token_embd_, output_, ffn_bytes, predictor_bytes, 3, layers_.front().gate.type);
+        output_norm_bytes_ = uint64_t(n_embd) * sizeof(float);
     }
 
     backend::FfnRows ffn_rows(int32_t il) const override {
@@ -73,63 +75,48 @@ public:
         return {L.sparse.gate, L.sparse.up, L.sparse.down_t};
     }
 
-    sparse::PlacementCosts placement_costs(int32_t n_ctx) const override {
-        sparse::PlacementCosts c;
+    LayerMatrices layer_matrices(int32_t il) const override {
+        const LlamaLayer& L = layers_[size_t(il)];
         const uint64_t norm = uint64_t(hp_.n_embd) * sizeof(float);
-        for (const LlamaLayer& L : layers_) {
-            c.attn_bytes.push_back(norm + matrix_bytes(L.wq) + matrix_bytes(L.wk) + matrix_bytes(L.wv) + matrix_bytes(L.wo));
-            c.predictor_bytes.push_back(matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2));
-            c.ffn_norm_bytes.push_back(norm);
-            c.neuron_bytes.push_back(L.sparse.gate.row_bytes + L.sparse.up.row_bytes + L.sparse.down_t.row_bytes);
-            c.n_ff.push_back(hp_.n_ff);
-        }
-        c.output_bytes = matrix_bytes(output_) + norm;
-        c.kv_k_bytes = c.kv_v_bytes = kv_cache_half_bytes(hp_, n_ctx);
-        return c;
-    }
-
-    std::vector<tensor::WeightView> device_matrices(const sparse::Placement& p) const override {
-        std::vector<tensor::WeightView> m;
-        for (int32_t il = 0; il < p.n_attn_layers; ++il) {
-            const LlamaLayer& L = layers_[size_t(il)];
-            m.insert(m.end(), {L.wq, L.wk, L.wv, L.wo});
-        }
-        for (int32_t il = 0; il < p.n_predictor_layers; ++il)
-            m.insert(m.end(), {layers_[size_t(il)].sparse.fc1, layers_[size_t(il)].sparse.fc2});
-        if (p.output_on_device) m.push_back(output_);
+        LayerMatrices m{{L.wq, L.wk, L.wv, L.wo}, {}, {}, norm, norm};
+        if (hp_.max_predictor_rank > 0)
+            m.predictor = {L.sparse.fc1, L.sparse.fc2};
+        else
+            m.ffn = {L.gate, L.up, L.down};
         return m;
     }
 
-    void forward(const int32_t* tokens, int32_t n, KvCache& kv, Scratch& s, float* logits,
+    const tensor::WeightView& lm_head() const override { return output_; }
+
+    void forward(const int32_t* tokens, int32_t n, KvCache& kv, Executor& ex, float* logits,
                  bool logits_all) const override {
-        const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
+        const int64_t n_embd = hp_.n_embd;
+        Scratch& s = ex.scratch();
         embed_tokens(token_embd_, tokens, n, s.x.data());
-        rope_angles(hp_, kv.n_past(), n, s);
+        ex.begin_batch(kv, n);
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
             const LlamaLayer& L = layers_[size_t(il)];
             const tensor::WeightView qkv[] = {L.wq, L.wk, L.wv};
-            attention_sublayer({{L.attn_norm, nullptr, hp_.norm_eps}, qkv, L.wo, tensor::RopePairs::Adjacent, true}, hp_,
-                               il, n, kv, s.x.data(), s.x.data(), s);
-            // Feed-forward.
-            tensor::rms_norm(s.x.data(), L.ffn_norm, s.xn.data(), n_embd, n, hp_.norm_eps);
-            if (s.sparse) {
-                // The predictor reads the residual before ffn_norm (powerinfer-format.md §2.6).
-                sparse_ffn(il, L.sparse, hp_.ffn_gate, hp_.sparse_threshold, s.x.data(), s.xn.data(), n, s.out.data(),
-                           s, *s.sparse);
-            } else {
-                tensor::matmul(s.pool, L.gate, s.xn.data(), n, s.gate.data(), s.prepared);
-                tensor::matmul(s.pool, L.up, s.xn.data(), n, s.up.data(), s.prepared);
-                ffn_activation(hp_.ffn_gate, s.gate.data(), s.up.data(), n * n_ff);
-                tensor::matmul(s.pool, L.down, s.up.data(), n, s.out.data(), s.prepared);
-            }
-            add_in_place(s.x.data(), s.out.data(), n * n_embd);
+            ex.attention_sublayer(il, {{L.attn_norm, nullptr, hp_.norm_eps}, qkv, L.wo, tensor::RopePairs::Adjacent, true},
+                                  kv, s.x.data(), s.x.data());
+            ex.emit("ffn_inp", il, s.x.data(), n_embd);
+            tensor::rms_norm(s.x.data(), L.ffn_norm, s.ffn_in.data(), n_embd, n, hp_.norm_eps);
+            ex.emit("ffn_norm", il, s.ffn_in.data(), n_embd);
+            if (s.sparse)  // the predictor reads the residual before ffn_norm (docs/FORMATS.md §3.2)
+                ex.sparse_ffn(il, L.sparse, s.x.data(), s.ffn_in.data(), s.ffn_out.data());
+            else
+                ex.dense_ffn(il, {L.gate, L.up, L.down}, s.ffn_in.data(), s.ffn_out.data());
+            ex.emit("ffn_out", il, s.ffn_out.data(), n_embd);
+            add_in_place(s.x.data(), s.ffn_out.data(), n * n_embd);
+            ex.emit("l_out", il, s.x.data(), n_embd);
         }
         kv.commit(n);
         // Output head, for the last token or all of them.
         const int32_t first = logits_all ? 0 : n - 1;
         const int32_t count = n - first;
-        tensor::rms_norm(s.x.data() + size_t(first) * n_embd, output_norm_, s.xn.data(), n_embd, count, hp_.norm_eps);
-        linear(output_, s.xn.data(), count, logits, s);
+        tensor::rms_norm(s.x.data() + size_t(first) * n_embd, output_norm_, s.out_norm.data(), n_embd, count, hp_.norm_eps);
+        ex.emit("result_norm", -1, s.out_norm.data(), n_embd, first, count);
+        ex.lm_head(output_, s.out_norm.data(), count, logits);
     }
 
 private:

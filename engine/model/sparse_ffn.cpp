@@ -1,7 +1,6 @@
 #include "model/sparse_ffn.h"
 
 #include <algorithm>
-#include <chrono>
 #include <span>
 
 #include "common/cpu_hints.h"
@@ -16,8 +15,6 @@ constexpr int64_t kNeuronsPerTask = 64;
 // The CPU-only FFN sums its output chunk by chunk: fixed chunks, so the order of the sum does not
 // depend on the thread count. A multiple of the Q8_0 block (32 neurons).
 constexpr int64_t kNeuronsPerChunk = 512;
-
-float relu(float v) { return v > 0.0f ? v : 0.0f; }
 
 // Activations are quantized in whole Q8_0 blocks; ss.a is zero past n_ff up to this length.
 int64_t whole_blocks(int64_t n) { return (n + tensor::kQK - 1) / tensor::kQK * tensor::kQK; }
@@ -160,12 +157,22 @@ struct DeviceJoin {
     backend::Device* device;
 };
 
+// The token's FFN input in the gate/up rows' dot type, and no activation yet.
+void prepare_token(const SparseFfnWeights& w, const float* x, SparseScratch& ss) {
+    std::fill(ss.a.begin(), ss.a.end(), 0.0f);
+    ss.prepared_x.prepare(w.up.type, x, 1, w.up.n_cols);
+}
+
 // Everything on the CPU: each fixed chunk of neurons computes its active neurons' gate and up
 // rows, their coefficients and its share of the output from whole down rows; the shares are
 // summed chunk by chunk. A chunk's rows are read back to back, by one thread, with no wait
 // between the halves of the FFN.
-void cpu_ffn(const SparseFfnWeights& w, FfnGate gate, float* y, Scratch& s, SparseScratch& ss) {
+}  // namespace
+
+void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, float* y, tensor::ThreadPool& pool,
+                    SparseScratch& ss) {
     const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
+    prepare_token(w, x, ss);
     const int64_t n_chunks = (n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk;
     // ss.active is ascending: chunk c's active neurons are ss.active[chunk_begin[c], chunk_begin[c + 1]).
     ss.chunk_begin.assign(size_t(n_chunks) + 1, int64_t(ss.active.size()));
@@ -174,7 +181,7 @@ void cpu_ffn(const SparseFfnWeights& w, FfnGate gate, float* y, Scratch& s, Spar
         while (j < int64_t(ss.active.size()) && ss.active[size_t(j)] < (c + 1) * kNeuronsPerChunk) ++j;
     }
     ss.down_rows.resize(ss.active.size());
-    s.pool.run(n_chunks, [&](int64_t c, int) {
+    pool.run(n_chunks, [&](int64_t c, int) {
         const int64_t begin = ss.chunk_begin[size_t(c)], end = ss.chunk_begin[size_t(c) + 1];
         int64_t& rows = ss.chunk_rows[size_t(c)];
         rows = 0;
@@ -203,12 +210,14 @@ void cpu_ffn(const SparseFfnWeights& w, FfnGate gate, float* y, Scratch& s, Spar
 // computes the rest; then both sum their down rows and the device's share is added. Two phases,
 // since a Q4_0 row's coefficient is rounded with its 32-neuron block, whose neurons may lie on
 // either side.
-void split_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float* y, Scratch& s, SparseScratch& ss) {
+void split_sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, const float* x, float* y,
+                      backend::Device& device, tensor::ThreadPool& pool, SparseScratch& ss) {
     const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
-    DeviceJoin join(ss.device);
+    prepare_token(w, x, ss);
+    DeviceJoin join(&device);
     join.device->begin_dots(il, ss.prepared_x.row(0), ss.hot_active, ss.g.data(), ss.v.data());
     const int64_t n_active = int64_t(ss.active.size());
-    s.pool.run((n_active + kNeuronsPerTask - 1) / kNeuronsPerTask, [&](int64_t task, int) {
+    pool.run((n_active + kNeuronsPerTask - 1) / kNeuronsPerTask, [&](int64_t task, int) {
         const int64_t begin = task * kNeuronsPerTask;
         gate_up_rows(w, gate, ss, begin, std::min(n_active, begin + kNeuronsPerTask));
     });
@@ -228,16 +237,14 @@ void split_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float* y, Sc
     // One slice per thread: each row's slice is read as one run, and longer runs of a
     // scattered row are read faster.
     const int64_t blocks = (n_embd + tensor::kQK - 1) / tensor::kQK;
-    const int64_t cols_per_task = (blocks + s.pool.size() - 1) / s.pool.size() * tensor::kQK;
-    s.pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
+    const int64_t cols_per_task = (blocks + pool.size() - 1) / pool.size() * tensor::kQK;
+    pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
         const int64_t col0 = task * cols_per_task;
         accumulate_rows(w.down_t, ss.down_rows, ss.coef.data(), col0, std::min(cols_per_task, n_embd - col0), y + col0);
     });
     join.wait();
     for (int64_t j = 0; j < n_embd; ++j) y[j] += ss.y_device[size_t(j)];
 }
-
-}  // namespace
 
 SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int32_t n_layer)
     : h(size_t(max_rank)), score(size_t(n_ff)), a(size_t(whole_blocks(n_ff))), coef(size_t(n_ff)),
@@ -255,51 +262,25 @@ bool is_powerinfer_layout(const gguf::File& file) {
     return file.magic() == "PWRI" || file.find_tensor("blk.0.ffn_down_t.weight") != nullptr;
 }
 
-void sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float threshold, const float* u,
-                const float* x, int32_t n_tokens, float* out, Scratch& s, SparseScratch& ss) {
-    SparseLayerStats& stats = ss.stats[size_t(il)];
-    const uint8_t* hot = ss.device ? ss.hot[size_t(il)].data() : nullptr;
-    const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
-    using Clock = std::chrono::steady_clock;
+void select_active(int32_t il, const SparseFfnWeights& w, FfnGate gate, float threshold, const uint8_t* hot,
+                   SparseScratch& ss) {
+    const int64_t n_ff = w.up.n_rows;
+    ss.active.clear();
+    ss.hot_active.clear();
+    for (int64_t i = 0; i < n_ff; ++i) {
+        if (ss.score[size_t(i)] < threshold) continue;
+        (hot && hot[i] ? ss.hot_active : ss.active).push_back(int32_t(i));
+    }
     const uint64_t predictor_bytes = uint64_t(w.fc1.row_bytes) * uint64_t(w.fc1.n_rows) +
                                      uint64_t(w.fc2.row_bytes) * uint64_t(w.fc2.n_rows);
     const uint64_t neuron_bytes =
         uint64_t(w.up.row_bytes + w.down_t.row_bytes) + (gate == FfnGate::Relu ? 0 : uint64_t(w.gate.row_bytes));
-    for (int32_t t = 0; t < n_tokens; ++t) {
-        const auto start = Clock::now();
-        // Predictor: s = fc2 · ReLU(fc1 · u); neuron i is active when s_i >= threshold.
-        if (ss.device && ss.device->holds(w.fc1) && ss.device->holds(w.fc2)) {
-            ss.device->begin_predictor(w.fc1, w.fc2, u + size_t(t) * n_embd, 1, ss.score.data());
-            ss.device->wait();
-        } else {
-            linear(w.fc1, u + size_t(t) * n_embd, 1, ss.h.data(), s);
-            for (int64_t r = 0; r < w.fc1.n_rows; ++r) ss.h[size_t(r)] = relu(ss.h[size_t(r)]);
-            linear(w.fc2, ss.h.data(), 1, ss.score.data(), s);
-        }
-        // Active neurons: the CPU's in ss.active, the device's in ss.hot_active.
-        ss.active.clear();
-        ss.hot_active.clear();
-        for (int64_t i = 0; i < n_ff; ++i) {
-            if (ss.score[size_t(i)] < threshold) continue;
-            (hot && hot[i] ? ss.hot_active : ss.active).push_back(int32_t(i));
-        }
-        const auto predicted = Clock::now();
-        stats.tokens += 1;
-        stats.active += int64_t(ss.active.size() + ss.hot_active.size());
-        stats.active_on_device += int64_t(ss.hot_active.size());
-        stats.bytes_read += predictor_bytes + neuron_bytes * uint64_t(ss.active.size() + ss.hot_active.size());
-        stats.bytes_read_on_device += neuron_bytes * uint64_t(ss.hot_active.size());
-        stats.predictor_ms += std::chrono::duration<double, std::milli>(predicted - start).count();
-
-        std::fill(ss.a.begin(), ss.a.end(), 0.0f);
-        ss.prepared_x.prepare(w.up.type, x + size_t(t) * n_embd, 1, n_embd);
-        float* y = out + size_t(t) * n_embd;
-        if (ss.hot_active.empty())
-            cpu_ffn(w, gate, y, s, ss);
-        else
-            split_ffn(il, w, gate, y, s, ss);
-        stats.ffn_ms += std::chrono::duration<double, std::milli>(Clock::now() - predicted).count();
-    }
+    SparseLayerStats& stats = ss.stats[size_t(il)];
+    stats.tokens += 1;
+    stats.active += int64_t(ss.active.size() + ss.hot_active.size());
+    stats.active_on_device += int64_t(ss.hot_active.size());
+    stats.bytes_read += predictor_bytes + neuron_bytes * uint64_t(ss.active.size() + ss.hot_active.size());
+    stats.bytes_read_on_device += neuron_bytes * uint64_t(ss.hot_active.size());
 }
 
 }  // namespace ember::model

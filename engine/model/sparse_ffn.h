@@ -11,9 +11,11 @@
 #include <vector>
 
 #include "gguf/gguf_reader.h"
-#include "model/blocks.h"
+#include "backend/device.h"
+#include "model/hparams.h"
 #include "model/sparse_scratch.h"
 #include "tensor/matmul.h"
+#include "tensor/thread_pool.h"
 
 namespace ember::model {
 
@@ -28,11 +30,19 @@ struct SparseFfnWeights {
 // PWRI marks a PowerInfer file; a GGUF-magic file in its layout (ffn_down_t) runs the same way.
 bool is_powerinfer_layout(const gguf::File& file);
 
-// out[t] = sparse FFN of token t: predictor input u[t] ([n_embd], the architecture's choice),
-// FFN input x[t] ([n_embd], normalized).
-// With ss.device set, active neurons resident there (ss.hot[il]) are computed on the device and
-// the rest on the CPU; the two output shares are summed.
-void sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, float threshold, const float* u,
-                const float* x, int32_t n_tokens, float* out, Scratch& s, SparseScratch& ss);
+// One token's predicted active neurons from ss.score (at or above the threshold): those resident
+// on the device (hot[i] set; hot may be null) into ss.hot_active, the rest into ss.active, both
+// ascending; counted in ss.stats[il].
+void select_active(int32_t il, const SparseFfnWeights& w, FfnGate gate, float threshold, const uint8_t* hot,
+                   SparseScratch& ss);
+
+// y ([n_embd]) = the FFN of one token's input x over the active neurons ss.active, all on the CPU.
+void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, float* y, tensor::ThreadPool& pool,
+                    SparseScratch& ss);
+
+// The same with the neurons of ss.hot_active computed by the device, which holds their rows,
+// concurrently with the CPU's; the device's share of y is added last.
+void split_sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, const float* x, float* y,
+                      backend::Device& device, tensor::ThreadPool& pool, SparseScratch& ss);
 
 }  // namespace ember::model

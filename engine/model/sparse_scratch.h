@@ -4,7 +4,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "backend/device.h"
 #include "tensor/matmul.h"
 
 namespace ember::model {
@@ -32,10 +31,7 @@ struct SparseScratch {
     tensor::PreparedActivations prepared_x;  // the FFN input, in the gate/up rows' dot type
     std::vector<SparseLayerStats> stats;     // [n_layer]
 
-    // Hybrid execution: the device holding hot neurons (none: everything on the CPU) and, per
-    // layer, which neurons it holds (1 = resident there).
-    backend::Device* device = nullptr;
-    std::vector<std::vector<uint8_t>> hot;  // [n_layer][n_ff]
+    // Hybrid execution (the execution plan says which neurons the device holds):
     std::vector<int32_t> hot_active;        // active neurons resident on the device (capacity n_ff)
     std::vector<float> g, v;                // [n_ff] the device's dot products for hot_active
     std::vector<float> hot_coef;            // [n_ff] coefficients of hot_active, in that order

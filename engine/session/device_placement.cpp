@@ -16,6 +16,7 @@ DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const 
     : device_(std::move(device)), arch_(arch), model_path_(model_path), reset_gpu_index_(reset_gpu_index),
       disable_gpu_index_(disable_gpu_index), n_ctx_(n_ctx), scratch_bytes_(scratch_bytes),
       hot_(size_t(arch.hparams().n_layer)) {
+    if (!arch.sparse()) return;  // dense models place whole layers; no statistics to read
     if (disable_gpu_index) {
         activation_note_ = "GPU index disabled: FFN on the CPU only";
         return;
@@ -32,15 +33,16 @@ DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const 
     index_source_.activation_hash = sparse::hash_activation(activation_);
 }
 
-void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss, model::KvCache& kv) {
+std::shared_ptr<const model::ExecutionPlan> DevicePlacement::plan(uint64_t budget, model::KvCache& kv) {
     sparse::PlacementCosts costs = arch_.placement_costs(n_ctx_);
     costs.margin_bytes = scratch_bytes_;
-    const sparse::Placement p = sparse::plan_placement(costs, budget);
+    const sparse::Placement p =
+        arch_.sparse() ? sparse::plan_placement(costs, budget) : sparse::plan_layer_offload(costs, budget);
     placement_note_ = p.explanation;
     const int32_t n_layer = arch_.hparams().n_layer;
     const std::vector<std::vector<int32_t>> next = choose_hot(p);
 
-    const DenseShare dense = dense_share(p, kv);
+    DenseShare dense = dense_share(p, kv);
     // The device's memory for this plan is exactly what it will hold.
     uint64_t footprint = dense.bytes + dense.kv.bytes();
     for (int32_t il = 0; il < n_layer; ++il)
@@ -63,28 +65,60 @@ void DevicePlacement::plan(uint64_t budget, model::SparseScratch& ss, model::KvC
     device_->set_footprint(device_->used_bytes());
     device_->set_budget_bytes(budget);
 
-    ss.device = device_.get();
-    ss.hot.assign(size_t(n_layer), std::vector<uint8_t>(size_t(arch_.hparams().n_ff), 0));
-    for (int32_t il = 0; il < n_layer; ++il)
-        for (int32_t id : hot_[size_t(il)]) ss.hot[size_t(il)][size_t(id)] = 1;
+    auto plan = std::make_shared<model::ExecutionPlan>(std::move(dense.plan));
+    for (int32_t il = 0; il < n_layer; ++il) {
+        model::LayerPlan& layer = plan->layers[size_t(il)];
+        const std::vector<int32_t>& ids = hot_[size_t(il)];
+        if (ids.empty()) continue;
+        layer.hot.assign(size_t(arch_.hparams().n_ff), 0);
+        for (int32_t id : ids) layer.hot[size_t(id)] = 1;
+        layer.n_hot = int64_t(ids.size());
+    }
+    plan_ = plan;
+    return plan;
 }
 
 DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement& p, const model::KvCache& kv) const {
-    // A type the device has no kernel for (e.g. a Q6_K LM head) stays on the CPU, uncharged.
+    // A part with a matrix of a type the device has no kernel for (e.g. a Q6_K LM head) stays on
+    // the CPU, uncharged.
     DenseShare d;
+    d.plan = model::ExecutionPlan::cpu(arch_.hparams().n_layer);
     uint64_t placed_bytes = 0, refused_bytes = 0;
-    for (const tensor::WeightView& w : arch_.device_matrices(p)) {
-        if (device_->supports(w.type)) {
-            d.matrices.push_back(w);
-            placed_bytes += model::matrix_bytes(w);
-        } else {
-            ++d.refused;
-            refused_bytes += model::matrix_bytes(w);
+    const auto place = [&](const std::vector<tensor::WeightView>& part) {
+        uint64_t bytes = 0;
+        bool supported = true;
+        for (const tensor::WeightView& w : part) {
+            bytes += model::matrix_bytes(w);
+            supported = supported && device_->supports(w.type);
         }
+        if (!supported) {
+            ++d.refused;
+            refused_bytes += bytes;
+            return model::Where::Cpu;
+        }
+        d.matrices.insert(d.matrices.end(), part.begin(), part.end());
+        placed_bytes += bytes;
+        return model::Where::Device;
+    };
+    // The KV cache of a layer is only held where its whole attention sub-layer runs.
+    int32_t n_kv = p.n_kv_layers;
+    for (int32_t il = 0; il < arch_.hparams().n_layer; ++il) {
+        const model::LayerMatrices m = arch_.layer_matrices(il);
+        model::LayerPlan& layer = d.plan.layers[size_t(il)];
+        if (il < p.n_attn_layers && place(m.attention) == model::Where::Device)
+            layer.attention = model::AttentionOn::DeviceProducts;
+        else
+            n_kv = std::min(n_kv, il);
+        if (il < p.n_predictor_layers) layer.predictor = place(m.predictor);
+        if (il < p.n_ffn_layers) layer.ffn = place(m.ffn);
     }
+    if (p.output_on_device) d.plan.lm_head = place({arch_.lm_head()});
     const model::HParams& hp = arch_.hparams();
-    if (p.kv_k_on_device && p.kv_v_on_device) d.kv = {hp.n_layer, kv.n_ctx(), hp.n_head, hp.n_head_kv, hp.head_dim()};
-    d.other_bytes = p.bytes_used - p.ffn_bytes - placed_bytes - refused_bytes - d.kv.bytes();
+    if (n_kv > 0) {
+        d.kv = {n_kv, kv.n_ctx(), hp.n_head, hp.n_head_kv, hp.head_dim()};
+        for (int32_t il = 0; il < n_kv; ++il) d.plan.layers[size_t(il)].attention = model::AttentionOn::DeviceSublayer;
+    }
+    d.other_bytes = p.bytes_used - p.ffn_bytes - placed_bytes - refused_bytes - p.kv_bytes;
     d.bytes = placed_bytes + d.other_bytes;
     return d;
 }
@@ -97,11 +131,15 @@ void DevicePlacement::place_dense(const sparse::Placement& p, const DenseShare& 
     if (d.kv.n_layer > 0) device_->set_kv_cache(d.kv, kv.k(0, 0), kv.v(0, 0), kv.n_past());
 
     const std::string n_layer = std::to_string(arch_.hparams().n_layer);
-    dense_note_ = "attention of " + std::to_string(p.n_attn_layers) + "/" + n_layer + " layers, predictors of " +
-                  std::to_string(p.n_predictor_layers) + "/" + n_layer + (p.output_on_device ? ", the LM head" : "") +
-                  (d.kv.n_layer > 0 ? ", the KV cache" : "") + " on the device";
+    const std::string kv_note = d.kv.n_layer == 0                    ? ""
+                                : d.kv.n_layer == arch_.hparams().n_layer ? ", the KV cache"
+                                : ", the KV cache of " + std::to_string(d.kv.n_layer) + "/" + n_layer + " layers";
+    dense_note_ = arch_.sparse() ? "attention of " + std::to_string(p.n_attn_layers) + "/" + n_layer +
+                                       " layers, predictors of " + std::to_string(p.n_predictor_layers) + "/" + n_layer
+                                 : std::to_string(p.n_attn_layers) + "/" + n_layer + " layers";
+    dense_note_ += (p.output_on_device ? ", the LM head" : "") + kv_note + " on the device";
     if (d.refused > 0)
-        dense_note_ += "; " + std::to_string(d.refused) + " matrices of types it has no kernel for stay on the CPU";
+        dense_note_ += "; " + std::to_string(d.refused) + " parts with matrices of types it has no kernel for stay on the CPU";
 }
 
 std::vector<std::vector<int32_t>> DevicePlacement::choose_hot(const sparse::Placement& p) {
@@ -133,6 +171,14 @@ std::vector<std::vector<int32_t>> DevicePlacement::choose_hot(const sparse::Plac
     return hot;
 }
 
+std::vector<std::vector<int32_t>> DevicePlacement::hot() const {
+    if (arch_.sparse()) return hot_;
+    std::vector<std::vector<int32_t>> layers(hot_.size());
+    for (size_t il = 0; il < layers.size() && plan_ && plan_->layers[il].ffn == model::Where::Device; ++il)
+        for (int32_t i = 0; i < arch_.hparams().n_ff; ++i) layers[il].push_back(i);
+    return layers;
+}
+
 DeviceReport DevicePlacement::report() const {
     DeviceReport r;
     r.device = device_->name();
@@ -150,7 +196,7 @@ DeviceReport DevicePlacement::report() const {
     r.attention_sublayers = traffic.attention_sublayers;
     r.predictors = traffic.predictors;
     r.round_trips = traffic.joins;
-    for (const auto& layer : hot_) r.hot_neurons += int64_t(layer.size());
+    for (const auto& layer : hot()) r.hot_neurons += int64_t(layer.size());
     r.note = activation_note_.empty() ? placement_note_ : activation_note_;
     r.gpu_index = gpu_index_note_;
     r.dense = dense_note_;

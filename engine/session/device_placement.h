@@ -1,6 +1,8 @@
 #pragma once
-// A sparse session's device: which FFN neurons it holds, chosen from the model's activation
-// statistics for a byte budget, and re-planned without reloading when the budget changes.
+// A session's device and what it holds: for a byte budget, the dense parts, the KV cache and —
+// for sparse models — the hottest FFN neurons by the model's activation statistics; for dense
+// models whole layers from the first on. Each plan() yields the execution plan the forward pass
+// follows, and re-plans without reloading when the budget changes.
 
 #include <cstdint>
 #include <memory>
@@ -11,7 +13,7 @@
 #include "ember/session.h"
 #include "model/architecture.h"
 #include "model/kv_cache.h"
-#include "model/sparse_scratch.h"
+#include "model/execution_plan.h"
 #include "sparse/gpu_index.h"
 #include "sparse/placement.h"
 
@@ -28,23 +30,28 @@ public:
                     const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes, bool reset_gpu_index,
                     bool disable_gpu_index);
 
-    // Places dense parts, the KV cache and the hottest neurons within `budget` and updates `ss`
-    // (device and per-layer residency). Neurons already resident stay; only changed ones move;
-    // a KV cache that changes side takes its valid positions along (kv is the host's).
-    void plan(uint64_t budget, model::SparseScratch& ss, model::KvCache& kv);
+    // Places dense parts, the KV cache and the hottest neurons within `budget` and returns where
+    // each step now runs. Neurons already resident stay; only changed ones move; a KV cache that
+    // changes side takes its valid positions along (kv is the host's).
+    std::shared_ptr<const model::ExecutionPlan> plan(uint64_t budget, model::KvCache& kv);
 
+    backend::Device& device() { return *device_; }
     DeviceReport report() const;
-    const std::vector<std::vector<int32_t>>& hot() const { return hot_; }
+    // Per layer, the FFN neurons the device computes: a sparse model's hot ones, every neuron of
+    // a dense layer whose FFN is there.
+    std::vector<std::vector<int32_t>> hot() const;
 
 private:
     // What `p` puts on the device besides FFN rows: the matrices it has kernels for, the rest of
-    // the dense share (norms, scratch) reserved beside them, and the KV cache.
+    // the dense share (norms, scratch) reserved beside them, the KV cache, and where each
+    // layer's steps run accordingly (the hot sets aside).
     struct DenseShare {
         std::vector<tensor::WeightView> matrices;
-        int64_t refused = 0;       // matrices of types the device has no kernel for (left on the CPU)
+        int64_t refused = 0;       // parts with a matrix of a type the device has no kernel for (left on the CPU)
         uint64_t other_bytes = 0;
         uint64_t bytes = 0;        // matrices + other_bytes
         backend::KvShape kv;       // n_layer 0: the cache stays on the host
+        model::ExecutionPlan plan;
     };
 
     std::vector<std::vector<int32_t>> choose_hot(const sparse::Placement& p);
@@ -65,6 +72,7 @@ private:
     std::string placement_note_;
     std::string dense_note_;
     std::vector<std::vector<int32_t>> hot_;        // [n_layer] ascending
+    std::shared_ptr<const model::ExecutionPlan> plan_;  // the latest plan()
 };
 
 }  // namespace ember

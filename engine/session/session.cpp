@@ -57,6 +57,7 @@ struct Session::Impl {
           arch(*model->impl().arch),
           kv(arch.hparams().n_layer, n_ctx, arch.hparams().n_embd_gqa()),
           scratch(arch.hparams(), n_batch, n_ctx, n_threads),
+          exec(arch.hparams(), scratch),
           logits(size_t(arch.hparams().n_vocab)) {}
 
     // Runs the forward pass over `tokens` in batches. Returns false when cancelled.
@@ -74,7 +75,7 @@ struct Session::Impl {
             const int32_t n = int32_t(std::min<size_t>(size_t(scratch.n_batch), tokens.size() - done));
             const bool last = done + size_t(n) == tokens.size();
             float* out = logits_all ? all_logits.data() + done * size_t(n_vocab) : logits.data();
-            arch.forward(tokens.data() + done, n, kv, scratch, out, logits_all);
+            arch.forward(tokens.data() + done, n, kv, exec, out, logits_all);
             if (logits_all && last)
                 std::copy_n(out + size_t(n - 1) * n_vocab, n_vocab, logits.begin());
             done += size_t(n);
@@ -86,24 +87,14 @@ struct Session::Impl {
     const model::Architecture& arch;
     model::KvCache kv;
     model::Scratch scratch;
+    model::Executor exec;           // runs each step where the placement's latest plan says
     std::vector<float> logits;      // [n_vocab] of the last evaluated token
     std::vector<float> all_logits;  // [n][n_vocab] of the last evaluate(..., true)
     int32_t n_all_logits = 0;
     std::atomic<bool> cancel_flag{false};
     Timings timings;
-    std::unique_ptr<DevicePlacement> placement;  // sparse models on a device only
+    std::unique_ptr<DevicePlacement> placement;  // sessions with a device only
 };
-
-namespace {
-
-// The bytes of a session's compute buffers: the scratch a device would need beside its weights.
-uint64_t scratch_bytes(const model::Scratch& s) {
-    uint64_t floats = s.x.size() + s.xn.size() + s.q.size() + s.k.size() + s.v.size() + s.attn.size() + s.out.size() +
-                      s.gate.size() + s.up.size() + s.scores.size();
-    return floats * sizeof(float);
-}
-
-}  // namespace
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Session::~Session() = default;
@@ -123,8 +114,6 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
     const std::optional<int> gpu = gpu_index(params.device);
     if (params.device != "cpu" && params.device != "sim" && !gpu)
         return Error{"device '" + params.device + "' is not one of cpu, sim, gpu, gpu:N"};
-    if (params.device != "cpu" && !model->info().sparse)
-        return Error{model->info().path + ": a device holds the hot neurons of sparse (PowerInfer) models; this model is dense"};
     try {
         auto impl = std::make_unique<Impl>(std::move(model), n_ctx, std::min(params.n_batch, n_ctx), n_threads);
         if (params.device != "cpu") {
@@ -132,9 +121,9 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
                                                           : backend::make_sim_device(params.device_budget_bytes, &impl->scratch.pool);
             impl->placement = std::make_unique<DevicePlacement>(std::move(device),
                                                                 impl->arch, impl->model->info().path, n_ctx,
-                                                                scratch_bytes(impl->scratch), params.reset_gpu_index,
+                                                                impl->scratch.bytes(), params.reset_gpu_index,
                                                                 params.disable_gpu_index);
-            impl->placement->plan(params.device_budget_bytes, *impl->scratch.sparse, impl->kv);
+            impl->exec.set_plan(impl->placement->plan(params.device_budget_bytes, impl->kv), &impl->placement->device());
         }
         return std::unique_ptr<Session>(new Session(std::move(impl)));
     } catch (const std::bad_alloc&) {
@@ -211,7 +200,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
             const std::string text = decoder.push(token);
             const bool go_on = !on_token || on_token(TokenEvent{token, text, s.kv.n_past() + 1});
             const int32_t one[1] = {token};
-            s.arch.forward(one, 1, s.kv, s.scratch, s.logits.data(), false);
+            s.arch.forward(one, 1, s.kv, s.exec, s.logits.data(), false);
             if (!go_on) {
                 result.stop_reason = StopReason::CallbackStopped;
                 break;
@@ -235,11 +224,15 @@ void Session::truncate(int32_t n_keep) { impl_->kv.truncate(n_keep); }
 Status Session::set_device_budget(uint64_t bytes) {
     if (!impl_->placement) return Error{"this session has no device to re-plan"};
     try {
-        impl_->placement->plan(bytes, *impl_->scratch.sparse, impl_->kv);
+        impl_->exec.set_plan(impl_->placement->plan(bytes, impl_->kv), &impl_->placement->device());
         return Ok{};
     } catch (const EngineError& e) {
         return e.error();
     }
+}
+
+void Session::set_intermediate_callback(IntermediateCallback callback) {
+    impl_->exec.set_intermediate_callback(std::move(callback));
 }
 
 DeviceReport Session::device_report() const {

@@ -115,7 +115,9 @@ uint64_t neuron_row_bytes(int64_t n_embd, uint32_t ggml_type, bool has_gate) {
     return (has_gate ? 3 : 2) * row;
 }
 
-Placement plan_placement(const PlacementCosts& costs, uint64_t budget_bytes) {
+namespace {
+
+void check_costs(const PlacementCosts& costs) {
     const size_t n_layer = costs.attn_bytes.size();
     auto check_len = [&](size_t n, const char* field) {
         if (n != n_layer)
@@ -126,10 +128,63 @@ Placement plan_placement(const PlacementCosts& costs, uint64_t budget_bytes) {
     check_len(costs.ffn_norm_bytes.size(), "ffn_norm_bytes");
     check_len(costs.neuron_bytes.size(), "neuron_bytes");
     check_len(costs.n_ff.size(), "n_ff");
+    if (!costs.dense_ffn_bytes.empty()) check_len(costs.dense_ffn_bytes.size(), "dense_ffn_bytes");
     if (costs.bucket <= 0) fail("placement costs: bucket = " + std::to_string(costs.bucket) + ", must be positive");
     for (size_t il = 0; il < n_layer; ++il)
         if (costs.n_ff[il] < 0)
             fail("placement costs: n_ff of layer " + std::to_string(il) + " = " + std::to_string(costs.n_ff[il]));
+}
+
+}  // namespace
+
+Placement plan_layer_offload(const PlacementCosts& costs, uint64_t budget_bytes) {
+    check_costs(costs);
+    const size_t n_layer = costs.attn_bytes.size();
+    Placement p;
+    p.n_layer = int32_t(n_layer);
+    p.budget_bytes = budget_bytes;
+    if (budget_bytes <= costs.margin_bytes) {
+        p.explanation = "budget " + bytes_str(budget_bytes) + " does not exceed the compute margin of " +
+                        bytes_str(costs.margin_bytes) + ": running everything on CPU";
+        return p;
+    }
+    uint64_t left = budget_bytes - costs.margin_bytes;
+    const uint64_t kv_layer = n_layer ? (costs.kv_k_bytes + costs.kv_v_bytes) / n_layer : 0;
+    for (size_t il = 0; il < n_layer; ++il) {
+        const uint64_t dense = costs.attn_bytes[il] + costs.ffn_norm_bytes[il] +
+                               (costs.dense_ffn_bytes.empty() ? 0 : costs.dense_ffn_bytes[il]);
+        if (dense + kv_layer > left) {
+            const std::string rest = il + 1 == n_layer ? "layer " + std::to_string(il)
+                                                       : "layers " + std::to_string(il) + ".." + std::to_string(n_layer - 1);
+            p.explanation = rest + " and the output layer on the CPU (layer " + std::to_string(il) + " needs " +
+                            bytes_str(dense + kv_layer) + ", " + bytes_str(left) + " left of the budget " +
+                            bytes_str(budget_bytes) + " after the compute margin of " + bytes_str(costs.margin_bytes) + ")";
+            break;
+        }
+        left -= dense + kv_layer;
+        p.dense_bytes += dense;
+        p.kv_bytes += kv_layer;
+        p.n_attn_layers = p.n_ffn_layers = p.n_ffn_norm_layers = p.n_kv_layers = int32_t(il + 1);
+    }
+    if (p.n_attn_layers == int32_t(n_layer)) {
+        p.kv_k_on_device = p.kv_v_on_device = true;
+        if (costs.output_bytes <= left) {
+            p.dense_bytes += costs.output_bytes;
+            p.output_on_device = p.dense_complete = true;
+        } else {
+            p.explanation = "the output layer on the CPU (it needs " + bytes_str(costs.output_bytes) + ", " +
+                            bytes_str(left) + " left)";
+        }
+    }
+    p.n_gpu_layers = p.n_attn_layers + (p.output_on_device ? 1 : 0);
+    p.margin_bytes = p.n_attn_layers > 0 || p.output_on_device ? costs.margin_bytes : 0;
+    p.bytes_used = p.margin_bytes + p.dense_bytes + p.kv_bytes;
+    return p;
+}
+
+Placement plan_placement(const PlacementCosts& costs, uint64_t budget_bytes) {
+    check_costs(costs);
+    const size_t n_layer = costs.attn_bytes.size();
 
     Placement p;
     p.n_layer = int32_t(n_layer);
@@ -210,6 +265,7 @@ Placement plan_placement(const PlacementCosts& costs, uint64_t budget_bytes) {
         left -= kv;
         p.kv_bytes = kv;
         p.kv_v_on_device = p.kv_k_on_device = true;
+        p.n_kv_layers = int32_t(n_layer);
         p.n_gpu_layers += 2;
     } else {
         p.explanation = "KV cache stays on CPU (" + stopped("the KV cache", kv) + ")";

@@ -57,6 +57,7 @@ struct PlacementCosts {
     uint64_t kv_k_bytes = 0;                // the whole K cache, all layers: n_layer * n_ctx * n_embd_gqa * elem
     uint64_t kv_v_bytes = 0;                // the whole V cache, likewise
     std::vector<uint64_t> neuron_bytes;     // [n_layer] one neuron's rows: gate (absent for Falcon) + up + down_t
+    std::vector<uint64_t> dense_ffn_bytes;  // [n_layer] dense models: gate (if any) + up + down; may be empty
     std::vector<int64_t> n_ff;              // [n_layer] neurons per layer
     uint64_t margin_bytes = 0;              // scratch / compute buffers, sized by the caller for its batch
     int64_t bucket = kNeuronBucket;
@@ -71,6 +72,8 @@ struct Placement {
     int32_t n_attn_layers = 0;       // attention of layers [0, n_attn_layers) on the device
     int32_t n_predictor_layers = 0;  // predictors of layers [0, n) on the device
     int32_t n_ffn_norm_layers = 0;   // ffn_norm of layers [0, n) on the device
+    int32_t n_ffn_layers = 0;        // dense models: FFN matrices of layers [0, n) on the device
+    int32_t n_kv_layers = 0;         // the KV cache of layers [0, n) on the device
     bool output_on_device = false;
     bool dense_complete = false;     // every dense group placed: the FFN split is allowed (§4.1 step 4)
     bool kv_v_on_device = false;     // K and V are placed together (see plan_placement)
@@ -108,6 +111,12 @@ struct Placement {
 //      solver can place, so any solution costs at most R.
 // Fails (naming the field) when the per-layer vectors disagree in length.
 Placement plan_placement(const PlacementCosts& costs, uint64_t budget_bytes);
+
+// Dense models, as llama.cpp offloads layers: after the compute margin, whole layers from the
+// first on — attention, FFN matrices, norms and the layer's share of the KV cache — as many as
+// fit; then the output group, once every layer is there. No FFN neurons (ffn_capacity_neurons 0).
+// Fails (naming the field) when the per-layer vectors disagree in length.
+Placement plan_layer_offload(const PlacementCosts& costs, uint64_t budget_bytes);
 
 // Exact bytes of the FFN rows for solved hot counts: sum of counts[il] * neuron_bytes[il].
 uint64_t ffn_hot_bytes(const PlacementCosts& costs, const std::vector<int64_t>& counts);

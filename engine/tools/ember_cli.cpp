@@ -13,6 +13,7 @@
 #include "ember/session.h"
 #include "tools/arg_parse.h"
 #include "tools/device_options.h"
+#include "tools/intermediate_dump.h"
 
 namespace {
 
@@ -44,6 +45,7 @@ struct Options {
     std::optional<BudgetArg> vram_budget;
     bool reset_gpu_index = false;
     bool disable_gpu_index = false;
+    std::vector<ember::tools::DumpRequest> dumps;
 };
 
 const char* kUsage =
@@ -70,13 +72,18 @@ const char* kUsage =
     "                           (default: LLAMA_SPARSE_PRED_THRESHOLD, else the file's, else 0)\n"
     "  --stats                  PowerInfer files: per-layer share of active neurons on stderr at the end\n"
     "  --mmap                   map the model file instead of reading it into memory\n"
-    "  --device cpu|gpu|gpu:N|sim  PowerInfer files: where hot neurons run (gpu: the first usable GPU;\n"
-    "                           sim: a host-memory stand-in device)\n"
+    "  --device cpu|gpu|gpu:N|sim  where the placement puts what fits the budget: a sparse model's dense\n"
+    "                           parts and hot neurons, a dense model's first layers (gpu: the first\n"
+    "                           usable GPU; sim: a host-memory stand-in device)\n"
     "  --vram-budget GIB|N%     device memory budget, in GiB or as a share of the model's weights\n"
     "                           (default for a GPU: its free memory; needed with --device sim)\n"
     "  --list-gpus              the GPUs this build can use, or why none, then exit\n"
     "  --reset-gpu-index        rebuild <model>.generated.gpuidx even if it matches\n"
-    "  --disable-gpu-index      keep every FFN neuron on the CPU\n";
+    "  --disable-gpu-index      keep every FFN neuron on the CPU\n"
+    "  --dump NAME[@LAYER] DIR  write intermediate NAME (attn_norm, q, k, v, kqv_out, attn_out, ffn_inp,\n"
+    "                           ffn_norm, ffn_gate, ffn_up, ffn_act, ffn_out, l_out, result_norm,\n"
+    "                           result_output) of LAYER, or of every layer, to DIR as raw f32 + JSON;\n"
+    "                           repeatable. Steps inside a device's attention sub-layer are not seen\n";
 
 Options parse(int argc, char** argv) {
     Options o;
@@ -139,6 +146,9 @@ Options parse(int argc, char** argv) {
             o.reset_gpu_index = true;
         } else if (a == "--disable-gpu-index") {
             o.disable_gpu_index = true;
+        } else if (a == "--dump") {
+            const std::string spec = next_value(argc, argv, i);
+            o.dumps.push_back(ember::tools::parse_dump(spec, next_value(argc, argv, i)));
         } else if (a == "--mmap") {
             o.use_mmap = true;
         } else if (a == "-h" || a == "--help") {
@@ -201,6 +211,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "ember-cli: %s\n", session.error().message.c_str());
         return 1;
     }
+
+    if (!opt.dumps.empty()) (*session)->set_intermediate_callback(ember::tools::dump_writer(opt.dumps));
 
     const std::vector<int32_t> prompt = (*model)->tokenize(opt.prompt, (*model)->add_bos());
     std::fwrite(opt.prompt.data(), 1, opt.prompt.size(), stdout);

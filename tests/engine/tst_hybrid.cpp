@@ -249,14 +249,72 @@ private slots:
         QVERIFY(QString::fromStdString(r.note).contains("FFN on the CPU only"));
     }
 
+    void dense_model_offloads_whole_layers_data() {
+        QTest::addColumn<QString>("device");
+        QTest::addColumn<QString>("file");
+        for (const char* file : {"tiny-relu-llama/model.dense.q4_0.gguf", "models/tiny-falcon-f16.gguf"}) {
+            QTest::addRow("sim %s", file) << "sim" << file;
+            for (const ember::GpuInfo& g : ember::probe_gpus().gpus)
+                if (g.unusable.empty())
+                    QTest::addRow("gpu:%d %s", g.index, file) << QStringLiteral("gpu:%1").arg(g.index) << file;
+        }
+    }
+
+    // A dense model gets the same plan: attention, FFN matrices and the KV cache of as many
+    // layers as the budget holds on the device, the rest on the CPU, and the same text.
+    void dense_model_offloads_whole_layers() {
+        QFETCH(QString, device);
+        QFETCH(QString, file);
+        auto model = test_helpers::load_model(QStringLiteral(EMBER_TEST_DATA_DIR) + "/" + file);
+        const int32_t n_layer = model->info().n_layer;
+        auto cpu = test_helpers::open_session(model, 64, 2);
+        const std::string want = greedy_text(*cpu, *model, kPrompts[0]);
+        const uint64_t everything =
+            sim_session(model, uint64_t(1) << 30, false, false, device.toStdString())->device_report().used_bytes;
+        QVERIFY(everything > 0);
+        bool some_layers_seen = false;
+        for (double share : {0.0, 0.5, 0.8, 1.0}) {
+            const uint64_t budget = uint64_t(double(everything) * share);
+            auto s = sim_session(model, budget, false, false, device.toStdString());
+            QCOMPARE(greedy_text(*s, *model, kPrompts[0]), want);
+            const ember::DeviceReport r = s->device_report();
+            QVERIFY2(r.used_bytes <= budget, qPrintable(QString("used %1 of %2").arg(r.used_bytes).arg(budget)));
+            QCOMPARE(r.ffn_bytes, uint64_t(0));
+            // Layers on the device compute their whole FFN there: all their neurons count as hot.
+            const auto hot = s->hot_neurons();
+            int32_t device_layers = 0;
+            for (const auto& layer : hot) {
+                QVERIFY(layer.empty() || int32_t(layer.size()) == model->info().n_ff);
+                device_layers += !layer.empty();
+            }
+            QCOMPARE(r.hot_neurons, int64_t(device_layers) * model->info().n_ff);
+            if (share == 0.0) QCOMPARE(r.round_trips, uint64_t(0));
+            if (device_layers > 0) {
+                // Each layer there ran its attention sub-layer on the device, one round trip.
+                QVERIFY(r.attention_sublayers > 0);
+                QCOMPARE(r.attention_sublayers, r.attention_layers);
+                QVERIFY(r.kv_bytes > 0);
+                QVERIFY(r.dense_products > 0);
+            }
+            if (device_layers > 0 && device_layers < n_layer) {
+                some_layers_seen = true;
+                QVERIFY2(QString::fromStdString(r.dense).contains(QString("%1/%2 layers").arg(device_layers).arg(n_layer)),
+                         r.dense.c_str());
+            }
+            if (share >= 1.0) {
+                QCOMPARE(device_layers, n_layer);
+                QVERIFY2(QString::fromStdString(r.dense).contains("the KV cache"), r.dense.c_str());
+            }
+            qInfo("budget %.0f %%: %d/%d layers, %llu of %llu bytes used; %s%s%s", 100 * share, device_layers, n_layer,
+                  (unsigned long long)r.used_bytes, (unsigned long long)budget, r.dense.c_str(),
+                  r.note.empty() ? "" : "; ", r.note.c_str());
+        }
+        QVERIFY(some_layers_seen);
+    }
+
     void device_errors() {
-        auto dense = test_helpers::load_model(QStringLiteral(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/model.dense.q4_0.gguf");
         ember::SessionParams sp;
-        sp.device = "sim";
         sp.device_budget_bytes = 1 << 20;
-        auto s = ember::Session::create(dense, sp);
-        QVERIFY(!s.ok());
-        QVERIFY(QString::fromStdString(s.error().message).contains("dense"));
         sp.device = "quantum";
         auto q = ember::Session::create(test_helpers::load_model(kModel), sp);
         QVERIFY(!q.ok());

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "backend/device.h"
-#include "backend/layer_steps.h"
+#include "tensor/layer_steps.h"
 #include "common/error.h"
 #include "tensor/attention_head.h"
 #include "tensor/kernels.h"
@@ -290,14 +290,14 @@ public:
         layer_q_.resize(n * n_embd);
         layer_k_.resize(n * n_gqa);
         layer_v_.resize(n * n_gqa);
-        normalize(layer.norm, x, layer_xn_.data(), int64_t(n_embd), n_tokens);
+        tensor::normalize(layer.norm, x, layer_xn_.data(), int64_t(n_embd), n_tokens);
         if (layer.qkv.size() == 3) {
             float* dst[] = {layer_q_.data(), layer_k_.data(), layer_v_.data()};
             for (size_t m = 0; m < 3; ++m) tensor::matmul(*pool_, layer.qkv[m], layer_xn_.data(), n_tokens, dst[m], prepared_);
         } else {
             layer_fused_.resize(n * (n_embd + 2 * n_gqa));
             tensor::matmul(*pool_, layer.qkv[0], layer_xn_.data(), n_tokens, layer_fused_.data(), prepared_);
-            split_qkv(layer_fused_.data(), n_tokens, n_embd, n_gqa, layer_q_.data(), layer_k_.data(), layer_v_.data());
+            tensor::split_qkv(layer_fused_.data(), n_tokens, n_embd, n_gqa, layer_q_.data(), layer_k_.data(), layer_v_.data());
         }
         for (size_t t = 0; t < n; ++t) {
             tensor::rope_rotate(layer_q_.data() + t * n_embd, kv.n_head, hd, angles + t * size_t(hd), layer.pairs);

@@ -81,6 +81,23 @@ struct LayerSparsity {
     double ffn_ms = 0.0;        // time computing the active neurons
 };
 
+// A named intermediate of the forward pass, for comparing a model with its reference step by
+// step. Names (llama.cpp's where it has one): per layer attn_norm, q, k (after RoPE), v, kqv_out
+// (attention before its output product), attn_out, ffn_inp (what the FFN's norm reads),
+// ffn_norm, ffn_gate, ffn_up, ffn_act, ffn_out, l_out (the layer's output); after the layers
+// (layer -1) result_norm and result_output (the logits). Steps a device computes inside one
+// round trip (a whole attention sub-layer) are not seen; a sparse FFN gives ffn_act alone,
+// one token at a time, zero for the neurons it skipped.
+struct Intermediate {
+    std::string_view name;
+    int32_t layer = -1;
+    int32_t pos0 = 0;      // position of the first token
+    int32_t n_tokens = 0;
+    int64_t n_cols = 0;    // values per token
+    const float* data = nullptr;  // [n_tokens][n_cols]; valid during the call only
+};
+using IntermediateCallback = std::function<void(const Intermediate&)>;
+
 struct TokenEvent {
     int32_t token = 0;
     std::string_view text;  // complete UTF-8 only: may be empty while a character is split over tokens
@@ -126,6 +143,8 @@ public:
     // neurons that change side.
     Status set_device_budget(uint64_t bytes);
     DeviceReport device_report() const;
+    // Hands every named intermediate of later evaluations to `callback` (empty: none, the default).
+    void set_intermediate_callback(IntermediateCallback callback);
     std::vector<std::vector<int32_t>> hot_neurons() const;  // per layer, ascending
     const Model& model() const;
 

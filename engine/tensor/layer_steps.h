@@ -6,17 +6,23 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "backend/device.h"
 #include "tensor/norms.h"
 
-namespace ember::backend {
+namespace ember::tensor {
+
+// A sub-layer's input normalization: F32 weights of n_embd values, in the model's host memory.
+struct Norm {
+    const float* w = nullptr;
+    const float* b = nullptr;  // LayerNorm's bias; null: RMSNorm
+    float eps = 0.0f;
+};
 
 // out = LayerNorm (n.b set) or RMSNorm of n_tokens rows of n_embd values.
 inline void normalize(const Norm& n, const float* x, float* out, int64_t n_embd, int32_t n_tokens) {
     if (n.b)
-        tensor::layer_norm(x, n.w, n.b, out, n_embd, n_tokens, n.eps);
+        layer_norm(x, n.w, n.b, out, n_embd, n_tokens, n.eps);
     else
-        tensor::rms_norm(x, n.w, out, n_embd, n_tokens, n.eps);
+        rms_norm(x, n.w, out, n_embd, n_tokens, n.eps);
 }
 
 // A fused QKV product's rows ([n_tokens][n_embd + 2 n_gqa]) into q, k and v.
@@ -30,4 +36,4 @@ inline void split_qkv(const float* fused, int32_t n_tokens, size_t n_embd, size_
     }
 }
 
-}  // namespace ember::backend
+}  // namespace ember::tensor

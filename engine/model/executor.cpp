@@ -1,0 +1,188 @@
+#include "model/executor.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "common/error.h"
+#include "model/blocks.h"
+#include "model/sparse_ffn.h"
+#include "tensor/attention_head.h"
+#include "tensor/kernels.h"
+#include "tensor/layer_steps.h"
+#include "tensor/rope.h"
+
+namespace ember::model {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_between(Clock::time_point a, Clock::time_point b) {
+    return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
+Executor::Executor(const HParams& hp, Scratch& s)
+    : hp_(hp), s_(s), plan_(std::make_shared<const ExecutionPlan>(ExecutionPlan::cpu(hp.n_layer))) {}
+
+void Executor::set_plan(std::shared_ptr<const ExecutionPlan> plan, backend::Device* device) {
+    plan_ = std::move(plan);
+    device_ = device;
+}
+
+void Executor::begin_batch(const KvCache& kv, int32_t n) {
+    n_ = n;
+    pos0_ = kv.n_past();
+    const int32_t hd = hp_.head_dim();
+    for (int32_t t = 0; t < n; ++t)
+        tensor::rope_angles(kv.n_past() + t, hd, hp_.rope_freq_base, hp_.rope_freq_scale, s_.rope.data() + size_t(t) * hd);
+}
+
+// ---- Products ---------------------------------------------------------------------------
+
+void Executor::linear(Where where, const tensor::WeightView& w, const float* x, int64_t n, float* y) {
+    if (where == Where::Cpu) {
+        tensor::matmul(s_.pool, w, x, n, y, s_.prepared);
+        return;
+    }
+    s_.prepared.prepare(w.type, x, n, w.n_cols);
+    device_->begin_matmul(w, s_.prepared.row(0), s_.prepared.row_stride(), int32_t(n), y);
+    device_->wait();
+}
+
+// ---- Attention ----------------------------------------------------------------------------
+
+void Executor::attention_sublayer(int32_t il, const backend::AttentionLayer& layer, KvCache& kv, const float* x,
+                                  float* out) {
+    const AttentionOn on = plan_->layers[size_t(il)].attention;
+    if (on == AttentionOn::DeviceSublayer) {
+        device_->begin_attention_layer(il, layer, kv.n_past(), n_, s_.rope.data(), x, out);
+        device_->wait();
+        return;
+    }
+    const Where products = on == AttentionOn::DeviceProducts ? Where::Device : Where::Cpu;
+    const int64_t n_embd = hp_.n_embd, n_gqa = hp_.n_embd_gqa();
+    const int32_t hd = hp_.head_dim(), n = n_;
+    tensor::normalize(layer.norm, x, s_.attn_in.data(), n_embd, n);
+    emit("attn_norm", il, s_.attn_in.data(), n_embd);
+    if (layer.qkv.size() == 1) {
+        linear(products, layer.qkv[0], s_.attn_in.data(), n, s_.qkv.data());
+        tensor::split_qkv(s_.qkv.data(), n, size_t(n_embd), size_t(n_gqa), s_.q.data(), s_.k.data(), s_.v.data());
+    } else if (products == Where::Device && tensor::activation_type(layer.qkv[0].type) == tensor::activation_type(layer.qkv[1].type) &&
+               tensor::activation_type(layer.qkv[0].type) == tensor::activation_type(layer.qkv[2].type)) {
+        // Q, K and V read the input in the same form: one upload, one round trip for the three.
+        s_.prepared.prepare(layer.qkv[0].type, s_.attn_in.data(), n, n_embd);
+        float* dst[] = {s_.q.data(), s_.k.data(), s_.v.data()};
+        for (size_t m = 0; m < 3; ++m)
+            device_->begin_matmul(layer.qkv[m], s_.prepared.row(0), s_.prepared.row_stride(), n, dst[m]);
+        device_->wait();
+    } else {
+        linear(products, layer.qkv[0], s_.attn_in.data(), n, s_.q.data());
+        linear(products, layer.qkv[1], s_.attn_in.data(), n, s_.k.data());
+        linear(products, layer.qkv[2], s_.attn_in.data(), n, s_.v.data());
+    }
+    for (int32_t t = 0; t < n; ++t) {
+        const float* angles = s_.rope.data() + size_t(t) * hd;
+        tensor::rope_rotate(s_.q.data() + size_t(t) * n_embd, hp_.n_head, hd, angles, layer.pairs);
+        tensor::rope_rotate(s_.k.data() + size_t(t) * n_gqa, hp_.n_head_kv, hd, angles, layer.pairs);
+    }
+    emit("q", il, s_.q.data(), n_embd);
+    emit("k", il, s_.k.data(), n_gqa);
+    emit("v", il, s_.v.data(), n_gqa);
+    cpu_attention(il, kv);
+    emit("kqv_out", il, s_.attn.data(), n_embd);
+    linear(products, layer.wo, s_.attn.data(), n, s_.attn_out.data());
+    emit("attn_out", il, s_.attn_out.data(), n_embd);
+    for (int64_t i = 0; i < n * n_embd; ++i) out[i] = layer.residual ? x[i] + s_.attn_out[size_t(i)] : s_.attn_out[size_t(i)];
+}
+
+// Stores the batch's K and V rows at positions n_past.., then attends each token and head
+// into s.attn. GQA: head h reads KV head h / (n_head / n_head_kv).
+void Executor::cpu_attention(int32_t il, KvCache& kv) {
+    const int32_t hd = hp_.head_dim(), n_gqa = hp_.n_embd_gqa(), pos0 = kv.n_past(), n = n_;
+    const tensor::KernelTable& kern = tensor::kernels();
+    for (int32_t t = 0; t < n; ++t) {
+        kern.f32_to_f16(s_.k.data() + size_t(t) * n_gqa, kv.k(il, pos0 + t), n_gqa);
+        kern.f32_to_f16(s_.v.data() + size_t(t) * n_gqa, kv.v(il, pos0 + t), n_gqa);
+    }
+    const int32_t group = hp_.n_head / hp_.n_head_kv;
+    const float kq_scale = 1.0f / std::sqrt(float(hd));
+    const size_t half_stride = s_.half.size() / size_t(s_.pool.size());
+    const size_t score_stride = s_.scores.size() / size_t(s_.pool.size());
+    s_.pool.run(int64_t(n) * hp_.n_head, [&](int64_t task, int thread) {
+        const int32_t t = int32_t(task / hp_.n_head), h = int32_t(task % hp_.n_head);
+        const size_t kv_offset = size_t(h / group) * size_t(hd);
+        tensor::attend_head(s_.q.data() + size_t(t) * hp_.n_embd + size_t(h) * hd, kv.k(il, 0) + kv_offset,
+                            kv.v(il, 0) + kv_offset, size_t(n_gqa), pos0 + t + 1, hd, kq_scale,
+                            s_.half.data() + size_t(thread) * half_stride,
+                            s_.scores.data() + size_t(thread) * score_stride,
+                            s_.attn.data() + size_t(t) * hp_.n_embd + size_t(h) * hd);
+    });
+}
+
+// ---- FFN ----------------------------------------------------------------------------------
+
+void Executor::dense_ffn(int32_t il, const DenseFfnWeights& w, const float* x, float* out) {
+    const int64_t n = n_, n_ff = w.up.n_rows;
+    const bool gated = w.gate.n_rows > 0;
+    if (plan_->layers[size_t(il)].ffn == Where::Cpu) {
+        if (gated) tensor::matmul(s_.pool, w.gate, x, n, s_.ffn_gate.data(), s_.prepared);
+        tensor::matmul(s_.pool, w.up, x, n, s_.ffn_up.data(), s_.prepared);
+    } else {
+        // Gate and up read the same prepared input: one round trip for both.
+        s_.prepared.prepare(w.up.type, x, n, w.up.n_cols);
+        if (gated) device_->begin_matmul(w.gate, s_.prepared.row(0), s_.prepared.row_stride(), int32_t(n), s_.ffn_gate.data());
+        device_->begin_matmul(w.up, s_.prepared.row(0), s_.prepared.row_stride(), int32_t(n), s_.ffn_up.data());
+        device_->wait();
+    }
+    if (gated) emit("ffn_gate", il, s_.ffn_gate.data(), n_ff);
+    emit("ffn_up", il, s_.ffn_up.data(), n_ff);
+    ffn_activation(hp_.ffn_gate, s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), n * n_ff);
+    emit("ffn_act", il, s_.ffn_act.data(), n_ff);
+    linear(plan_->layers[size_t(il)].ffn, w.down, s_.ffn_act.data(), n, out);
+}
+
+void Executor::predictor(int32_t il, const SparseFfnWeights& w, const float* u, float* scores) {
+    SparseScratch& ss = *s_.sparse;
+    if (plan_->layers[size_t(il)].predictor == Where::Device) {
+        device_->begin_predictor(w.fc1, w.fc2, u, 1, scores);
+        device_->wait();
+        return;
+    }
+    tensor::matmul(s_.pool, w.fc1, u, 1, ss.h.data(), s_.prepared);
+    for (int64_t r = 0; r < w.fc1.n_rows; ++r) ss.h[size_t(r)] = std::max(ss.h[size_t(r)], 0.0f);
+    tensor::matmul(s_.pool, w.fc2, ss.h.data(), 1, scores, s_.prepared);
+}
+
+void Executor::sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u, const float* x, float* out) {
+    SparseScratch& ss = *s_.sparse;
+    const LayerPlan& layer = plan_->layers[size_t(il)];
+    const uint8_t* hot = layer.hot.empty() ? nullptr : layer.hot.data();
+    const int64_t n_embd = hp_.n_embd;
+    for (int32_t t = 0; t < n_; ++t) {
+        const auto start = Clock::now();
+        predictor(il, w, u + size_t(t) * n_embd, ss.score.data());
+        select_active(il, w, hp_.ffn_gate, hp_.sparse_threshold, hot, ss);
+        const auto predicted = Clock::now();
+        const float* xt = x + size_t(t) * n_embd;
+        float* y = out + size_t(t) * n_embd;
+        if (ss.hot_active.empty())
+            cpu_sparse_ffn(w, hp_.ffn_gate, xt, y, s_.pool, ss);
+        else
+            split_sparse_ffn(il, w, hp_.ffn_gate, xt, y, *device_, s_.pool, ss);
+        emit("ffn_act", il, ss.a.data(), hp_.n_ff, t, 1);
+        SparseLayerStats& stats = ss.stats[size_t(il)];
+        stats.predictor_ms += ms_between(start, predicted);
+        stats.ffn_ms += ms_between(predicted, Clock::now());
+    }
+}
+
+// ---- LM head ------------------------------------------------------------------------------
+
+void Executor::lm_head(const tensor::WeightView& w, const float* x, int32_t n, float* logits) {
+    linear(plan_->lm_head, w, x, n, logits);
+    emit("result_output", -1, logits, w.n_rows, n_ - n, n);
+}
+
+}  // namespace ember::model

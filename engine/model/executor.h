@@ -1,0 +1,74 @@
+#pragma once
+// The one interface a forward pass computes through: each operation reads the session's
+// execution plan and runs on the CPU or the device accordingly, the two versions side by side
+// in executor.cpp. Architectures never ask a device anything themselves.
+
+#include <cstdint>
+#include <memory>
+
+#include "backend/device.h"
+#include "ember/session.h"
+#include "model/execution_plan.h"
+#include "model/hparams.h"
+#include "model/kv_cache.h"
+#include "model/scratch.h"
+#include "tensor/matmul.h"
+
+namespace ember::model {
+
+struct SparseFfnWeights;
+
+// A dense FFN: out = down · act(gate · x, up · x).
+struct DenseFfnWeights {
+    tensor::WeightView gate;  // [n_embd] -> [n_ff]; n_rows == 0 without a gate (FfnGate::Relu)
+    tensor::WeightView up;    // [n_embd] -> [n_ff]
+    tensor::WeightView down;  // [n_ff] -> [n_embd]
+};
+
+class Executor {
+public:
+    // Starts with everything on the CPU.
+    Executor(const HParams& hp, Scratch& s);
+
+    // A new plan and the device it places work on (null only for a CPU-only plan); takes
+    // effect from the next operation.
+    void set_plan(std::shared_ptr<const ExecutionPlan> plan, backend::Device* device);
+    const ExecutionPlan& plan() const { return *plan_; }
+    Scratch& scratch() { return s_; }
+
+    // A batch of n tokens at positions kv.n_past()..: the RoPE angles every layer shares.
+    void begin_batch(const KvCache& kv, int32_t n);
+
+    // Named intermediates (ember/session.h, Intermediate) go to `callback` when it is set.
+    void set_intermediate_callback(IntermediateCallback callback) { on_intermediate_ = std::move(callback); }
+    // Hands rows [t0, t0 + n_tokens) of the batch (n_tokens -1: all of them), n_cols values each,
+    // to the callback.
+    void emit(const char* name, int32_t il, const float* data, int64_t n_cols, int32_t t0 = 0, int32_t n_tokens = -1) const {
+        if (on_intermediate_) on_intermediate_({name, il, pos0_ + t0, n_tokens < 0 ? n_ : n_tokens, n_cols, data});
+    }
+
+    // out = [x +] wo · attention(rope(qkv · norm(x))) for the batch, K and V appended to the
+    // cache (out may be x).
+    void attention_sublayer(int32_t il, const backend::AttentionLayer& layer, KvCache& kv, const float* x, float* out);
+    // out = the layer's FFN of the normalized input x.
+    void dense_ffn(int32_t il, const DenseFfnWeights& w, const float* x, float* out);
+    // out = the predictor-guided sparse FFN (sparse_ffn.h): u feeds the predictor, x the FFN.
+    void sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u, const float* x, float* out);
+    // logits = w · x for n normalized rows.
+    void lm_head(const tensor::WeightView& w, const float* x, int32_t n, float* logits);
+
+private:
+    void linear(Where where, const tensor::WeightView& w, const float* x, int64_t n, float* y);
+    void cpu_attention(int32_t il, KvCache& kv);
+    void predictor(int32_t il, const SparseFfnWeights& w, const float* u, float* scores);
+
+    const HParams& hp_;
+    Scratch& s_;
+    std::shared_ptr<const ExecutionPlan> plan_;
+    backend::Device* device_ = nullptr;
+    int32_t n_ = 0;     // tokens in the batch
+    int32_t pos0_ = 0;  // the position of its first
+    IntermediateCallback on_intermediate_;
+};
+
+}  // namespace ember::model

@@ -1,0 +1,55 @@
+#include "model/scratch.h"
+
+#include <algorithm>
+
+namespace ember::model {
+namespace {
+
+// Each buffer's length: per batch token or per worker thread, in elements.
+struct BufferSize {
+    std::vector<float> Scratch::*f32 = nullptr;
+    std::vector<uint16_t> Scratch::*f16 = nullptr;
+    int64_t per_token = 0;
+    int64_t per_thread = 0;
+};
+
+std::vector<BufferSize> buffer_table(const HParams& hp, int32_t n_ctx) {
+    const int64_t n_embd = hp.n_embd, n_gqa = hp.n_embd_gqa(), n_ff = hp.n_ff;
+    using S = Scratch;
+    return {
+        {&S::x, nullptr, n_embd, 0},
+        {&S::attn_in, nullptr, n_embd, 0},
+        {&S::qkv, nullptr, hp.fused_qkv ? n_embd + 2 * n_gqa : 0, 0},
+        {&S::q, nullptr, n_embd, 0},
+        {&S::k, nullptr, n_gqa, 0},
+        {&S::v, nullptr, n_gqa, 0},
+        {&S::attn, nullptr, n_embd, 0},
+        {&S::attn_out, nullptr, n_embd, 0},
+        {&S::ffn_in, nullptr, n_embd, 0},
+        {&S::ffn_gate, nullptr, n_ff, 0},
+        {&S::ffn_up, nullptr, n_ff, 0},
+        {&S::ffn_act, nullptr, n_ff, 0},
+        {&S::ffn_out, nullptr, n_embd, 0},
+        {&S::out_norm, nullptr, n_embd, 0},
+        {&S::rope, nullptr, hp.head_dim(), 0},
+        {&S::scores, nullptr, 0, n_ctx},
+        {nullptr, &S::half, 0, std::max<int64_t>(hp.head_dim(), n_ctx)},
+    };
+}
+
+}  // namespace
+
+Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_threads)
+    : n_batch(n_batch_), pool(n_threads) {
+    for (const BufferSize& b : buffer_table(hp, n_ctx)) {
+        const size_t n = size_t(b.per_token * n_batch + b.per_thread * pool.size());
+        if (b.f32) (this->*b.f32).resize(n);
+        if (b.f16) (this->*b.f16).resize(n);
+        bytes_ += n * (b.f32 ? sizeof(float) : sizeof(uint16_t));
+    }
+    prepared.reserve(n_batch, std::max(hp.n_embd, hp.n_ff));
+    if (hp.max_predictor_rank > 0)
+        sparse = std::make_unique<SparseScratch>(hp.n_ff, hp.max_predictor_rank, hp.n_embd, hp.n_layer);
+}
+
+}  // namespace ember::model

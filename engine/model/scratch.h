@@ -1,0 +1,52 @@
+#pragma once
+// Buffers for a batch of up to n_batch tokens, sized once (the per-token path allocates
+// nothing). Each buffer has one job and its size comes from one table (scratch.cpp), which
+// also gives the bytes a device needs for the same work.
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "model/hparams.h"
+#include "model/sparse_scratch.h"
+#include "tensor/matmul.h"
+#include "tensor/thread_pool.h"
+
+namespace ember::model {
+
+struct Scratch {
+    Scratch(const HParams& hp, int32_t n_batch, int32_t n_ctx, int32_t n_threads);
+
+    int32_t n_batch;
+    tensor::ThreadPool pool;
+    tensor::PreparedActivations prepared;  // a product's input in its weights' dot-product type
+    // Per batch token ([n_batch][...]):
+    std::vector<float> x;         // [n_embd] the residual stream
+    std::vector<float> attn_in;   // [n_embd] attention's normalized input
+    std::vector<float> qkv;       // [n_embd + 2 n_embd_gqa] a fused QKV product (architectures with one)
+    std::vector<float> q;         // [n_embd] queries, after RoPE
+    std::vector<float> k;         // [n_embd_gqa] keys, after RoPE
+    std::vector<float> v;         // [n_embd_gqa] values
+    std::vector<float> attn;      // [n_embd] attention's result, before the output product
+    std::vector<float> attn_out;  // [n_embd] the attention sub-layer's output
+    std::vector<float> ffn_in;    // [n_embd] the FFN's normalized input
+    std::vector<float> ffn_gate;  // [n_ff] dense FFN: gate · x
+    std::vector<float> ffn_up;    // [n_ff] dense FFN: up · x
+    std::vector<float> ffn_act;   // [n_ff] dense FFN: the activation of the two
+    std::vector<float> ffn_out;   // [n_embd] the FFN's output
+    std::vector<float> out_norm;  // [n_embd] the LM head's normalized input
+    std::vector<float> rope;      // [head_dim] the token's RoPE angles (tensor::rope_angles)
+    // Per worker thread ([n_threads][...]):
+    std::vector<float> scores;    // [n_ctx] one head's attention weights
+    std::vector<uint16_t> half;   // [max(head_dim, n_ctx)] F16 staging of one head
+    std::unique_ptr<SparseScratch> sparse;  // models with predictors only
+
+    // The bytes of the buffers above (the thread pool's and the sparse FFN's aside): what a
+    // device needs beside its weights to compute the same batch.
+    uint64_t bytes() const { return bytes_; }
+
+private:
+    uint64_t bytes_ = 0;
+};
+
+}  // namespace ember::model
