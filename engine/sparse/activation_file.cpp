@@ -186,7 +186,7 @@ std::vector<std::vector<double>> read_activation_dir(const std::string& dir, int
     std::vector<std::vector<double>> layers;
     layers.reserve(size_t(n_layer));
     for (int32_t il = 0; il < n_layer; ++il) {
-        // By index, never by listing: activation_10.pt is layer 10 (powerinfer-format.md §4.4).
+        // By index, never by listing: activation_10.pt is layer 10 (docs/FORMATS.md §6.1).
         const std::string path = utf8_string(utf8_path(dir) / ("activation_" + std::to_string(il) + ".pt"));
         if (!fs::is_regular_file(utf8_path(path), ec))
             fail(path + ": missing; no activation statistics for layer " + std::to_string(il) + " of " + std::to_string(n_layer));

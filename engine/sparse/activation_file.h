@@ -1,5 +1,5 @@
 #pragma once
-// PowerInfer's activation statistics (powerinfer-format.md §3): `activation/activation_N.pt`,
+// PowerInfer's activation statistics (docs/FORMATS.md §6): `activation/activation_N.pt`,
 // one torch.save'd 1-D tensor per layer holding a "hotness" score per FFN neuron. Read
 // without Python: a stored-zip directory (zip_reader.h), a restricted pickle machine that
 // executes nothing (pickle_vm.h), then the raw storage bytes, byte-swapped when the archive's
@@ -26,7 +26,7 @@ std::vector<double> parse_torch_vector(std::span<const uint8_t> bytes, const std
 
 // <dir>/activation_0.pt ... activation_{n_layer-1}.pt in NUMERIC layer order: element il is
 // layer il, read from activation_<il>.pt (PowerInfer's exporter pairs files sorted as
-// strings with layers, a bug, §4.4; Ember does not). Each file must hold exactly n_ff finite
+// strings with layers, a bug, §6.1; Ember does not). Each file must hold exactly n_ff finite
 // non-negative values. Files for layers >= n_layer are not read.
 std::vector<std::vector<double>> read_activation_dir(const std::string& dir, int32_t n_layer, int64_t n_ff);
 

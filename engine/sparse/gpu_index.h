@@ -1,7 +1,6 @@
 #pragma once
 // `<model>.generated.gpuidx`: PowerInfer's GPU index file, read and written in its exact format
-// (powerinfer-format.md §4.5), plus the decision whether an existing one may be reused (§4.6,
-// §10 item 2).
+// (docs/FORMATS.md §8.1), plus the decision whether an existing one may be reused (§8.3).
 //
 // Layout: GGUF v3 with magic "PWRI"; keys, in this order,
 //   general.architecture            string "generic.gpu_index"
@@ -33,7 +32,7 @@ struct GpuIndex {
     std::vector<int32_t> mask(int32_t il) const;
 };
 
-// "<model path>.generated.gpuidx", next to the model (§4.5).
+// "<model path>.generated.gpuidx", next to the model (§8.1).
 std::string gpu_index_path(const std::string& model_path);
 
 // Reads and validates `path` against the model: architecture string, block_count == n_layer,
@@ -49,8 +48,8 @@ void write_gpu_index(const std::string& path, const GpuIndex& index);
 // ---- Freshness ------------------------------------------------------------------------------
 
 // What the index was solved from. PowerInfer reuses an index whenever its stored capacity is at
-// most the current budget, even after the model, the statistics or the budget changed (§10
-// item 2); Ember records these and reuses only on an exact match.
+// most the current budget, even after the model, the statistics or the budget changed
+// (§8.3); Ember records these and reuses only on an exact match.
 struct GpuIndexSource {
     uint64_t model_bytes = 0;       // model file size
     int64_t model_mtime_ns = 0;     // model file modification time

@@ -1,6 +1,6 @@
 #pragma once
 // A restricted pickle machine for the `data.pkl` member of a torch.save archive that holds
-// one tensor (powerinfer-format.md §3.2). It executes nothing: GLOBAL/STACK_GLOBAL are names
+// one tensor (docs/FORMATS.md §6.3). It executes nothing: GLOBAL/STACK_GLOBAL are names
 // checked against an allow-list (torch._utils._rebuild_tensor_v2, torch.<Type>Storage,
 // collections.OrderedDict), BINPERSID turns torch's persistent id into a storage reference,
 // and REDUCE is understood only for _rebuild_tensor_v2 and OrderedDict(). Stack, memo, marks,

@@ -1,5 +1,5 @@
 #pragma once
-// Hot-neuron placement under a device byte budget (powerinfer-format.md §4.1–§4.3).
+// Hot-neuron placement under a device byte budget (docs/FORMATS.md §7).
 //
 // Three steps, all pure computation:
 //   1. plan_placement(): a byte budget and the model's exact byte costs in, a Placement out —
@@ -17,7 +17,7 @@
 namespace ember::sparse {
 
 // PowerInfer's bucket: hot counts are multiples of it because the Q4_0 GPU axpy processes rows
-// in groups of 256 (powerinfer-format.md §4.7, §10 item 9).
+// in groups of 256 (§7.3).
 constexpr int64_t kNeuronBucket = 256;
 
 // ---- Solver -------------------------------------------------------------------------------
@@ -30,12 +30,12 @@ constexpr int64_t kNeuronBucket = 256;
 // bucket's benefit is the sum of its values. The K = floor(capacity / bucket) buckets with the
 // largest benefits over all layers are taken (ties: lower layer first, then lower bucket);
 // benefits never increase along a layer, so every layer gets a prefix of its buckets. This is
-// the optimum of PowerInfer's 0/1 ILP with threshold 0 (§4.3).
+// the optimum of PowerInfer's 0/1 ILP with threshold 0 (§7.4).
 //
 // n_ff not a multiple of `bucket`: the last, partial bucket (the layer's coldest
 // n_ff % bucket neurons) is a bucket of its own. Its benefit is its own sum, it costs one
 // whole bucket of capacity (so the neurons placed never exceed the capacity), and taking it
-// completes the layer: the count is then n_ff, the "whole layer on the device" case of §4.7,
+// completes the layer: the count is then n_ff, the "whole layer on the device" case of §7.3,
 // which needs no multiple of 256. Every count is therefore a multiple of `bucket` or n_ff.
 std::vector<int64_t> solve_hot_counts(const std::vector<std::vector<double>>& activation, int64_t capacity_neurons,
                                       int64_t bucket = kNeuronBucket);
@@ -75,7 +75,7 @@ struct Placement {
     int32_t n_ffn_layers = 0;        // dense models: FFN matrices of layers [0, n) on the device
     int32_t n_kv_layers = 0;         // the KV cache of layers [0, n) on the device
     bool output_on_device = false;
-    bool dense_complete = false;     // every dense group placed: the FFN split is allowed (§4.1 step 4)
+    bool dense_complete = false;     // every dense group placed: the FFN split is allowed (§7.2 step 6)
     bool kv_v_on_device = false;     // K and V are placed together (see plan_placement)
     bool kv_k_on_device = false;
 
@@ -88,7 +88,7 @@ struct Placement {
     uint64_t ffn_bytes = 0;          // upper bound of the FFN rows any solution for that capacity needs
     uint64_t bytes_used = 0;         // margin + dense + kv + ffn; never above budget_bytes
 
-    // PowerInfer's equivalent n_gpu_layers (§4.1): index+1 of the last layer with attention
+    // PowerInfer's equivalent n_gpu_layers (§7.2): index+1 of the last layer with attention
     // placed, n_layer+1 once the output group is placed, +1 for V, +1 for K.
     int32_t n_gpu_layers = 0;
 
@@ -97,7 +97,7 @@ struct Placement {
     std::string explanation;
 };
 
-// Allocates `budget_bytes` in PowerInfer's priority order (§4.1), with exact costs:
+// Allocates `budget_bytes` in PowerInfer's priority order (§7.2), with exact costs:
 //   0. the compute margin (nothing goes to the device unless the margin fits: whatever runs
 //      there needs its scratch buffers);
 //   1. attention of layers 0..n_layer-1, 2. predictors of layers 0.., 3. ffn_norm of layers 0..,
@@ -122,10 +122,10 @@ Placement plan_layer_offload(const PlacementCosts& costs, uint64_t budget_bytes)
 uint64_t ffn_hot_bytes(const PlacementCosts& costs, const std::vector<int64_t>& counts);
 
 // The default budget when none is given: free device memory minus 256 MiB, 0 instead of the
-// reference's unsigned underflow when less is free (§4.1 step 1, §10 item 13).
+// reference's unsigned underflow when less is free (§7.1).
 uint64_t budget_from_free_memory(uint64_t free_bytes);
 
-// PowerInfer's own capacity formula (§4.2), for comparison in tests only: it charges
+// PowerInfer's own capacity formula (§7.6), for comparison in tests only: it charges
 // n_ff * 4.5 (gated) or n_ff * 2 bytes-per-element per 4 neurons, not the real row bytes.
 //   bytes_n = n_ff * type_size / block_size; per = int(bytes_n * (gate ? 4.5 : 2));
 //   cap = floor(R / per) * 4

@@ -1,6 +1,6 @@
 #pragma once
 // The directory of a zip archive held in memory whose members are all STORED, as torch.save
-// writes them (powerinfer-format.md §3.2). Nothing is decompressed: a member is a span of the
+// writes them (docs/FORMATS.md §6.2). Nothing is decompressed: a member is a span of the
 // input bytes. Every offset and size read from the archive is checked against the bytes it
 // points into before it is used; any problem throws EngineError naming the file, the record
 // (member name, offset) and the bad value.

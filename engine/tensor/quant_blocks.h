@@ -1,5 +1,5 @@
 #pragma once
-// Block layouts, bit-exact with GGUF (powerinfer-format.md §6.2).
+// Block layouts, bit-exact with GGUF (docs/FORMATS.md §5).
 
 #include <cstdint>
 

@@ -1,5 +1,5 @@
 #pragma once
-// The tokenizer vocabulary as stored in GGUF metadata (powerinfer-format.md §7), plain data.
+// The tokenizer vocabulary as stored in GGUF metadata (docs/FORMATS.md §2.2), plain data.
 
 #include <cstdint>
 #include <string>

@@ -29,7 +29,7 @@ from ember_convert.safetensors_reader import read_safetensors  # noqa: E402
 
 TOOLS = os.environ.get("EMBER_TOOLS_DIR", os.path.join(ROOT, "engine", "convert"))
 
-# Key order of PowerInfer's convert.py with a predictor config.json (format doc 2.2, VERIFIED-RUN).
+# Key order of PowerInfer's convert.py with a predictor config.json (docs/FORMATS.md §2.1).
 POWERINFER_KEYS = [
     "general.architecture", "general.name", "llama.context_length", "llama.embedding_length",
     "llama.block_count", "llama.feed_forward_length", "llama.rope.dimension_count",

@@ -158,7 +158,7 @@ private slots:
     }
 
     void dense_relu_model_is_not_silently_run_as_silu() {
-        // A dense llama GGUF carries no activation key (powerinfer-format.md §5.6). Beside its
+        // A dense llama GGUF carries no activation key (docs/FORMATS.md §4.4). Beside its
         // activation/ folder, or named as a ReLU model, it runs ReLU; alone and unnamed it runs
         // SiLU and says that this was an assumption.
         const QString original = kData + "/tiny-relu-llama/model.dense.gguf";

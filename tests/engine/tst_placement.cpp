@@ -635,7 +635,7 @@ private slots:
     }
 
     void exact_costs_versus_powerinfer_formula() {
-        // §4.2's example: ReluLLaMA-7B F16 (n_embd 4096, n_ff 11008, gated), R = 2 GiB.
+        // docs/FORMATS.md §7.6's example: ReluLLaMA-7B F16 (n_embd 4096, n_ff 11008, gated), R = 2 GiB.
         const uint64_t r = uint64_t(2) << 30;
         QCOMPARE(powerinfer_capacity(r, 11008, /*F16*/ 1, true), int64_t(86700));
         QCOMPARE(powerinfer_capacity(r, 11008, /*F16*/ 1, false), int64_t(2147483648ull / 44032 * 4));

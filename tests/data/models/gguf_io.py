@@ -1,7 +1,7 @@
 """Minimal GGUF v3 reader/writer (standard library + numpy only).
 
 Written for Ember's test fixtures from the container description in
-docs (powerinfer-format.md section 1).  Layout:
+docs/FORMATS.md §1.  Layout:
 
     magic "GGUF" | u32 version | u64 n_tensors | u64 n_kv | kv[n_kv] |
     tensor_info[n_tensors] | zero padding to `alignment` | data section
@@ -84,7 +84,7 @@ def _enc_value(vtype, value, sub=None):
 def write_gguf(path, kvs, tensors, alignment=DEFAULT_ALIGNMENT, magic=b"GGUF"):
     """kvs: list of (key, KV); tensors: list of (name, ne list, ggml_type, raw bytes).
     magic: b"GGUF" (dense) or b"PWRI" (PowerInfer sparse file: an ordinary GGUF v3 file
-    whose first 4 bytes are "PWRI", format doc section 2.1).
+    whose first 4 bytes are "PWRI", docs/FORMATS.md §3.1).
 
     Returns (data_start, list of (name, offset)).
     """

@@ -5,7 +5,7 @@
 
 For each `<name>.powerinfer.reference.json` it writes `<name>.activation/activation_N.pt`:
 `torch.save` of one float32 tensor of n_ff per-neuron counts per layer, as PowerInfer's
-profiler does (powerinfer-format.md §3). The counts are how often each neuron was active on the
+profiler does (docs/FORMATS.md §6). The counts are how often each neuron was active on the
 reference prompt, plus a seeded random spread, so the hot set is neither empty nor trivial.
 Tests copy a folder next to the model as `activation/`.
 """

@@ -490,7 +490,7 @@ def margins_of(logits):
 
 # =========================================================================== PowerInfer architectures
 #
-# Fixtures for the two other architectures of the PowerInfer format doc (section 2):
+# Fixtures for the two other architectures PowerInfer runs (docs/FORMATS.md §4):
 #   * bamboo: LLaMA/Mistral shapes (RMSNorm, rotate-half RoPE, GQA), FFN "SYM"
 #     a = ReLU(gate x) * ReLU(up x);
 #   * falcon: Falcon-40B style (new_decoder_architecture): two LayerNorms with bias
@@ -810,7 +810,7 @@ def falcon_kvs(name, cfg, bpe_src, threshold=None):
 # --------------------------------------------------------------------------- sparse FFN (predictor gating)
 
 class SparseFFN:
-    """PowerInfer predictor gating for the reference forwards (format doc 2.6/2.7):
+    """PowerInfer predictor gating for the reference forwards (docs/FORMATS.md §3.2, §4.3):
     s = fc2 . ReLU(fc1 . u) per token; neuron i is active iff s_i >= threshold; the
     FFN output of inactive neurons is exactly 0.  fc1 (r, n_embd) and fc2 (n_ff, r)
     are float32 numpy arrays (HF Linear layout); a layer whose entry is None is
@@ -932,7 +932,7 @@ def forward_falcon(W, tokens, cfg, emu_act=None, emu_kv_f16=False, sparse=None):
 # --------------------------------------------------------------------------- cross-check: PowerInfer graph on the file
 
 def forward_file_layout(f, tokens):
-    """Cross-check only: the per-layer graph of format doc 5.1, straight from a GGUF/PWRI
+    """Cross-check only: the per-layer graph of docs/FORMATS.md §4.2/§4.5, straight from a GGUF/PWRI
     file's tensors and keys (float64).  bamboo: Q/K still permuted, GGML rope mode 0
     (adjacent pairs); falcon: de-interleaved QKV, NeoX rope (pairs (j, j + hd/2)).
     PWRI: predictor from the file, threshold from powerinfer.sparse_threshold, FFN
