@@ -1,5 +1,5 @@
 // `bamboo`: Bamboo-7B base and DPO. LLaMA's graph with grouped-query attention and the "SYM"
-// FFN, ReLU on both gate and up (powerinfer-format.md §2.7), in dense and PowerInfer files alike.
+// FFN, ReLU on both gate and up (docs/FORMATS.md §4.3), in dense and PowerInfer files alike.
 #include "common/error.h"
 #include "model/llama_family.h"
 

@@ -1,4 +1,4 @@
-// `falcon`: Falcon and ReluFalcon-40B (powerinfer-format.md §2.4.2, §5.1). LayerNorm with bias,
+// `falcon`: Falcon and ReluFalcon-40B (docs/FORMATS.md §4.5). LayerNorm with bias,
 // one fused QKV matrix (rows already ordered [all Q][all K][all V]), RoPE on NeoX pairs, and a
 // parallel residual: attention and FFN both read the layer input, x' = x + attn + ffn. The FFN
 // is ReLU(up·x) without a gate. Falcon-40B normalizes separately for attention (attn_norm_2)

@@ -12,7 +12,7 @@
 namespace ember::model {
 
 // The FFN's activation, per neuron i with g_i = gate_i·x and v_i = up_i·x
-// (powerinfer-format.md §2.7).
+// (docs/FORMATS.md §4.3).
 enum class FfnGate {
     SiluPar,  // SiLU(g)·v       SwiGLU: standard LLaMA
     ReluPar,  // ReLU(g)·v       ReGLU: ReluLLaMA, ProSparse
@@ -55,7 +55,7 @@ struct HParams : ModelShape {
 HParams read_hparams(const gguf::File& file, const std::string& arch, const std::string& eps_key);
 
 // The gated activation of a dense LLaMA-layout file, which carries no activation key of its own
-// (powerinfer-format.md §5.6): the user's choice, else Ember's `ember.ffn_activation` key, else
+// (docs/FORMATS.md §4.4): the user's choice, else Ember's `ember.ffn_activation` key, else
 // signs of a ReLU model (PowerInfer's activation/ statistics next to the file, "relu" or
 // "prosparse" in its name), else SiLU. Sets hp.ffn_gate and hp.ffn_gate_source.
 void resolve_gated_activation(const gguf::File& file, FfnActivation requested, HParams& hp);

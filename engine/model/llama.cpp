@@ -1,6 +1,6 @@
 // `llama`: LLaMA, Llama 2, and the ReLU models built on them (ReluLLaMA, ProSparse). Dense files
 // carry no activation key, so the activation is resolved from the user, Ember's key or hints
-// (powerinfer-format.md §5.6); PowerInfer's sparse files are ReLU(gate)·up by definition.
+// (docs/FORMATS.md §4.4); PowerInfer's sparse files are ReLU(gate)·up by definition.
 #include "common/error.h"
 #include "model/llama_family.h"
 #include "model/sparse_ffn.h"

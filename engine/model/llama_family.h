@@ -3,7 +3,7 @@
 // rows permuted at conversion), grouped-query attention, gated FFN. `llama` and `bamboo` run it
 // and differ only in the FFN activation, which the caller resolves into hp.
 // A dense file has ffn_down; a PowerInfer file (magic PWRI, or ffn_down_t in a GGUF-magic file)
-// has ffn_down_t and per-layer predictors fc1/fc2 (powerinfer-format.md §2.4.1) and runs the
+// has ffn_down_t and per-layer predictors fc1/fc2 (docs/FORMATS.md §4.2) and runs the
 // sparse FFN, whose predictor reads the residual stream before ffn_norm.
 
 #include <memory>

@@ -1,6 +1,6 @@
 #pragma once
 // The predictor-guided sparse FFN shared by every ReLU-family architecture (PowerInfer's
-// method, powerinfer-format.md §2.6–2.7, §5.2): per token a low-rank predictor scores every
+// method, docs/FORMATS.md §3.2–§3.4, §4.3): per token a low-rank predictor scores every
 // neuron, only neurons scoring at or above the threshold are computed, and the output is the
 // sum of their rows of the transposed down projection. Deterministic whatever the thread
 // count: on the CPU alone the sum runs over fixed chunks of neurons (ascending within a chunk,

@@ -1,4 +1,4 @@
-"""Writes GGUF v3 files (format doc section 1): the header, then 32-byte aligned blobs.
+"""Writes GGUF v3 files (docs/FORMATS.md §1): the header, then 32-byte aligned blobs.
 
 A PowerInfer sparse file is the same container with "PWRI" as its first four bytes
 (section 2.1), which is what `magic` is for.

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from .errors import ConvertError
 
-# HF model_type -> the PowerInfer architecture string (format doc 2.2).
+# HF model_type -> the PowerInfer architecture string (docs/FORMATS.md §2.1).
 ARCHITECTURES = {
     "llama": "llama",
     "bamboo": "bamboo",

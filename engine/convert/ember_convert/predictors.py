@@ -1,5 +1,5 @@
 """Reads a PowerInfer predictor folder: model_N.pt ({fc1.weight [r, n_embd], fc2.weight
-[n_ff, r]}) per layer and an optional config.json with sparse_threshold (format doc 9.1).
+[n_ff, r]}) per layer and an optional config.json with sparse_threshold (docs/FORMATS.md §3.2, §3.3).
 """
 
 import json

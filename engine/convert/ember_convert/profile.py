@@ -1,5 +1,5 @@
 """ember-profile: counts how often each FFN neuron fires over a text corpus and writes
-PowerInfer's activation/activation_N.pt files (format doc section 3).
+PowerInfer's activation/activation_N.pt files (docs/FORMATS.md §6).
 
 A neuron fires for a token when its activation is non-zero: ReLU(gate)·up for llama,
 ReLU(gate)·ReLU(up) for bamboo, ReLU(up) for Falcon.

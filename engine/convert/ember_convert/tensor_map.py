@@ -1,4 +1,4 @@
-"""Hugging Face tensor names -> GGUF names and the layout change each needs (format doc 2.4).
+"""Hugging Face tensor names -> GGUF names and the layout change each needs (docs/FORMATS.md §4.2, §4.5).
 
 Transforms: "permute_q"/"permute_k" (rows re-ordered for GGML rope mode 0),
 "transpose" (ffn_down_t in sparse files), "qkv" (Falcon's fused QKV de-interleaved).

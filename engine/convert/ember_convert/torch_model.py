@@ -4,7 +4,7 @@ The module tree mirrors transformers' LlamaForCausalLM / FalconForCausalLM, so
 `state_dict()` of a model trained here is a loadable HF checkpoint and an HF
 checkpoint loads with `load_state_dict`. Profiling and predictor training need the
 FFN internals a stock forward hides: pass `recorder(il, u, active)` to `forward`,
-with u = the predictor input (format doc 2.6) and active = the neurons whose
+with u = the predictor input (docs/FORMATS.md §3.2) and active = the neurons whose
 activation is non-zero (2.7), both (batch, seq, ...). `predict(il, u)` returning a
 bool mask (batch, seq, n_ff) runs the FFN as PowerInfer does with predictors: only
 predicted neurons contribute.

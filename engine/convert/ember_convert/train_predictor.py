@@ -1,7 +1,7 @@
 """ember-train-predictor: trains PowerInfer's per-layer activation predictors.
 
 For every layer it records (predictor input u, active mask) pairs over a corpus
-(format doc 2.6/2.7: u is the residual before ffn_norm for llama/bamboo and the
+(docs/FORMATS.md §3.2, §4.3: u is the residual before ffn_norm for llama/bamboo and the
 layer input for Falcon), then fits fc1 (n_embd -> r, no bias), ReLU, fc2 (r -> n_ff,
 no bias) with binary cross-entropy on the mask.
 

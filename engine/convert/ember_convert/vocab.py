@@ -1,4 +1,4 @@
-"""Tokenizer metadata (format doc section 7): SentencePiece tokenizer.model for llama and
+"""Tokenizer metadata (docs/FORMATS.md §2.2): SentencePiece tokenizer.model for llama and
 bamboo, GPT-2 byte-level BPE tokenizer.json for Falcon.
 """
 
