@@ -39,6 +39,21 @@ std::string mib(uint64_t bytes) {
     return buf;
 }
 
+// A dense model places whole layers, as the session does.
+Fit dense_fit(const sparse::Placement& p, int32_t n_layer, Fit fit) {
+    fit.neuron_share = n_layer > 0 ? double(p.n_ffn_layers) / double(n_layer) : 0.0;
+    if (p.n_ffn_layers == n_layer && p.output_on_device) {
+        fit.kind = FitKind::AllOnGpu;
+        fit.text = "all on GPU";
+    } else if (p.n_ffn_layers > 0) {
+        fit.kind = FitKind::Hybrid;
+        fit.text = "hybrid: " + std::to_string(p.n_ffn_layers) + " of " + std::to_string(n_layer) + " layers on GPU";
+    } else {
+        fit.text = "CPU only (GPU budget too small)";
+    }
+    return fit;
+}
+
 }  // namespace
 
 Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t full_size) {
@@ -68,6 +83,7 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
         fp.predictor_bytes.assign(L, 0);
         fp.ffn_norm_bytes.assign(L, 0);
         fp.neuron_bytes.assign(L, 0);
+        fp.dense_ffn_bytes.assign(L, 0);
         fp.n_ff.assign(L, n_ff);
         bool has_output = false;
         uint64_t embd_bytes = 0;
@@ -88,12 +104,14 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
                 fp.predictor_bytes[l] += t.nbytes;
             } else if (part == "ffn_norm") {
                 fp.ffn_norm_bytes[l] += t.nbytes;
-            } else if (part == "ffn_gate" || part == "ffn_up" || part == "ffn_down_t") {
+            } else if (part == "ffn_gate" || part == "ffn_up" || part == "ffn_down_t" || part == "ffn_down") {
+                fp.dense_ffn_bytes[l] += t.nbytes;
+                if (part == "ffn_down") continue;
                 // One row per neuron: [n_embd] x n_ff.
                 const int64_t rows = t.ne.size() > 1 ? t.ne[1] : 1;
                 fp.neuron_bytes[l] += t.nbytes / uint64_t(std::max<int64_t>(rows, 1));
                 if (part == "ffn_up") fp.n_ff[l] = rows;
-            } else if (part != "ffn_down") {
+            } else {
                 fp.attn_bytes[l] += t.nbytes;  // attention and its norm; anything else rides with it
             }
         }
@@ -117,10 +135,6 @@ Fit estimate_fit(const ModelFootprint& fp, const FitQuery& q) {
                    " available)";
         return fit;
     }
-    if (!fp.sparse) {
-        fit.text = "CPU only (dense model)";
-        return fit;
-    }
     if (q.vram_budget == 0) {
         fit.text = "CPU only (no GPU in use)";
         return fit;
@@ -134,6 +148,10 @@ Fit estimate_fit(const ModelFootprint& fp, const FitQuery& q) {
     c.output_bytes = fp.output_bytes;
     c.kv_k_bytes = c.kv_v_bytes = kv / 2;
     c.margin_bytes = scratch;
+    if (!fp.sparse) {
+        c.dense_ffn_bytes = fp.dense_ffn_bytes;
+        return dense_fit(sparse::plan_layer_offload(c, q.vram_budget), fp.n_layer, fit);
+    }
     const sparse::Placement p = sparse::plan_placement(c, q.vram_budget);
     int64_t total = 0;
     for (int64_t n : fp.n_ff) total += n;

@@ -109,8 +109,23 @@ private slots:
         auto dense = ember::read_footprint(kDense, 0);
         QVERIFY(dense.ok());
         QVERIFY(!dense->sparse);
+        QCOMPARE(dense->dense_ffn_bytes.size(), size_t(dense->n_layer));
         q.ram_bytes = uint64_t(1) << 34;
         q.vram_budget = uint64_t(1) << 30;
+        QCOMPARE(ember::estimate_fit(*dense, q).kind, ember::FitKind::AllOnGpu);
+        // A dense model offloads whole layers: a budget for about half of them is hybrid.
+        q.n_ctx = 256;
+        q.n_batch = 64;
+        uint64_t half = dense->scratch_bytes_per_token * 64;
+        for (int32_t l = 0; l < dense->n_layer / 2; ++l)
+            half += dense->attn_bytes[size_t(l)] + dense->ffn_norm_bytes[size_t(l)] + dense->dense_ffn_bytes[size_t(l)] +
+                    dense->kv_bytes_per_token * 256 / uint64_t(dense->n_layer);
+        q.vram_budget = half;
+        const ember::Fit hybrid = ember::estimate_fit(*dense, q);
+        QCOMPARE(hybrid.kind, ember::FitKind::Hybrid);
+        QCOMPARE(QString::fromStdString(hybrid.text),
+                 QString("hybrid: %1 of %2 layers on GPU").arg(dense->n_layer / 2).arg(dense->n_layer));
+        q.vram_budget = dense->scratch_bytes_per_token * 64 + 1;
         QCOMPARE(ember::estimate_fit(*dense, q).kind, ember::FitKind::CpuOnly);
     }
 };

@@ -21,8 +21,9 @@ struct ModelFootprint {
     int32_t n_ctx_train = 0;
     uint64_t kv_bytes_per_token = 0;      // F16 K and V, all layers
     uint64_t scratch_bytes_per_token = 0;  // compute buffers, per token of a batch
-    // Device costs (sparse files): per layer, then the output group.
-    std::vector<uint64_t> attn_bytes, predictor_bytes, ffn_norm_bytes, neuron_bytes;
+    // Device costs: per layer, then the output group. Sparse files place neurons
+    // (neuron_bytes), dense ones whole layers (dense_ffn_bytes: gate, up and down).
+    std::vector<uint64_t> attn_bytes, predictor_bytes, ffn_norm_bytes, neuron_bytes, dense_ffn_bytes;
     std::vector<int64_t> n_ff;
     uint64_t output_bytes = 0;
 };

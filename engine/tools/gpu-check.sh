@@ -4,7 +4,7 @@
 # CPU, benchmarks a synthetic 7B-shaped ReluLLaMA Q4_0 model at VRAM budgets of 25, 50 and
 # 100 % of its size next to all-CPU runs, and prints one summary.
 #
-#   engine/backend/gpu-check.sh [BUILD_DIR] [OUT_DIR]
+#   engine/tools/gpu-check.sh [BUILD_DIR] [OUT_DIR]
 #
 # Needs cmake, a C++20 compiler, Qt 6 base (Qt Test), the CUDA toolkit (nvcc on PATH or in
 # /usr/local/cuda/bin) and python3. Set EMBER_CUDA_ARCHITECTURES to cross-build; the default
@@ -47,7 +47,7 @@ mkdir -p "$models"
 [ -f "$models/synth-7b-q4_0.gguf" ] || "$build/bin/ember-synth-model" -o "$models/synth-7b-q4_0.gguf" >/dev/null
 [ -f "$models/synth-7b-sparse-q4_0.gguf" ] ||
     "$build/bin/ember-synth-model" -o "$models/synth-7b-sparse-q4_0.gguf" --sparse-rank 1024 >/dev/null
-python3 engine/backend/synth_activation.py "$models/activation" 32 11008
+python3 engine/tools/synth_activation.py "$models/activation" 32 11008
 bench() {
     local label=$1
     shift
