@@ -533,6 +533,52 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->begin_predictor(other.view, fc2.view, u.data(), 1, got.data()));
     }
 
+    void memory_checks_are_the_same_on_every_device_data() {
+        QTest::addColumn<QString>("device");
+        add_device_rows([](const QString& device) { QTest::newRow(qPrintable(device)) << device; });
+    }
+
+    // Every device counts and bounds what it holds the same way (DeviceMemory): each kind in
+    // usage(), and a refusal changes nothing.
+    void memory_checks_are_the_same_on_every_device() {
+        QFETCH(QString, device);
+        const Layer layer(DType::Q8_0, 128, 300, true, 21);
+        const ember::backend::FfnRows rows = layer.rows();
+        const uint64_t per_neuron = 3 * ember::tensor::row_bytes(DType::Q8_0, 128);
+        const Matrix m(DType::Q4_0, 128, 64, 22);
+        const ember::backend::KvShape shape{1, 16, 2, 2, 64};
+        const uint64_t budget = kScratch + m.bytes() + shape.bytes() + 100 * per_neuron;
+        auto dev = open_device(device, budget);
+        dev->set_dense(std::span(&m.view, 1), kScratch);
+        dev->set_hot_neurons(0, rows, pick(300, 100, 23));
+        std::vector<uint16_t> host_k(size_t(shape.bytes() / 4)), host_v(host_k.size());
+        dev->set_kv_cache(shape, host_k.data(), host_v.data(), 0);
+        const ember::backend::DeviceUsage held = dev->usage();
+        QCOMPARE(held.dense, kScratch + m.bytes());
+        QCOMPARE(held.ffn, 100 * per_neuron);
+        QCOMPARE(held.kv, shape.bytes());
+        QCOMPARE(held.total(), budget);
+
+        const std::vector<int32_t> descending{5, 3}, outside{299, 300};
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_hot_neurons(0, rows, descending));
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_hot_neurons(0, rows, outside));
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_hot_neurons(1, rows, pick(300, 1, 24)));
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_dense(std::span(&m.view, 1), kScratch + 1));
+        const ember::backend::KvShape longer{1, 17, 2, 2, 64};
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, dev->set_kv_cache(longer, host_k.data(), host_v.data(), 0));
+        QCOMPARE(dev->usage().total(), budget);
+        QVERIFY(dev->holds(m.view) && dev->holds_kv_cache());
+
+        // Everything leaves: only the reserve stays, and the footprint can shrink to it.
+        dev->set_kv_cache({}, host_k.data(), host_v.data(), 0);
+        dev->set_hot_neurons(0, rows, {});
+        dev->set_dense({}, kScratch);
+        QCOMPARE(dev->used_bytes(), kScratch);
+        QVERIFY(!dev->holds(m.view) && !dev->holds_kv_cache());
+        dev->set_footprint(kScratch);
+        QCOMPARE(dev->footprint(), kScratch);
+    }
+
     void replan_moves_only_changed_rows_data() {
         QTest::addColumn<QString>("device");
         add_device_rows([](const QString& device) { QTest::newRow(qPrintable(device)) << device; });

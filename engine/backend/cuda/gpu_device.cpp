@@ -49,7 +49,6 @@ struct LayerRows {
     std::vector<int32_t> ids;
     std::vector<int32_t> local_of;  // neuron -> slot, -1 when not resident
     uint64_t per_neuron = 0;
-    uint64_t bytes() const { return per_neuron * ids.size(); }
 };
 
 // A dense matrix placed on the device.
@@ -75,7 +74,7 @@ struct PendingCopy {
 
 class GpuDevice final : public Device {
 public:
-    GpuDevice(const GpuInfo& info, uint64_t budget) : index_(info.index), name_(info.name), budget_(budget) {
+    GpuDevice(const GpuInfo& info, uint64_t budget) : Device(budget), index_(info.index), name_(info.name) {
         check(gpuSetDevice(index_), "selecting the GPU");
         check(gpuStreamCreateWithFlags(&stream_, gpuStreamNonBlocking), "creating a stream");
         arena_.emplace(name_, stream_);
@@ -87,237 +86,12 @@ public:
     }
 
     std::string name() const override { return name_; }
-    uint64_t budget_bytes() const override { return budget_; }
-    DeviceUsage usage() const override { return {dense_bytes(), kv_shape_.bytes(), ffn_bytes()}; }
     // Q4_0_X16 rows go up as stored Q4_0 (rows_as_stored).
     bool supports(DType t) const override {
         t = tensor::stored_type(t);
         return t == DType::F16 || t == DType::Q4_0 || t == DType::Q8_0;
     }
-
-    void set_budget_bytes(uint64_t bytes) override {
-        if (footprint() > bytes)
-            fail(name_ + ": a budget of " + std::to_string(bytes) + " bytes is below the " + std::to_string(footprint()) +
-                 " bytes held");
-        budget_ = bytes;
-    }
-
-    // Scratch is dropped first (it is made again on first use) so only what the placement
-    // holds moves.
-    void set_footprint(uint64_t bytes) override {
-        if (bytes < used_bytes() || bytes > budget_)
-            fail(name_ + ": a footprint of " + std::to_string(bytes) + " bytes is outside " + std::to_string(used_bytes()) +
-                 " (in use) .. " + std::to_string(budget_) + " (the budget)");
-        if (bytes == footprint()) return;
-        if (!pending_.empty()) wait();
-        select();
-        drop_scratch();
-        arena_->resize_memory(bytes);
-    }
-    uint64_t footprint() const override { return arena_->capacity(); }
-
-    // The device's own scratch (activations, indices, results, partial sums, the attention
-    // scores) comes out of the compute-scratch share the session reserves in other_bytes.
-    void set_dense(std::span<const tensor::WeightView> matrices, uint64_t other_bytes) override {
-        uint64_t bytes = other_bytes;
-        for (const tensor::WeightView& w : matrices) {
-            if (!supports(w.type))
-                fail(name_ + ": a dense matrix is " + tensor::dtype_name(w.type) +
-                     "; the GPU kernels take F16, Q4_0 and Q8_0");
-            bytes += uint64_t(w.row_bytes) * uint64_t(w.n_rows);
-        }
-        const uint64_t others = ffn_bytes() + kv_shape_.bytes();
-        if (others + bytes > footprint())
-            fail(name_ + ": " + std::to_string(bytes) + " bytes of dense parts exceed the " + std::to_string(footprint()) +
-                 " bytes held (" + std::to_string(others) + " in use)");
-        if (!pending_.empty()) wait();
-        select();
-        // Matrices leaving are freed before new ones arrive, so memory never holds both sets.
-        std::map<const uint8_t*, DenseMatrix> next;
-        for (const tensor::WeightView& w : matrices)
-            if (auto it = matrices_.find(w.data); it != matrices_.end()) next[w.data] = it->second;
-        for (const auto& [data, m] : matrices_)
-            if (!next.count(data)) arena_->release(m.rows.block);
-        matrices_ = std::move(next);
-        dense_other_ = other_bytes;
-        for (const tensor::WeightView& w : matrices) {
-            if (matrices_.count(w.data)) continue;
-            const size_t size = w.row_bytes * size_t(w.n_rows);
-            DenseMatrix m;
-            m.rows = {arena_->take(size, "a dense matrix"), tensor::stored_type(w.type), w.row_bytes, w.n_cols};
-            m.n_rows = int32_t(w.n_rows);
-            matrices_[w.data] = m;
-            // Synchronous from pageable memory: the model's weights are not pinned, and this
-            // happens only when the placement changes.
-            std::vector<uint8_t> stored;
-            const uint8_t* src = w.data;
-            if (w.type != tensor::stored_type(w.type)) {
-                stored.resize(size);
-                for (int64_t r = 0; r < w.n_rows; ++r) tensor::row_as_stored(w, r, stored.data() + size_t(r) * w.row_bytes);
-                src = stored.data();
-            }
-            check(gpuMemcpy(arena_->at(m.rows.block), src, size, gpuMemcpyHostToDevice), "uploading a dense matrix");
-            traffic_.dense_bytes_uploaded += size;
-        }
-    }
-
-    bool holds(const tensor::WeightView& w) const override { return matrices_.count(w.data) > 0; }
-
-    void set_kv_cache(const KvShape& shape, uint16_t* host_k, uint16_t* host_v, int32_t n_past) override {
-        const KvShape old = kv_shape_;
-        if (shape == old) return;
-        if (shape.head_dim > gpu::kMaxHeadDim)
-            fail(name_ + ": heads of " + std::to_string(shape.head_dim) + " values exceed the attention kernel's " +
-                 std::to_string(gpu::kMaxHeadDim));
-        if (used_bytes() - old.bytes() + shape.bytes() > footprint())
-            fail(name_ + ": a KV cache of " + std::to_string(shape.bytes()) + " bytes exceeds the " +
-                 std::to_string(footprint()) + " bytes held (" + std::to_string(used_bytes() - old.bytes()) + " in use)");
-        if (!pending_.empty()) wait();
-        select();
-        if (old.n_layer > 0) {
-            copy_kv(old, n_past, [&](size_t offset, size_t bytes) {
-                check(gpuMemcpy(reinterpret_cast<uint8_t*>(host_k) + offset, arena_->at(*kv_k_) + offset, bytes,
-                                gpuMemcpyDeviceToHost), "copying the KV cache back");
-                check(gpuMemcpy(reinterpret_cast<uint8_t*>(host_v) + offset, arena_->at(*kv_v_) + offset, bytes,
-                                gpuMemcpyDeviceToHost), "copying the KV cache back");
-            });
-            arena_->release(*std::exchange(kv_k_, std::nullopt));
-            arena_->release(*std::exchange(kv_v_, std::nullopt));
-        }
-        kv_shape_ = {};
-        if (shape.n_layer == 0) return;
-        kv_k_ = arena_->take(shape.bytes() / 2, "the KV cache's keys");
-        kv_v_ = arena_->take(shape.bytes() / 2, "the KV cache's values");
-        copy_kv(shape, n_past, [&](size_t offset, size_t bytes) {
-            check(gpuMemcpy(arena_->at(*kv_k_) + offset, reinterpret_cast<const uint8_t*>(host_k) + offset, bytes,
-                            gpuMemcpyHostToDevice), "uploading the KV cache");
-            check(gpuMemcpy(arena_->at(*kv_v_) + offset, reinterpret_cast<const uint8_t*>(host_v) + offset, bytes,
-                            gpuMemcpyHostToDevice), "uploading the KV cache");
-            traffic_.dense_bytes_uploaded += 2 * bytes;
-        });
-        kv_shape_ = shape;
-    }
-
-    bool holds_kv_cache() const override { return kv_shape_.n_layer > 0; }
-
-    // Rows staying keep their slots unless they lie past the new size; leaving rows free their
-    // slots and arriving rows take free ones, so only arrivals cross the bus.
-    void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) override {
-        for (const tensor::WeightView* w : {&rows.gate, &rows.up, &rows.down_t})
-            if (w->n_rows && !supports(w->type))
-                fail(name_ + ": layer " + std::to_string(il) + " has " + tensor::dtype_name(w->type) +
-                     " FFN rows; the GPU kernels take F16, Q4_0 and Q8_0");
-        const bool gated = rows.gate.n_rows > 0;
-        if (gated && tensor::activation_type(rows.gate.type) != tensor::activation_type(rows.up.type))
-            fail(name_ + ": layer " + std::to_string(il) + "'s gate and up rows need different activation types");
-        for (size_t j = 0; j < neurons.size(); ++j) {
-            if (neurons[j] < 0 || neurons[j] >= rows.up.n_rows)
-                fail(name_ + ": neuron " + std::to_string(neurons[j]) + " is outside layer " + std::to_string(il));
-            if (j > 0 && neurons[j] <= neurons[j - 1])
-                fail(name_ + ": layer " + std::to_string(il) + "'s hot neurons are not ascending and distinct");
-        }
-        const uint64_t per_neuron = neuron_bytes(rows);
-        const size_t n = neurons.size();
-        const uint64_t before = layers_.count(il) ? layers_.at(il).bytes() : 0;
-        const uint64_t after = per_neuron * n;
-        if (used_bytes() - before + after > footprint())
-            fail(name_ + ": layer " + std::to_string(il) + "'s " + std::to_string(n) + " hot neurons need " +
-                 std::to_string(after) + " bytes, over the " + std::to_string(footprint()) + " bytes held");
-        if (!pending_.empty()) wait();  // results in flight land before their buffers can change
-        select();
-        need_ids_ = std::max(need_ids_, n);
-        need_in_ = std::max(need_in_, rows.up.n_cols);
-        need_out_ = std::max(need_out_, rows.down_t.n_cols);
-
-        auto it = layers_.find(il);
-        if (it != layers_.end() && !same_rows(it->second, rows)) {
-            release(it->second);
-            layers_.erase(it);
-            it = layers_.end();
-        }
-        if (n == 0) {
-            if (it != layers_.end()) {
-                release(it->second);
-                layers_.erase(it);
-            }
-            return;
-        }
-        ffn_scratch();  // only for a layer that computes on the device: a footprint of 0 holds none
-        if (it == layers_.end()) {
-            LayerRows fresh = new_layer(rows);
-            if (!take_blocks(fresh, n))
-                fail(name_ + ": layer " + std::to_string(il) + "'s hot rows do not fit in the " +
-                     std::to_string(footprint()) + " bytes of device memory held");
-            it = layers_.emplace(il, std::move(fresh)).first;
-        }
-        LayerRows& l = it->second;
-        const size_t old_n = l.ids.size();
-
-        // Which slots keep their neuron, and which neurons arrive.
-        std::vector<uint8_t> stays(old_n, 0);
-        std::vector<int32_t> arriving;
-        for (int32_t id : neurons) {
-            const int32_t s = size_t(id) < l.local_of.size() ? l.local_of[size_t(id)] : -1;
-            if (s >= 0) stays[size_t(s)] = 1;
-            else arriving.push_back(id);
-        }
-        std::vector<int32_t> free_slots;  // below the new size, the lowest last (taken first)
-        for (size_t s = n; s-- > 0;)
-            if (s >= old_n || !stays[s]) free_slots.push_back(int32_t(s));
-        for (size_t s = 0; s < old_n; ++s)
-            if (!stays[s]) l.local_of[size_t(l.ids[s])] = -1;
-
-        // Rows staying past the new size move down into free slots before the blocks shrink.
-        std::vector<int32_t> move_to, move_from;
-        for (size_t s = n; s < old_n; ++s)
-            if (stays[s]) {
-                move_to.push_back(free_slots.back());
-                move_from.push_back(int32_t(s));
-                free_slots.pop_back();
-            }
-        if (!move_to.empty()) {
-            DeviceBuffer maps = upload_indices(move_to, move_from);
-            for (const RowsInArena* r : blocks(l)) copy_rows(*r, maps, *r, int32_t(move_to.size()));
-            check(gpuStreamSynchronize(stream_), "moving resident rows");
-        }
-        std::vector<int32_t> next_ids(n, -1);
-        for (size_t s = 0; s < std::min(n, old_n); ++s)
-            if (stays[s]) next_ids[s] = l.ids[s];
-        for (size_t j = 0; j < move_to.size(); ++j) {
-            next_ids[size_t(move_to[j])] = l.ids[size_t(move_from[j])];
-            l.local_of[size_t(l.ids[size_t(move_from[j])])] = move_to[j];
-        }
-
-        bool resized = old_n > 0;  // a new layer's blocks have their size already
-        if (resized)
-            for (RowsInArena* r : blocks(l)) resized = resized && arena_->resize(r->block, r->row_bytes * n);
-        if (old_n > 0 && !resized) {
-            // The arena's free space is short of the growth (its scratch outgrew the reserve):
-            // the layer starts again in what its old rows free, every row uploaded.
-            release(l);
-            l = new_layer(rows);
-            if (!take_blocks(l, n)) {
-                layers_.erase(il);
-                fail(name_ + ": layer " + std::to_string(il) + "'s hot rows do not fit in the " +
-                     std::to_string(footprint()) + " bytes of device memory held");
-            }
-            std::fill(next_ids.begin(), next_ids.end(), -1);
-            arriving.assign(neurons.begin(), neurons.end());
-            free_slots.clear();
-            for (size_t s = n; s-- > 0;) free_slots.push_back(int32_t(s));
-        }
-
-        std::vector<int32_t> to(arriving.size());
-        for (size_t j = 0; j < arriving.size(); ++j) {
-            to[j] = free_slots.back();
-            free_slots.pop_back();
-            next_ids[size_t(to[j])] = arriving[j];
-            l.local_of[size_t(arriving[j])] = to[j];
-        }
-        l.ids = std::move(next_ids);
-        if (!arriving.empty()) upload_rows(l, rows, to, arriving);
-        traffic_.bytes_uploaded += per_neuron * arriving.size();
-    }
+    int32_t max_head_dim() const override { return gpu::kMaxHeadDim; }
 
     void begin_dots(int32_t il, const uint8_t* x, std::span<const int32_t> ids, float* g, float* v) override {
         if (!pending_.empty()) wait();  // the staging buffers are reused: one half-layer at a time
@@ -396,7 +170,7 @@ public:
 
     void begin_attention(int32_t il, int32_t pos0, int32_t n_tokens, const float* q, const float* k, const float* v,
                          float* out) override {
-        const KvShape& kv = kv_shape_;
+        const KvShape& kv = kv_shape();
         check_attention(il, pos0, n_tokens);
         if (!pending_.empty()) wait();
         select();
@@ -422,7 +196,7 @@ public:
     // every intermediate stays in the arena.
     void begin_attention_layer(int32_t il, const AttentionLayer& layer, int32_t pos0, int32_t n_tokens,
                                const float* angles, const float* x, float* out) override {
-        const KvShape& kv = kv_shape_;
+        const KvShape& kv = kv_shape();
         check_attention(il, pos0, n_tokens);
         const size_t n = size_t(n_tokens), n_embd = size_t(kv.n_head) * size_t(kv.head_dim);
         const size_t n_gqa = size_t(kv.n_embd_gqa()), hd = size_t(kv.head_dim);
@@ -535,8 +309,204 @@ public:
     DeviceTraffic traffic() const override { return traffic_; }
 
 private:
+    // Scratch is dropped first (it is made again on first use) so only what the placement
+    // holds moves.
+    void resize_memory(uint64_t bytes) override {
+        if (!pending_.empty()) wait();
+        select();
+        drop_scratch();
+        arena_->resize_memory(bytes);
+    }
+
+    // The device's own scratch (activations, indices, results, partial sums, the attention
+    // scores) comes out of the compute-scratch share the session reserves beside the matrices.
+    // Matrices leaving are freed before new ones arrive, so memory never holds both sets.
+    void store_dense(std::span<const tensor::WeightView> arriving, std::span<const tensor::WeightView> leaving) override {
+        if (!pending_.empty()) wait();
+        select();
+        for (const tensor::WeightView& w : leaving) {
+            arena_->release(matrices_.at(w.data).rows.block);
+            matrices_.erase(w.data);
+        }
+        try {
+            for (const tensor::WeightView& w : arriving) upload_dense(w);
+        } catch (...) {
+            for (const tensor::WeightView& w : arriving)
+                if (auto it = matrices_.find(w.data); it != matrices_.end()) {
+                    arena_->release(it->second.rows.block);
+                    matrices_.erase(it);
+                }
+            throw;
+        }
+    }
+
+    void upload_dense(const tensor::WeightView& w) {
+        const size_t size = w.row_bytes * size_t(w.n_rows);
+        DenseMatrix m;
+        m.rows = {arena_->take(size, "a dense matrix"), tensor::stored_type(w.type), w.row_bytes, w.n_cols};
+        m.n_rows = int32_t(w.n_rows);
+        matrices_[w.data] = m;
+        // Synchronous from pageable memory: the model's weights are not pinned, and this
+        // happens only when the placement changes.
+        std::vector<uint8_t> stored;
+        const uint8_t* src = w.data;
+        if (w.type != tensor::stored_type(w.type)) {
+            stored.resize(size);
+            for (int64_t r = 0; r < w.n_rows; ++r) tensor::row_as_stored(w, r, stored.data() + size_t(r) * w.row_bytes);
+            src = stored.data();
+        }
+        check(gpuMemcpy(arena_->at(m.rows.block), src, size, gpuMemcpyHostToDevice), "uploading a dense matrix");
+        traffic_.dense_bytes_uploaded += size;
+    }
+
+    void store_kv_cache(const KvShape& old, const KvShape& shape, uint16_t* host_k, uint16_t* host_v,
+                        int32_t n_past) override {
+        if (!pending_.empty()) wait();
+        select();
+        try {
+            if (old.n_layer > 0)
+                copy_kv(old, n_past, [&](size_t offset, size_t bytes) {
+                    check(gpuMemcpy(reinterpret_cast<uint8_t*>(host_k) + offset, arena_->at(*kv_k_) + offset, bytes,
+                                    gpuMemcpyDeviceToHost), "copying the KV cache back");
+                    check(gpuMemcpy(reinterpret_cast<uint8_t*>(host_v) + offset, arena_->at(*kv_v_) + offset, bytes,
+                                    gpuMemcpyDeviceToHost), "copying the KV cache back");
+                });
+            release_kv();
+            if (shape.n_layer == 0) return;
+            kv_k_ = arena_->take(shape.bytes() / 2, "the KV cache's keys");
+            kv_v_ = arena_->take(shape.bytes() / 2, "the KV cache's values");
+            copy_kv(shape, n_past, [&](size_t offset, size_t bytes) {
+                check(gpuMemcpy(arena_->at(*kv_k_) + offset, reinterpret_cast<const uint8_t*>(host_k) + offset, bytes,
+                                gpuMemcpyHostToDevice), "uploading the KV cache");
+                check(gpuMemcpy(arena_->at(*kv_v_) + offset, reinterpret_cast<const uint8_t*>(host_v) + offset, bytes,
+                                gpuMemcpyHostToDevice), "uploading the KV cache");
+                traffic_.dense_bytes_uploaded += 2 * bytes;
+            });
+        } catch (...) {
+            release_kv();
+            throw;
+        }
+    }
+    void release_kv() {
+        if (kv_k_) arena_->release(*std::exchange(kv_k_, std::nullopt));
+        if (kv_v_) arena_->release(*std::exchange(kv_v_, std::nullopt));
+    }
+
+    // Rows staying keep their slots unless they lie past the new size; leaving rows free their
+    // slots and arriving rows take free ones, so only arrivals cross the bus.
+    void store_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) override {
+        try {
+            place_hot_neurons(il, rows, neurons);
+        } catch (...) {
+            if (auto it = layers_.find(il); it != layers_.end()) {
+                release(it->second);
+                layers_.erase(it);
+            }
+            throw;
+        }
+    }
+    void place_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) {
+        const uint64_t per_neuron = neuron_bytes(rows);
+        const size_t n = neurons.size();
+        if (!pending_.empty()) wait();  // results in flight land before their buffers can change
+        select();
+        need_ids_ = std::max(need_ids_, n);
+        need_in_ = std::max(need_in_, rows.up.n_cols);
+        need_out_ = std::max(need_out_, rows.down_t.n_cols);
+
+        auto it = layers_.find(il);
+        if (it != layers_.end() && !same_rows(it->second, rows)) {
+            release(it->second);
+            layers_.erase(it);
+            it = layers_.end();
+        }
+        if (n == 0) {
+            if (it != layers_.end()) {
+                release(it->second);
+                layers_.erase(it);
+            }
+            return;
+        }
+        ffn_scratch();  // only for a layer that computes on the device: a footprint of 0 holds none
+        if (it == layers_.end()) {
+            LayerRows fresh = new_layer(rows);
+            if (!take_blocks(fresh, n))
+                fail(name_ + ": layer " + std::to_string(il) + "'s hot rows do not fit in the " +
+                     std::to_string(footprint()) + " bytes of device memory held");
+            it = layers_.emplace(il, std::move(fresh)).first;
+        }
+        LayerRows& l = it->second;
+        const size_t old_n = l.ids.size();
+
+        // Which slots keep their neuron, and which neurons arrive.
+        std::vector<uint8_t> stays(old_n, 0);
+        std::vector<int32_t> arriving;
+        for (int32_t id : neurons) {
+            const int32_t s = size_t(id) < l.local_of.size() ? l.local_of[size_t(id)] : -1;
+            if (s >= 0) stays[size_t(s)] = 1;
+            else arriving.push_back(id);
+        }
+        std::vector<int32_t> free_slots;  // below the new size, the lowest last (taken first)
+        for (size_t s = n; s-- > 0;)
+            if (s >= old_n || !stays[s]) free_slots.push_back(int32_t(s));
+        for (size_t s = 0; s < old_n; ++s)
+            if (!stays[s]) l.local_of[size_t(l.ids[s])] = -1;
+
+        // Rows staying past the new size move down into free slots before the blocks shrink.
+        std::vector<int32_t> move_to, move_from;
+        for (size_t s = n; s < old_n; ++s)
+            if (stays[s]) {
+                move_to.push_back(free_slots.back());
+                move_from.push_back(int32_t(s));
+                free_slots.pop_back();
+            }
+        if (!move_to.empty()) {
+            DeviceBuffer maps = upload_indices(move_to, move_from);
+            for (const RowsInArena* r : blocks(l)) copy_rows(*r, maps, *r, int32_t(move_to.size()));
+            check(gpuStreamSynchronize(stream_), "moving resident rows");
+        }
+        std::vector<int32_t> next_ids(n, -1);
+        for (size_t s = 0; s < std::min(n, old_n); ++s)
+            if (stays[s]) next_ids[s] = l.ids[s];
+        for (size_t j = 0; j < move_to.size(); ++j) {
+            next_ids[size_t(move_to[j])] = l.ids[size_t(move_from[j])];
+            l.local_of[size_t(l.ids[size_t(move_from[j])])] = move_to[j];
+        }
+
+        bool resized = old_n > 0;  // a new layer's blocks have their size already
+        if (resized)
+            for (RowsInArena* r : blocks(l)) resized = resized && arena_->resize(r->block, r->row_bytes * n);
+        if (old_n > 0 && !resized) {
+            // The arena's free space is short of the growth (its scratch outgrew the reserve):
+            // the layer starts again in what its old rows free, every row uploaded.
+            release(l);
+            l = new_layer(rows);
+            if (!take_blocks(l, n)) {
+                layers_.erase(il);
+                fail(name_ + ": layer " + std::to_string(il) + "'s hot rows do not fit in the " +
+                     std::to_string(footprint()) + " bytes of device memory held");
+            }
+            std::fill(next_ids.begin(), next_ids.end(), -1);
+            arriving.assign(neurons.begin(), neurons.end());
+            free_slots.clear();
+            for (size_t s = n; s-- > 0;) free_slots.push_back(int32_t(s));
+        }
+
+        std::vector<int32_t> to(arriving.size());
+        for (size_t j = 0; j < arriving.size(); ++j) {
+            to[j] = free_slots.back();
+            free_slots.pop_back();
+            next_ids[size_t(to[j])] = arriving[j];
+            l.local_of[size_t(arriving[j])] = to[j];
+        }
+        l.ids = std::move(next_ids);
+        if (!arriving.empty()) upload_rows(l, rows, to, arriving);
+        traffic_.bytes_uploaded += per_neuron * arriving.size();
+    }
+
+
     void check_attention(int32_t il, int32_t pos0, int32_t n_tokens) const {
-        const KvShape& kv = kv_shape_;
+        const KvShape& kv = kv_shape();
         if (kv.n_layer == 0) fail(name_ + ": no KV cache is held");
         if (il < 0 || il >= kv.n_layer || pos0 < 0 || n_tokens < 0 || pos0 + n_tokens > kv.n_ctx)
             fail(name_ + ": attention at layer " + std::to_string(il) + ", positions " + std::to_string(pos0) + ".." +
@@ -547,7 +517,7 @@ private:
     // and each token's attention of q into out; scores_ must be reserved.
     void queue_attention(int32_t il, int32_t pos0, int32_t n_tokens, const float* q, const float* k, const float* v,
                          float* out) {
-        const KvShape& kv = kv_shape_;
+        const KvShape& kv = kv_shape();
         const size_t n_gqa = size_t(kv.n_embd_gqa()), n_embd = size_t(kv.n_head) * size_t(kv.head_dim);
         const size_t layer = size_t(il) * size_t(kv.n_ctx) * n_gqa;
         uint16_t* k_layer = reinterpret_cast<uint16_t*>(arena_->at(*kv_k_)) + layer;
@@ -652,17 +622,6 @@ private:
         if (bytes) check(gpuMemcpyAsync(dst, src, bytes, gpuMemcpyDeviceToHost, stream_), "copying from the GPU");
     }
 
-    uint64_t dense_bytes() const {
-        uint64_t bytes = dense_other_;
-        for (const auto& [data, m] : matrices_) bytes += m.rows.row_bytes * uint64_t(m.n_rows);
-        return bytes;
-    }
-    uint64_t ffn_bytes() const {
-        uint64_t bytes = 0;
-        for (const auto& [il, l] : layers_) bytes += l.bytes();
-        return bytes;
-    }
-
     // fn(byte offset, bytes) for each layer's first n_past positions of a cache of `shape`
     // (the same offsets in K and V, on the host and on the device).
     template <class Fn>
@@ -744,13 +703,10 @@ private:
 
     int index_;
     std::string name_;
-    uint64_t budget_;
-    uint64_t dense_other_ = 0;
     gpuStream_t stream_{};
     std::optional<gpu::Arena> arena_;  // made once the stream exists
     std::map<int32_t, LayerRows> layers_;
     std::map<const uint8_t*, DenseMatrix> matrices_;  // keyed by the host copy's data
-    KvShape kv_shape_;
     std::optional<Block> kv_k_, kv_v_;
     DeviceTraffic traffic_;
     std::vector<PendingCopy> pending_;

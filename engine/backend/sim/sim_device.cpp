@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <exception>
 #include <functional>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <string>
@@ -31,7 +32,6 @@ struct LayerRows {
     size_t gate_row = 0, up_row = 0, down_row = 0;
     tensor::DType gate_type{}, up_type{}, down_type{};
     int64_t n_cols = 0, n_out = 0;
-    uint64_t bytes() const { return gate.size() + up.size() + down_t.size(); }
 };
 
 void append_rows(std::vector<uint8_t>& dst, const tensor::WeightView& w, std::span<const int32_t> ids) {
@@ -97,55 +97,155 @@ private:
 class SimDevice final : public Device {
 public:
     SimDevice(uint64_t budget, tensor::ThreadPool* pool)
-        : budget_(budget), own_pool_(pool ? nullptr : std::make_unique<tensor::ThreadPool>(1)), pool_(pool ? pool : own_pool_.get()) {}
+        : Device(budget), own_pool_(pool ? nullptr : std::make_unique<tensor::ThreadPool>(1)), pool_(pool ? pool : own_pool_.get()) {}
     ~SimDevice() override = default;
 
     std::string name() const override { return "sim"; }
-    uint64_t budget_bytes() const override { return budget_; }
-    DeviceUsage usage() const override { return {dense_bytes(), kv_shape_.bytes(), ffn_bytes()}; }
     bool supports(tensor::DType) const override { return true; }
-    void set_budget_bytes(uint64_t bytes) override {
-        if (footprint_ > bytes)
-            fail("sim device: a budget of " + std::to_string(bytes) + " bytes is below the " +
-                 std::to_string(footprint_) + " bytes held");
-        budget_ = bytes;
+    int32_t max_head_dim() const override { return std::numeric_limits<int32_t>::max(); }
+
+    void begin_dots(int32_t il, const uint8_t* x, std::span<const int32_t> ids, float* g, float* v) override {
+        queued_ = true;
+        queue_.submit([this, il, x, ids, g, v] {
+            const LayerRows& l = layer(il);
+            for (size_t j = 0; j < ids.size(); ++j) {
+                const size_t r = size_t(local_row(l, ids[j]));
+                v[j] = tensor::dot_row(l.up_type, l.n_cols, l.up.data() + r * l.up_row, x);
+                if (l.gate_row) g[j] = tensor::dot_row(l.gate_type, l.n_cols, l.gate.data() + r * l.gate_row, x);
+            }
+            traffic_.rows_computed += ids.size() * (l.gate_row ? 2 : 1);
+        });
     }
 
-    void set_footprint(uint64_t bytes) override {
-        if (bytes < used_bytes() || bytes > budget_)
-            fail("sim device: a footprint of " + std::to_string(bytes) + " bytes is outside " +
-                 std::to_string(used_bytes()) + " (in use) .. " + std::to_string(budget_) + " (the budget)");
-        footprint_ = bytes;
-    }
-    uint64_t footprint() const override { return footprint_; }
-
-    void set_dense(std::span<const tensor::WeightView> matrices, uint64_t other_bytes) override {
-        uint64_t bytes = other_bytes;
-        for (const tensor::WeightView& w : matrices) bytes += matrix_bytes(w);
-        const uint64_t others = ffn_bytes() + kv_shape_.bytes();
-        if (others + bytes > footprint_)
-            fail("sim device: " + std::to_string(bytes) + " bytes of dense parts exceed the footprint of " +
-                 std::to_string(footprint_) + " bytes (" + std::to_string(others) + " in use)");
-        queue_.wait();  // no product in flight reads the set being replaced
-        std::map<const uint8_t*, tensor::WeightView> next;
-        for (const tensor::WeightView& w : matrices) {
-            if (!matrices_.count(w.data)) traffic_.dense_bytes_uploaded += matrix_bytes(w);
-            next[w.data] = w;
-        }
-        matrices_ = std::move(next);
-        dense_other_ = other_bytes;
+    void begin_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) override {
+        queued_ = true;
+        queue_.submit([this, il, ids, coef, y] {
+            const LayerRows& l = layer(il);
+            std::fill(y, y + l.n_out, 0.0f);
+            for (size_t j = 0; j < ids.size(); ++j) {
+                if (coef[j] == 0.0f) continue;
+                const uint8_t* row = l.down_t.data() + size_t(local_row(l, ids[j])) * l.down_row;
+                tensor::axpy_row(l.down_type, l.n_out, coef[j], row, y);
+                ++traffic_.rows_computed;
+            }
+        });
     }
 
-    bool holds(const tensor::WeightView& w) const override { return matrices_.count(w.data) > 0; }
-
-    void set_kv_cache(const KvShape& shape, uint16_t* host_k, uint16_t* host_v, int32_t n_past) override {
-        if (shape == kv_shape_) return;
-        if (used_bytes() - kv_shape_.bytes() + shape.bytes() > footprint_)
-            fail("sim device: a KV cache of " + std::to_string(shape.bytes()) + " bytes exceeds the footprint of " +
-                 std::to_string(footprint_) + " bytes (" + std::to_string(used_bytes() - kv_shape_.bytes()) + " in use)");
+    // Runs on the calling thread with the session's threads: the caller waits for a dense
+    // product at once anyway, and a second pool or a hand-off to the queue would only compete
+    // with it for the same cores.
+    void begin_matmul(const tensor::WeightView& w, const uint8_t* x, size_t x_stride, int32_t n_tokens,
+                      float* y) override {
+        if (!holds(w)) fail("sim: a matrix of " + std::to_string(w.n_rows) + " rows is not resident");
         queue_.wait();
-        if (kv_shape_.n_layer > 0) copy_kv(kv_shape_, kv_k_.data(), kv_v_.data(), host_k, host_v, n_past);
-        kv_shape_ = shape;
+        queued_ = true;
+        tensor::matmul_prepared(*pool_, w, x, x_stride, n_tokens, y);
+        ++traffic_.matmuls;
+    }
+
+    void begin_attention(int32_t il, int32_t pos0, int32_t n_tokens, const float* q, const float* k, const float* v,
+                         float* out) override {
+        const KvShape& kv = kv_shape();
+        if (kv.n_layer == 0) fail("sim: no KV cache is held");
+        if (il < 0 || il >= kv.n_layer || pos0 < 0 || n_tokens < 0 || pos0 + n_tokens > kv.n_ctx)
+            fail("sim: attention at layer " + std::to_string(il) + ", positions " + std::to_string(pos0) + ".." +
+                 std::to_string(pos0 + n_tokens) + " is outside its KV cache");
+        queue_.wait();
+        queued_ = true;
+        const tensor::KernelTable& kern = tensor::kernels();
+        const size_t n_gqa = size_t(kv.n_embd_gqa());
+        uint16_t* k_layer = kv_k_.data() + size_t(il) * size_t(kv.n_ctx) * n_gqa;
+        uint16_t* v_layer = kv_v_.data() + size_t(il) * size_t(kv.n_ctx) * n_gqa;
+        for (int32_t t = 0; t < n_tokens; ++t) {
+            kern.f32_to_f16(k + size_t(t) * n_gqa, k_layer + size_t(pos0 + t) * n_gqa, int64_t(n_gqa));
+            kern.f32_to_f16(v + size_t(t) * n_gqa, v_layer + size_t(pos0 + t) * n_gqa, int64_t(n_gqa));
+        }
+        const int32_t hd = kv.head_dim, group = kv.n_head / kv.n_head_kv;
+        const float scale = 1.0f / std::sqrt(float(hd));
+        const size_t per_thread = half_.size() / size_t(pool_->size());
+        const size_t n_embd = size_t(kv.n_head) * size_t(hd);
+        pool_->run(int64_t(n_tokens) * kv.n_head, [&](int64_t task, int thread) {
+            const int32_t t = int32_t(task / kv.n_head), h = int32_t(task % kv.n_head);
+            const size_t offset = size_t(h / group) * size_t(hd);
+            tensor::attend_head(q + size_t(t) * n_embd + size_t(h) * size_t(hd), k_layer + offset, v_layer + offset, n_gqa,
+                                pos0 + t + 1, hd, scale, half_.data() + size_t(thread) * per_thread,
+                                scores_.data() + size_t(thread) * per_thread, out + size_t(t) * n_embd + size_t(h) * size_t(hd));
+        });
+        ++traffic_.attentions;
+    }
+
+    // On the calling thread like the products, in the CPU path's steps and order, so its results
+    // are the CPU's bit for bit.
+    void begin_attention_layer(int32_t il, const AttentionLayer& layer, int32_t pos0, int32_t n_tokens,
+                               const float* angles, const float* x, float* out) override {
+        const KvShape& kv = kv_shape();
+        if (kv.n_layer == 0) fail("sim: no KV cache is held");
+        if (layer.qkv.size() != 1 && layer.qkv.size() != 3)
+            fail("sim: attention takes Q, K and V as 1 or 3 matrices, not " + std::to_string(layer.qkv.size()));
+        for (const tensor::WeightView& w : layer.qkv)
+            if (!holds(w)) fail("sim: a Q/K/V matrix of " + std::to_string(w.n_rows) + " rows is not resident");
+        if (!holds(layer.wo)) fail("sim: the attention output matrix is not resident");
+        queue_.wait();
+        const size_t n = size_t(n_tokens), n_embd = size_t(layer.wo.n_rows), n_gqa = size_t(kv.n_embd_gqa());
+        const int32_t hd = kv.head_dim;
+        layer_xn_.resize(n * n_embd);
+        layer_q_.resize(n * n_embd);
+        layer_k_.resize(n * n_gqa);
+        layer_v_.resize(n * n_gqa);
+        tensor::normalize(layer.norm, x, layer_xn_.data(), int64_t(n_embd), n_tokens);
+        if (layer.qkv.size() == 3) {
+            float* dst[] = {layer_q_.data(), layer_k_.data(), layer_v_.data()};
+            for (size_t m = 0; m < 3; ++m) tensor::matmul(*pool_, layer.qkv[m], layer_xn_.data(), n_tokens, dst[m], prepared_);
+        } else {
+            layer_fused_.resize(n * (n_embd + 2 * n_gqa));
+            tensor::matmul(*pool_, layer.qkv[0], layer_xn_.data(), n_tokens, layer_fused_.data(), prepared_);
+            tensor::split_qkv(layer_fused_.data(), n_tokens, n_embd, n_gqa, layer_q_.data(), layer_k_.data(), layer_v_.data());
+        }
+        for (size_t t = 0; t < n; ++t) {
+            tensor::rope_rotate(layer_q_.data() + t * n_embd, kv.n_head, hd, angles + t * size_t(hd), layer.pairs);
+            tensor::rope_rotate(layer_k_.data() + t * n_gqa, kv.n_head_kv, hd, angles + t * size_t(hd), layer.pairs);
+        }
+        // Attention's result replaces the normalized input, no longer needed.
+        begin_attention(il, pos0, n_tokens, layer_q_.data(), layer_k_.data(), layer_v_.data(), layer_xn_.data());
+        tensor::matmul(*pool_, layer.wo, layer_xn_.data(), n_tokens, layer_q_.data(), prepared_);
+        for (size_t i = 0; i < n * n_embd; ++i) out[i] = layer.residual ? x[i] + layer_q_[i] : layer_q_[i];
+        traffic_.matmuls += layer.qkv.size() + 1;
+        ++traffic_.attention_sublayers;
+    }
+
+    void begin_predictor(const tensor::WeightView& fc1, const tensor::WeightView& fc2, const float* u, int32_t n_tokens,
+                         float* scores) override {
+        if (!holds(fc1) || !holds(fc2)) fail("sim: a predictor matrix is not resident");
+        queue_.wait();
+        queued_ = true;
+        layer_q_.resize(size_t(n_tokens) * size_t(fc1.n_rows));
+        tensor::matmul(*pool_, fc1, u, n_tokens, layer_q_.data(), prepared_);
+        for (float& h : layer_q_) h = h > 0.0f ? h : 0.0f;
+        tensor::matmul(*pool_, fc2, layer_q_.data(), n_tokens, scores, prepared_);
+        traffic_.matmuls += 2;
+        ++traffic_.predictors;
+    }
+
+    void wait() override {
+        queue_.wait();
+        if (std::exchange(queued_, false)) ++traffic_.joins;
+    }
+
+    DeviceTraffic traffic() const override { return traffic_; }
+
+private:
+    // Host memory: nothing to allocate.
+    void resize_memory(uint64_t) override {}
+
+    // Dense matrices are read in place; the ones arriving count as uploaded.
+    void store_dense(std::span<const tensor::WeightView> arriving, std::span<const tensor::WeightView>) override {
+        queue_.wait();  // no product in flight reads the set being replaced
+        for (const tensor::WeightView& w : arriving) traffic_.dense_bytes_uploaded += uint64_t(w.row_bytes) * uint64_t(w.n_rows);
+    }
+
+    void store_kv_cache(const KvShape& old, const KvShape& shape, uint16_t* host_k, uint16_t* host_v, int32_t n_past) override {
+        queue_.wait();
+        if (old.n_layer > 0) copy_kv(old, kv_k_.data(), kv_v_.data(), host_k, host_v, n_past);
         const size_t elems = size_t(shape.bytes() / 4);
         kv_k_.assign(elems, 0);
         kv_v_.assign(elems, 0);
@@ -158,15 +258,9 @@ public:
         }
     }
 
-    bool holds_kv_cache() const override { return kv_shape_.n_layer > 0; }
-
-    void set_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) override {
+    void store_hot_neurons(int32_t il, const FfnRows& rows, std::span<const int32_t> neurons) override {
+        queue_.wait();  // no job in flight reads the rows being replaced
         const uint64_t per_neuron = neuron_bytes(rows);
-        const uint64_t before = layers_.count(il) ? layers_[il].bytes() : 0;
-        const uint64_t after = uint64_t(per_neuron) * neurons.size();
-        if (used_bytes() - before + after > footprint_)
-            fail("sim device: layer " + std::to_string(il) + "'s " + std::to_string(neurons.size()) +
-                 " hot neurons need " + std::to_string(after) + " bytes, over the footprint of " + std::to_string(footprint_));
         const LayerRows& old = layers_[il];
         LayerRows next;
         next.ids.assign(neurons.begin(), neurons.end());
@@ -202,148 +296,6 @@ public:
         layers_[il] = std::move(next);
     }
 
-    void begin_dots(int32_t il, const uint8_t* x, std::span<const int32_t> ids, float* g, float* v) override {
-        queued_ = true;
-        queue_.submit([this, il, x, ids, g, v] {
-            const LayerRows& l = layer(il);
-            for (size_t j = 0; j < ids.size(); ++j) {
-                const size_t r = size_t(local_row(l, ids[j]));
-                v[j] = tensor::dot_row(l.up_type, l.n_cols, l.up.data() + r * l.up_row, x);
-                if (l.gate_row) g[j] = tensor::dot_row(l.gate_type, l.n_cols, l.gate.data() + r * l.gate_row, x);
-            }
-            traffic_.rows_computed += ids.size() * (l.gate_row ? 2 : 1);
-        });
-    }
-
-    void begin_down(int32_t il, std::span<const int32_t> ids, const float* coef, float* y) override {
-        queued_ = true;
-        queue_.submit([this, il, ids, coef, y] {
-            const LayerRows& l = layer(il);
-            std::fill(y, y + l.n_out, 0.0f);
-            for (size_t j = 0; j < ids.size(); ++j) {
-                if (coef[j] == 0.0f) continue;
-                const uint8_t* row = l.down_t.data() + size_t(local_row(l, ids[j])) * l.down_row;
-                tensor::axpy_row(l.down_type, l.n_out, coef[j], row, y);
-                ++traffic_.rows_computed;
-            }
-        });
-    }
-
-    // Runs on the calling thread with the session's threads: the caller waits for a dense
-    // product at once anyway, and a second pool or a hand-off to the queue would only compete
-    // with it for the same cores.
-    void begin_matmul(const tensor::WeightView& w, const uint8_t* x, size_t x_stride, int32_t n_tokens,
-                      float* y) override {
-        if (!holds(w)) fail("sim device: a matrix of " + std::to_string(w.n_rows) + " rows is not resident");
-        queue_.wait();
-        queued_ = true;
-        tensor::matmul_prepared(*pool_, w, x, x_stride, n_tokens, y);
-        ++traffic_.matmuls;
-    }
-
-    void begin_attention(int32_t il, int32_t pos0, int32_t n_tokens, const float* q, const float* k, const float* v,
-                         float* out) override {
-        const KvShape& kv = kv_shape_;
-        if (kv.n_layer == 0) fail("sim device: no KV cache is held");
-        if (il < 0 || il >= kv.n_layer || pos0 < 0 || n_tokens < 0 || pos0 + n_tokens > kv.n_ctx)
-            fail("sim device: attention at layer " + std::to_string(il) + ", positions " + std::to_string(pos0) + ".." +
-                 std::to_string(pos0 + n_tokens) + " is outside its KV cache");
-        queue_.wait();
-        queued_ = true;
-        const tensor::KernelTable& kern = tensor::kernels();
-        const size_t n_gqa = size_t(kv.n_embd_gqa());
-        uint16_t* k_layer = kv_k_.data() + size_t(il) * size_t(kv.n_ctx) * n_gqa;
-        uint16_t* v_layer = kv_v_.data() + size_t(il) * size_t(kv.n_ctx) * n_gqa;
-        for (int32_t t = 0; t < n_tokens; ++t) {
-            kern.f32_to_f16(k + size_t(t) * n_gqa, k_layer + size_t(pos0 + t) * n_gqa, int64_t(n_gqa));
-            kern.f32_to_f16(v + size_t(t) * n_gqa, v_layer + size_t(pos0 + t) * n_gqa, int64_t(n_gqa));
-        }
-        const int32_t hd = kv.head_dim, group = kv.n_head / kv.n_head_kv;
-        const float scale = 1.0f / std::sqrt(float(hd));
-        const size_t per_thread = half_.size() / size_t(pool_->size());
-        const size_t n_embd = size_t(kv.n_head) * size_t(hd);
-        pool_->run(int64_t(n_tokens) * kv.n_head, [&](int64_t task, int thread) {
-            const int32_t t = int32_t(task / kv.n_head), h = int32_t(task % kv.n_head);
-            const size_t offset = size_t(h / group) * size_t(hd);
-            tensor::attend_head(q + size_t(t) * n_embd + size_t(h) * size_t(hd), k_layer + offset, v_layer + offset, n_gqa,
-                                pos0 + t + 1, hd, scale, half_.data() + size_t(thread) * per_thread,
-                                scores_.data() + size_t(thread) * per_thread, out + size_t(t) * n_embd + size_t(h) * size_t(hd));
-        });
-        ++traffic_.attentions;
-    }
-
-    // On the calling thread like the products, in the CPU path's steps and order, so its results
-    // are the CPU's bit for bit.
-    void begin_attention_layer(int32_t il, const AttentionLayer& layer, int32_t pos0, int32_t n_tokens,
-                               const float* angles, const float* x, float* out) override {
-        const KvShape& kv = kv_shape_;
-        if (kv.n_layer == 0) fail("sim device: no KV cache is held");
-        if (layer.qkv.size() != 1 && layer.qkv.size() != 3)
-            fail("sim device: attention takes Q, K and V as 1 or 3 matrices, not " + std::to_string(layer.qkv.size()));
-        for (const tensor::WeightView& w : layer.qkv)
-            if (!holds(w)) fail("sim device: a Q/K/V matrix of " + std::to_string(w.n_rows) + " rows is not resident");
-        if (!holds(layer.wo)) fail("sim device: the attention output matrix is not resident");
-        queue_.wait();
-        const size_t n = size_t(n_tokens), n_embd = size_t(layer.wo.n_rows), n_gqa = size_t(kv.n_embd_gqa());
-        const int32_t hd = kv.head_dim;
-        layer_xn_.resize(n * n_embd);
-        layer_q_.resize(n * n_embd);
-        layer_k_.resize(n * n_gqa);
-        layer_v_.resize(n * n_gqa);
-        tensor::normalize(layer.norm, x, layer_xn_.data(), int64_t(n_embd), n_tokens);
-        if (layer.qkv.size() == 3) {
-            float* dst[] = {layer_q_.data(), layer_k_.data(), layer_v_.data()};
-            for (size_t m = 0; m < 3; ++m) tensor::matmul(*pool_, layer.qkv[m], layer_xn_.data(), n_tokens, dst[m], prepared_);
-        } else {
-            layer_fused_.resize(n * (n_embd + 2 * n_gqa));
-            tensor::matmul(*pool_, layer.qkv[0], layer_xn_.data(), n_tokens, layer_fused_.data(), prepared_);
-            tensor::split_qkv(layer_fused_.data(), n_tokens, n_embd, n_gqa, layer_q_.data(), layer_k_.data(), layer_v_.data());
-        }
-        for (size_t t = 0; t < n; ++t) {
-            tensor::rope_rotate(layer_q_.data() + t * n_embd, kv.n_head, hd, angles + t * size_t(hd), layer.pairs);
-            tensor::rope_rotate(layer_k_.data() + t * n_gqa, kv.n_head_kv, hd, angles + t * size_t(hd), layer.pairs);
-        }
-        // Attention's result replaces the normalized input, no longer needed.
-        begin_attention(il, pos0, n_tokens, layer_q_.data(), layer_k_.data(), layer_v_.data(), layer_xn_.data());
-        tensor::matmul(*pool_, layer.wo, layer_xn_.data(), n_tokens, layer_q_.data(), prepared_);
-        for (size_t i = 0; i < n * n_embd; ++i) out[i] = layer.residual ? x[i] + layer_q_[i] : layer_q_[i];
-        traffic_.matmuls += layer.qkv.size() + 1;
-        ++traffic_.attention_sublayers;
-    }
-
-    void begin_predictor(const tensor::WeightView& fc1, const tensor::WeightView& fc2, const float* u, int32_t n_tokens,
-                         float* scores) override {
-        if (!holds(fc1) || !holds(fc2)) fail("sim device: a predictor matrix is not resident");
-        queue_.wait();
-        queued_ = true;
-        layer_q_.resize(size_t(n_tokens) * size_t(fc1.n_rows));
-        tensor::matmul(*pool_, fc1, u, n_tokens, layer_q_.data(), prepared_);
-        for (float& h : layer_q_) h = h > 0.0f ? h : 0.0f;
-        tensor::matmul(*pool_, fc2, layer_q_.data(), n_tokens, scores, prepared_);
-        traffic_.matmuls += 2;
-        ++traffic_.predictors;
-    }
-
-    void wait() override {
-        queue_.wait();
-        if (std::exchange(queued_, false)) ++traffic_.joins;
-    }
-
-    DeviceTraffic traffic() const override { return traffic_; }
-
-private:
-    static uint64_t matrix_bytes(const tensor::WeightView& w) { return uint64_t(w.row_bytes) * uint64_t(w.n_rows); }
-    uint64_t dense_bytes() const {
-        uint64_t bytes = dense_other_;
-        for (const auto& [data, w] : matrices_) bytes += matrix_bytes(w);
-        return bytes;
-    }
-    uint64_t ffn_bytes() const {
-        uint64_t bytes = 0;
-        for (const auto& [il, l] : layers_) bytes += l.bytes();
-        return bytes;
-    }
-
     // The first n_past positions of every layer, from one cache of `shape` to another.
     static void copy_kv(const KvShape& shape, const uint16_t* k_from, const uint16_t* v_from, uint16_t* k_to,
                         uint16_t* v_to, int32_t n_past) {
@@ -357,21 +309,16 @@ private:
 
     const LayerRows& layer(int32_t il) const {
         auto it = layers_.find(il);
-        if (it == layers_.end()) fail("sim device: layer " + std::to_string(il) + " has no resident neurons");
+        if (it == layers_.end()) fail("sim: layer " + std::to_string(il) + " has no resident neurons");
         return it->second;
     }
     static int32_t local_row(const LayerRows& l, int32_t id) {
         auto it = l.local.find(id);
-        if (it == l.local.end()) fail("sim device: neuron " + std::to_string(id) + " is not resident");
+        if (it == l.local.end()) fail("sim: neuron " + std::to_string(id) + " is not resident");
         return it->second;
     }
 
-    uint64_t budget_;
-    uint64_t footprint_ = 0;
-    uint64_t dense_other_ = 0;
-    std::map<const uint8_t*, tensor::WeightView> matrices_;  // the host's data, read in place
     std::map<int32_t, LayerRows> layers_;
-    KvShape kv_shape_;
     std::vector<uint16_t> kv_k_, kv_v_;
     std::vector<uint16_t> half_;   // attention scratch, per pool thread
     std::vector<float> scores_;
