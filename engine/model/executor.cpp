@@ -26,7 +26,7 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 Executor::Executor(const HParams& hp, Scratch& s)
     : hp_(hp), s_(s), plan_(std::make_shared<const ExecutionPlan>(ExecutionPlan::cpu(hp.n_layer))) {}
 
-void Executor::set_plan(std::shared_ptr<const ExecutionPlan> plan, backend::Device* device) {
+void Executor::set_plan(std::shared_ptr<const ExecutionPlan> plan, backend::DeviceStream* device) {
     plan_ = std::move(plan);
     device_ = device;
 }

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "backend/device.h"
+#include "backend/device_stream.h"
 #include "ember/session.h"
 #include "model/execution_plan.h"
 #include "model/hparams.h"
@@ -30,9 +30,9 @@ public:
     // Starts with everything on the CPU.
     Executor(const HParams& hp, Scratch& s);
 
-    // A new plan and the device it places work on (null only for a CPU-only plan); takes
-    // effect from the next operation.
-    void set_plan(std::shared_ptr<const ExecutionPlan> plan, backend::Device* device);
+    // A new plan and the device stream it queues work on (null only for a CPU-only plan);
+    // takes effect from the next operation. What the device holds is the placement's business.
+    void set_plan(std::shared_ptr<const ExecutionPlan> plan, backend::DeviceStream* device);
     const ExecutionPlan& plan() const { return *plan_; }
     Scratch& scratch() { return s_; }
 
@@ -65,7 +65,7 @@ private:
     const HParams& hp_;
     Scratch& s_;
     std::shared_ptr<const ExecutionPlan> plan_;
-    backend::Device* device_ = nullptr;
+    backend::DeviceStream* device_ = nullptr;
     int32_t n_ = 0;     // tokens in the batch
     int32_t pos0_ = 0;  // the position of its first
     IntermediateCallback on_intermediate_;

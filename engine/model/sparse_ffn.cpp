@@ -144,7 +144,7 @@ void accumulate_rows(const tensor::WeightView& down_t, std::span<const int32_t> 
 // Waits for the device's queued work before the buffers it uses can change, also when the
 // CPU's half throws.
 struct DeviceJoin {
-    explicit DeviceJoin(backend::Device* d) : device(d) {}
+    explicit DeviceJoin(backend::DeviceStream* d) : device(d) {}
     ~DeviceJoin() {
         if (!device) return;
         try {
@@ -154,7 +154,7 @@ struct DeviceJoin {
         }
     }
     void wait() { device->wait(); }
-    backend::Device* device;
+    backend::DeviceStream* device;
 };
 
 // The token's FFN input in the gate/up rows' dot type, and no activation yet.
@@ -211,7 +211,7 @@ void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, flo
 // since a Q4_0 row's coefficient is rounded with its 32-neuron block, whose neurons may lie on
 // either side.
 void split_sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, const float* x, float* y,
-                      backend::Device& device, tensor::ThreadPool& pool, SparseScratch& ss) {
+                      backend::DeviceStream& device, tensor::ThreadPool& pool, SparseScratch& ss) {
     const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
     prepare_token(w, x, ss);
     DeviceJoin join(&device);

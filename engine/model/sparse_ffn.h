@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gguf/gguf_reader.h"
-#include "backend/device.h"
+#include "backend/device_stream.h"
 #include "model/hparams.h"
 #include "model/sparse_scratch.h"
 #include "tensor/matmul.h"
@@ -43,6 +43,6 @@ void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, flo
 // The same with the neurons of ss.hot_active computed by the device, which holds their rows,
 // concurrently with the CPU's; the device's share of y is added last.
 void split_sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, const float* x, float* y,
-                      backend::Device& device, tensor::ThreadPool& pool, SparseScratch& ss);
+                      backend::DeviceStream& device, tensor::ThreadPool& pool, SparseScratch& ss);
 
 }  // namespace ember::model
