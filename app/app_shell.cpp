@@ -4,7 +4,7 @@
 #include <QFileInfo>
 #include <QWindow>
 
-#include "app/engine/model_files.h"
+#include "app/hub/library_files.h"
 
 namespace ember::app {
 

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "app/app_shell.h"
-#include "app/engine/model_files.h"
+#include "app/hub/library_files.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)

@@ -13,7 +13,7 @@
 #include <QtQml/qqmlextensionplugin.h>
 
 #include "app/app_shell.h"
-#include "app/engine/model_files.h"
+#include "app/hub/library_files.h"
 #include "app/hub/download_list_model.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)

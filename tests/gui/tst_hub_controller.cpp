@@ -17,7 +17,7 @@
 #include <memory>
 
 #include "app/engine/engine_controller.h"
-#include "app/engine/model_files.h"
+#include "app/hub/library_files.h"
 #include "app/hub/download_queue.h"
 #include "app/hub/hub_controller.h"
 #include "app/hub/repo_input.h"
