@@ -140,7 +140,7 @@ bool ChatController::saved(const R& result) {
 }
 
 void ChatController::send(const QString& text) {
-    if (generating_ || text.isEmpty() || engine_->status() != QLatin1String("ready")) return;
+    if (generating_ || text.isEmpty() || engine_->status() != EngineController::Status::Ready) return;
     const qint64 parent = messages_.messages().isEmpty() ? 0 : messages_.messages().back().id;
     messages_.append(ChatMessage{0, QStringLiteral("user"), text, false, {}});
     unsaved_question_ = UnsavedQuestion{text, parent};
@@ -531,7 +531,7 @@ void ChatController::editMessage(int row, const QString& text) {
     if (text == old.content) return;
     set_found_row(-1);
     const bool question = old.role == QLatin1String("user");
-    if (question && engine_->status() != QLatin1String("ready")) return;  // it would wait for an answer
+    if (question && engine_->status() != EngineController::Status::Ready) return;  // it would wait for an answer
     set_context(std::min(context_start_, row), false);
     // Same parent as the original, so the edit and the original are siblings.
     const qint64 parent = row > 0 ? messages_.messages()[row - 1].id : 0;

@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
         clock.restart();
     });
     QObject::connect(&engine, &ember::app::EngineController::statusChanged, [&] {
-        if (engine.status() == QLatin1String("ready") && chat.messages()->rowCount() == 0) {
+        if (engine.status() == ember::app::EngineController::Status::Ready && chat.messages()->rowCount() == 0) {
             chat.set_max_tokens(tokens);
             chat.set_temperature(0.7);
             // The clock runs from before send(): its database writes block the GUI thread too.

@@ -68,7 +68,7 @@ private slots:
         testers_[2] = std::make_unique<QAbstractItemModelTester>(chat.search_hits());
         resets_[0] = std::make_unique<QSignalSpy>(chat.conversations(), &QAbstractItemModel::modelReset);
         resets_[1] = std::make_unique<QSignalSpy>(chat.messages(), &QAbstractItemModel::modelReset);
-        QTRY_COMPARE_WITH_TIMEOUT(shell_->engine().status(), QStringLiteral("ready"), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(shell_->engine().status(), ember::app::EngineController::Status::Ready, 30000);
         QVERIFY(QTest::qWaitForWindowExposed(qobject_cast<QQuickWindow*>(shell_->qml().rootObjects().first())));
         chat.set_temperature(0.0);
         chat.set_max_tokens(4);
