@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "app/chat/answer_stats.h"
 #include "app/chat/chat_files.h"
 #include "app/chat/template_detect.h"
 #include "app/engine/engine_controller.h"
@@ -29,25 +30,6 @@ constexpr int kFlushIntervalMs = 33;
 constexpr int kSaveIntervalMs = 300;
 // In a chat's stored settings: the message the model's context starts at (older turns dropped).
 const QString kContextFromKey = QStringLiteral("contextFrom");
-
-store::GenerationStats store_stats(const QVariantMap& s) {
-    store::GenerationStats st;
-    if (s.contains("firstTokenMs")) st.ttftMs = qint64(s.value("firstTokenMs").toDouble());
-    if (s.contains("promptTokens")) st.promptTokens = s.value("promptTokens").toLongLong();
-    if (s.contains("promptTokensPerSecond")) st.promptTps = s.value("promptTokensPerSecond").toDouble();
-    if (s.contains("generatedTokens")) st.genTokens = s.value("generatedTokens").toLongLong();
-    if (s.contains("tokensPerSecond")) st.genTps = s.value("tokensPerSecond").toDouble();
-    st.stopReason = s.value("stopReason").toString();
-    return st;
-}
-
-QString stats_line(const store::GenerationStats& s) {
-    if (!s.genTokens) return s.stopReason;
-    QString line = ChatController::tr("%1 tokens · %2 tok/s").arg(*s.genTokens).arg(s.genTps.value_or(0.0), 0, 'f', 1);
-    if (s.promptTokens && s.promptTps)
-        line += ChatController::tr(" · prompt %1 tokens at %2 tok/s").arg(*s.promptTokens).arg(*s.promptTps, 0, 'f', 1);
-    return line + ChatController::tr(" · first token %1 ms · %2").arg(s.ttftMs.value_or(0)).arg(s.stopReason);
-}
 
 }  // namespace
 
@@ -306,7 +288,7 @@ void ChatController::start_answer() {
     emit generatingChanged();
     pending_.clear();
     if (!prompt.error.isEmpty()) {
-        on_failed(prompt.error + tr(" (choose another prompt format in the chat settings)"));
+        on_failed(prompt.error + tr(" (choose another prompt format in the chat settings)"), ember::ErrorCode::Failed);
         return;
     }
     flush_timer_.start();
@@ -332,24 +314,25 @@ void ChatController::flush() {
     }
 }
 
-void ChatController::on_finished(const QVariantMap& stats) {
+void ChatController::on_finished(const GenerationStats& stats) {
     if (!generating_) return;
-    set_context(context_start_, stats.value(QStringLiteral("stopReason")).toString() == QLatin1String("context full"));
-    finish_answer(stats_line(store_stats(stats)), stats);
+    set_context(context_start_, stats.stop_reason == GenerationStats::StopReason::ContextFull);
+    const store::GenerationStats stored = stored_stats(stats);
+    finish_answer(stats_line(stored), stored);
     emit answerFinished(stats);
 }
 
-void ChatController::on_failed(const QString& error) {
+void ChatController::on_failed(const QString& error, ember::ErrorCode code) {
     if (!generating_) return;
-    set_context(context_start_, error.contains(QLatin1String("context overflow")));
-    finish_answer(tr("error: %1").arg(error), {{"stopReason", QStringLiteral("error: ") + error}});
+    set_context(context_start_, code == ember::ErrorCode::ContextOverflow);
+    finish_answer(tr("error: %1").arg(error), failed_stats(error));
 }
 
-void ChatController::finish_answer(const QString& line, const QVariantMap& stats) {
+void ChatController::finish_answer(const QString& line, const store::GenerationStats& stats) {
     flush_timer_.stop();
     flush();
     const ChatMessage& answer = messages_.messages().back();
-    if (store_ && answer.id != 0) saved(store_->finishAssistant(answer.id, answer.content, store_stats(stats)));
+    if (store_ && answer.id != 0) saved(store_->finishAssistant(answer.id, answer.content, stats));
     messages_.finish_last(line);
     refresh_conversations();  // the chat was updated: it moves to the top
     generating_ = false;

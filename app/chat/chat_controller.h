@@ -6,7 +6,6 @@
 #include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
-#include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
 #include <optional>
@@ -18,6 +17,9 @@
 #include "app/chat/message_list_model.h"
 #include "app/chat/model_template.h"
 #include "app/chat/template_detect.h"
+#include "app/engine/generation_stats.h"
+#include "app/store/chat_types.h"
+#include "ember/result.h"
 #include "app/chat/search_hit_model.h"
 
 class QQmlEngine;
@@ -172,7 +174,7 @@ signals:
     void chatIdChanged();
     void chatDeleted(const QString& title);
     void settingsChanged();
-    void answerFinished(const QVariantMap& stats);
+    void answerFinished(const ember::app::GenerationStats& stats);
     void historyErrorChanged();
     void contextChanged();
     void transferMessageChanged();
@@ -206,9 +208,9 @@ private:
     // Stores the row of the answer being generated, a child of the message before it.
     void save_answer_row();
     void flush();
-    void on_finished(const QVariantMap& stats);
-    void on_failed(const QString& error);
-    void finish_answer(const QString& stats_line, const QVariantMap& stats);
+    void on_finished(const ember::app::GenerationStats& stats);
+    void on_failed(const QString& error, ember::ErrorCode code);
+    void finish_answer(const QString& stats_line, const store::GenerationStats& stats);
     // Runs a store call; a failure is shown (historyError) and the chat goes on unsaved.
     template <typename R>
     bool saved(const R& result);

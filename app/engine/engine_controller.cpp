@@ -19,6 +19,7 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
     qRegisterMetaType<LoadedModel>();
     qRegisterMetaType<DeviceState>();
     qRegisterMetaType<SplitSnapshot>();
+    qRegisterMetaType<ember::ErrorCode>();
     worker_->moveToThread(&thread_);
     connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
     connect(worker_, &EngineWorker::loaded, this, [this](const LoadedModel& m) {
@@ -76,18 +77,15 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         context_size_ = size;
         emit contextChanged();
     }, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::finished, this, [this](const GenerationStats& st) {
+    connect(worker_, &EngineWorker::finished, this, [this](GenerationStats st) {
+        // The answer's split snapshots came before it: the share counts every token.
+        st.device_share = answer_device_share();
         set_status(Status::Ready);
-        emit generationFinished({{"promptTokens", st.prompt_tokens},
-                                 {"promptTokensPerSecond", st.prompt_tokens_per_second},
-                                 {"generatedTokens", st.generated_tokens},
-                                 {"tokensPerSecond", st.tokens_per_second},
-                                 {"firstTokenMs", st.first_token_ms},
-                                 {"stopReason", st.stop_reason}});
+        emit generationFinished(st);
     }, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::failed, this, [this](const QString& e) {
+    connect(worker_, &EngineWorker::failed, this, [this](const QString& e, ember::ErrorCode code) {
         set_status(model_.path.isEmpty() ? Status::Error : Status::Ready, e);
-        emit generationFailed(e);
+        emit generationFailed(e, code);
     }, Qt::QueuedConnection);
     thread_.setObjectName(QStringLiteral("EngineWorker"));
     // Runs on the new thread, before the worker makes its session and thread pool.

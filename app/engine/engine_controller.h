@@ -5,7 +5,6 @@
 #include <QObject>
 #include <QThread>
 #include <QTimer>
-#include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
 #include "app/engine/engine_worker.h"
@@ -122,8 +121,9 @@ signals:
     void splitChanged();
     void contextChanged();
     void token(const QString& text);
-    void generationFinished(const QVariantMap& stats);
-    void generationFailed(const QString& error);
+    void generationFinished(const ember::app::GenerationStats& stats);
+    // code: ContextOverflow when the conversation no longer fits the context.
+    void generationFailed(const QString& error, ember::ErrorCode code);
 
 private:
     void set_status(Status status, const QString& error = {});

@@ -230,6 +230,7 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 30000);
         QVERIFY2(failed.at(0).at(0).toString().contains(QLatin1String("cannot make a context of 2097152 tokens")),
                  qPrintable(failed.at(0).at(0).toString()));
+        QCOMPARE(failed.at(0).at(1).value<ember::ErrorCode>(), ember::ErrorCode::Failed);  // not a full context
         QTRY_COMPARE(engine.status(), ember::app::EngineController::Status::Ready);
         QTRY_COMPARE(engine.context_size(), 1024);
         chat.regenerate();

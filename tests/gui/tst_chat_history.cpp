@@ -360,6 +360,22 @@ private slots:
         chat.newChat();
     }
 
+    // A question longer than the whole context fails in the engine (ErrorCode::ContextOverflow);
+    // the chat offers the same choice as when an answer fills the context.
+    void question_over_the_context_fills_it() {
+        auto& chat = shell_->chat();
+        const int length = chat.context_length();
+        chat.newChat();
+        chat.set_context_length(256);
+        chat.send(QStringLiteral("And God said unto Noah, behold, ").repeated(60));  // ~480 tokens
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 60000);
+        const auto& rows = chat.messages()->messages();
+        QVERIFY2(rows.back().stats.startsWith(QStringLiteral("error: ")), qPrintable(rows.back().stats));
+        QVERIFY(chat.context_full());
+        chat.set_context_length(length);
+        chat.newChat();
+    }
+
     void search_opens_the_chat_of_a_hit() {
         const QString marked = QStringLiteral("a<i>&") + QChar(ember::store::kMatchStart) + "x" +
                                QChar(ember::store::kMatchEnd);
