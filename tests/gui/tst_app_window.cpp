@@ -502,7 +502,7 @@ private slots:
             ember::app::AppShell shell(options(dir.path() + "/data", model));
             QVERIFY(shell.start());
             QCOMPARE(shell.chat().chat_id(), ids[2]);  // first start: the top of the list, the pinned one
-            shell.chat().openChat(ids[0]);
+            shell.history().openChat(ids[0]);
             QCOMPARE(shell.chat().chat_id(), ids[0]);
         }
         {
@@ -510,7 +510,7 @@ private slots:
             QVERIFY(shell.start());
             QCOMPARE(shell.chat().chat_id(), ids[0]);
             QCOMPARE(shell.chat().messages()->messages().first().content, QStringLiteral("Q0"));
-            shell.chat().deleteChat(ids[0]);
+            shell.history().deleteChat(ids[0]);
         }
         ember::app::AppShell shell(options(dir.path() + "/data", model));
         QVERIFY(shell.start());
