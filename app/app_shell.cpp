@@ -4,7 +4,7 @@
 #include <QFileInfo>
 #include <QWindow>
 
-#include "app/engine/model_files.h"
+#include "app/hub/library_files.h"
 
 namespace ember::app {
 
@@ -35,11 +35,13 @@ AppShell::AppShell(const AppOptions& options)
       settings_(options.data_dir + QStringLiteral("/settings.json")),
       engine_(nullptr),
       chat_(&engine_, store_.get(), &settings_),
+      history_(&chat_, store_.get(), &settings_),
       hub_(options.data_dir + QStringLiteral("/models"), options.hub_endpoint, &engine_,
            options.data_dir + QStringLiteral("/downloads.json"), &settings_) {
     EngineController::set_instance(&engine_);
     AppSettings::set_instance(&settings_);
     ChatController::set_instance(&chat_);
+    HistoryController::set_instance(&history_);
     HubController::set_instance(&hub_);
     if (TokenKeychain::built_in()) hub_.set_keychain(&keychain_);
     engine_.set_gpu_enabled(settings_.use_gpu());
@@ -55,6 +57,7 @@ AppShell::~AppShell() {
     EngineController::set_instance(nullptr);
     AppSettings::set_instance(nullptr);
     ChatController::set_instance(nullptr);
+    HistoryController::set_instance(nullptr);
     HubController::set_instance(nullptr);
 }
 
@@ -64,7 +67,7 @@ bool AppShell::start() {
     if (qml_.rootObjects().isEmpty()) return false;
     if (!store_error_.isEmpty()) qWarning("chat history is not saved: %s", qPrintable(store_error_));
     if (!settings_.error().isEmpty()) qWarning("settings: %s", qPrintable(settings_.error()));
-    chat_.open_latest_chat();
+    history_.open_latest_chat();
     if (options_.welcome && !settings_.welcomed())
         QMetaObject::invokeMethod(qml_.rootObjects().first(), "showWelcome");
     QString model = options_.model_path;

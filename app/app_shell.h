@@ -8,6 +8,7 @@
 #include <memory>
 
 #include "app/chat/chat_controller.h"
+#include "app/chat/history_controller.h"
 #include "app/engine/engine_controller.h"
 #include "app/hub/hub_controller.h"
 #include "app/hub/token_keychain.h"
@@ -40,6 +41,7 @@ public:
     EngineController& engine() { return engine_; }
     AppSettings& settings() { return settings_; }
     ChatController& chat() { return chat_; }
+    HistoryController& history() { return history_; }
     HubController& hub() { return hub_; }
     static QString database_path(const QString& data_dir);
     // Where the first run puts the bundled demo model.
@@ -54,6 +56,7 @@ private:
     AppSettings settings_;  // <data dir>/settings.json
     EngineController engine_;
     ChatController chat_;
+    HistoryController history_;
     TokenKeychain keychain_;
     HubController hub_;  // models in <data_dir>/models
     QQmlApplicationEngine qml_;  // last: destroyed first, while the controllers it shows exist

@@ -13,7 +13,7 @@
 
 #include "app/app_shell.h"
 #include "app/self_check.h"
-#include "app/tray_icon.h"
+#include "app/tray/tray_icon.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)

@@ -1,6 +1,7 @@
 #include "app/self_check.h"
 
 #include <QCoreApplication>
+#include <QMetaEnum>
 #include <QMutex>
 
 #include <cstdio>
@@ -41,7 +42,8 @@ SelfCheck::SelfCheck(AppShell& shell, QString prompt, int timeout_ms) : shell_(s
     connect(&deadline_, &QTimer::timeout, this, [this] {
         finish(1, QStringLiteral("no answer within %1 s (engine status: %2)")
                       .arg(deadline_.interval() / 1000)
-                      .arg(shell_.engine().status()));
+                      .arg(QLatin1String(QMetaEnum::fromType<EngineController::Status>().valueToKey(
+                          int(shell_.engine().status())))));
     });
 }
 
@@ -60,9 +62,9 @@ void SelfCheck::start() {
 
 void SelfCheck::on_engine_status() {
     const EngineController& engine = shell_.engine();
-    if (engine.status() == QStringLiteral("error")) {
+    if (engine.status() == EngineController::Status::Error) {
         finish(1, QStringLiteral("the model did not load: %1").arg(engine.error()));
-    } else if (engine.status() == QStringLiteral("ready") && phase_ == Phase::Loading) {
+    } else if (engine.status() == EngineController::Status::Ready && phase_ == Phase::Loading) {
         phase_ = Phase::Streaming;
         std::printf("model: %s (%s)\nprompt: %s\n", qPrintable(engine.model_name()),
                     engine.sparse() ? "sparse" : "dense", qPrintable(prompt_));
@@ -71,7 +73,7 @@ void SelfCheck::on_engine_status() {
         shell_.chat().newChat();
         shell_.chat().set_max_tokens(4096);
         shell_.chat().send(prompt_);
-    } else if (engine.model_path().isEmpty() && engine.status() != QStringLiteral("loading")) {
+    } else if (engine.model_path().isEmpty() && engine.status() != EngineController::Status::Loading) {
         finish(1, QStringLiteral("no model to load: pass --model PATH"));
     }
 }

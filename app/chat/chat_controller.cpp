@@ -1,8 +1,6 @@
 #include "app/chat/chat_controller.h"
 
 #include <QClipboard>
-#include <QDir>
-#include <QFileDialog>
 #include <QFileInfo>
 #include <QGuiApplication>
 #include <QJSEngine>
@@ -10,7 +8,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "app/chat/chat_files.h"
+#include "app/chat/answer_stats.h"
 #include "app/chat/template_detect.h"
 #include "app/engine/engine_controller.h"
 #include "app/settings/app_settings.h"
@@ -30,25 +28,6 @@ constexpr int kSaveIntervalMs = 300;
 // In a chat's stored settings: the message the model's context starts at (older turns dropped).
 const QString kContextFromKey = QStringLiteral("contextFrom");
 
-store::GenerationStats store_stats(const QVariantMap& s) {
-    store::GenerationStats st;
-    if (s.contains("firstTokenMs")) st.ttftMs = qint64(s.value("firstTokenMs").toDouble());
-    if (s.contains("promptTokens")) st.promptTokens = s.value("promptTokens").toLongLong();
-    if (s.contains("promptTokensPerSecond")) st.promptTps = s.value("promptTokensPerSecond").toDouble();
-    if (s.contains("generatedTokens")) st.genTokens = s.value("generatedTokens").toLongLong();
-    if (s.contains("tokensPerSecond")) st.genTps = s.value("tokensPerSecond").toDouble();
-    st.stopReason = s.value("stopReason").toString();
-    return st;
-}
-
-QString stats_line(const store::GenerationStats& s) {
-    if (!s.genTokens) return s.stopReason;
-    QString line = ChatController::tr("%1 tokens · %2 tok/s").arg(*s.genTokens).arg(s.genTps.value_or(0.0), 0, 'f', 1);
-    if (s.promptTokens && s.promptTps)
-        line += ChatController::tr(" · prompt %1 tokens at %2 tok/s").arg(*s.promptTokens).arg(*s.promptTps, 0, 'f', 1);
-    return line + ChatController::tr(" · first token %1 ms · %2").arg(s.ttftMs.value_or(0)).arg(s.stopReason);
-}
-
 }  // namespace
 
 ChatController::ChatController(EngineController* engine, store::ChatStore* store, AppSettings* app_settings,
@@ -61,11 +40,6 @@ ChatController::ChatController(EngineController* engine, store::ChatStore* store
     });
     flush_timer_.setInterval(kFlushIntervalMs);
     connect(&flush_timer_, &QTimer::timeout, this, &ChatController::flush);
-    // The list shows a new question's chat one flush later, so the frame that shows the
-    // question does not also lay out the list (measured: 2-3 ms of a 17 ms frame).
-    list_timer_.setSingleShot(true);
-    list_timer_.setInterval(kFlushIntervalMs);
-    connect(&list_timer_, &QTimer::timeout, this, &ChatController::refresh_conversations);
     connect(engine_, &EngineController::token, this, [this](const QString& t) {
         if (generating_) pending_ += t;
     });
@@ -131,16 +105,8 @@ void ChatController::save_options() {
         saved(store_->setChatOptions(chat_id_, store::ChatOptions{system_prompt_, options_json(), engine_->model_path()}));
 }
 
-template <typename R>
-bool ChatController::saved(const R& result) {
-    if (result.ok()) return true;
-    history_error_ = result.error();
-    emit historyErrorChanged();
-    return false;
-}
-
 void ChatController::send(const QString& text) {
-    if (generating_ || text.isEmpty() || engine_->status() != QLatin1String("ready")) return;
+    if (generating_ || text.isEmpty() || engine_->status() != EngineController::Status::Ready) return;
     const qint64 parent = messages_.messages().isEmpty() ? 0 : messages_.messages().back().id;
     messages_.append(ChatMessage{0, QStringLiteral("user"), text, false, {}});
     unsaved_question_ = UnsavedQuestion{text, parent};
@@ -163,7 +129,7 @@ void ChatController::save_question() {
                                  store::Role::User, question.text);
     if (!saved(id)) return;
     messages_.set_id(int(messages_.messages().size()) - 2, id.value());
-    list_timer_.start();
+    emit questionSaved();
     save_answer_row();
 }
 
@@ -306,7 +272,7 @@ void ChatController::start_answer() {
     emit generatingChanged();
     pending_.clear();
     if (!prompt.error.isEmpty()) {
-        on_failed(prompt.error + tr(" (choose another prompt format in the chat settings)"));
+        on_failed(prompt.error + tr(" (choose another prompt format in the chat settings)"), ember::ErrorCode::Failed);
         return;
     }
     flush_timer_.start();
@@ -332,43 +298,35 @@ void ChatController::flush() {
     }
 }
 
-void ChatController::on_finished(const QVariantMap& stats) {
+void ChatController::on_finished(const GenerationStats& stats) {
     if (!generating_) return;
-    set_context(context_start_, stats.value(QStringLiteral("stopReason")).toString() == QLatin1String("context full"));
-    finish_answer(stats_line(store_stats(stats)), stats);
+    set_context(context_start_, stats.stop_reason == GenerationStats::StopReason::ContextFull);
+    const store::GenerationStats stored = stored_stats(stats);
+    finish_answer(stats_line(stored), stored);
     emit answerFinished(stats);
 }
 
-void ChatController::on_failed(const QString& error) {
+void ChatController::on_failed(const QString& error, ember::ErrorCode code) {
     if (!generating_) return;
-    set_context(context_start_, error.contains(QLatin1String("context overflow")));
-    finish_answer(tr("error: %1").arg(error), {{"stopReason", QStringLiteral("error: ") + error}});
+    set_context(context_start_, code == ember::ErrorCode::ContextOverflow);
+    finish_answer(tr("error: %1").arg(error), failed_stats(error));
 }
 
-void ChatController::finish_answer(const QString& line, const QVariantMap& stats) {
+void ChatController::finish_answer(const QString& line, const store::GenerationStats& stats) {
     flush_timer_.stop();
     flush();
     const ChatMessage& answer = messages_.messages().back();
-    if (store_ && answer.id != 0) saved(store_->finishAssistant(answer.id, answer.content, store_stats(stats)));
+    if (store_ && answer.id != 0) saved(store_->finishAssistant(answer.id, answer.content, stats));
     messages_.finish_last(line);
-    refresh_conversations();  // the chat was updated: it moves to the top
+    emit chatUpdated();  // the chat moves to the top of the list
     generating_ = false;
     emit generatingChanged();
 }
-
-// --- History ------------------------------------------------------------------------------------
 
 void ChatController::set_chat_id(qint64 id) {
     if (id == chat_id_) return;
     chat_id_ = id;
     emit chatIdChanged();
-}
-
-void ChatController::refresh_conversations() {
-    list_timer_.stop();
-    if (!store_) return;
-    auto chats = store_->listChats();
-    if (saved(chats)) conversations_.sync(chats.value(), QDateTime::currentDateTime());
 }
 
 QVector<ChatMessage> ChatController::rows_of(const QList<store::Message>& path) {
@@ -386,7 +344,7 @@ QVector<ChatMessage> ChatController::rows_of(const QList<store::Message>& path) 
     return rows;
 }
 
-void ChatController::show_chat(const store::Chat& chat, const QList<store::Message>& path) {
+void ChatController::show_chat(const store::Chat& chat, const QList<store::Message>& path, qint64 found_message) {
     QVector<ChatMessage> rows = rows_of(path);
     set_found_row(-1);
     set_context(0, false);
@@ -399,115 +357,15 @@ void ChatController::show_chat(const store::Chat& chat, const QList<store::Messa
     const int context_start = context_from != 0 && start != rows.end() ? int(start - rows.begin()) : 0;
     messages_.replace_from(0, std::move(rows));
     set_context(context_start, false);
+    if (found_message == 0) return;
+    const QVector<ChatMessage>& shown = messages_.messages();
+    for (int r = 0; r < shown.size(); ++r)
+        if (shown[r].id == found_message) set_found_row(r);
 }
 
 void ChatController::update_last_siblings() {
     auto s = store_->siblings(messages_.messages().back().id);
     if (saved(s)) messages_.set_last_siblings(int(s.value().index), int(s.value().ids.size()));
-}
-
-void ChatController::open_latest_chat() {
-    refresh_conversations();
-    const auto& rows = conversations_.rows();
-    if (rows.isEmpty()) return;
-    // The chat open when the app closed; without one (or if it is gone), the top of the list.
-    const qint64 last = app_settings_ ? app_settings_->last_chat() : 0;
-    const bool known = std::any_of(rows.begin(), rows.end(), [&](const auto& r) { return r.id == last; });
-    openChat(known ? last : rows.front().id);
-}
-
-void ChatController::openChat(qint64 id) {
-    if (generating_ || !store_) return;
-    auto chat = store_->chat(id);
-    if (!saved(chat)) return;
-    auto path = store_->activePath(id);
-    if (saved(path)) show_chat(chat.value(), path.value());
-}
-
-bool ChatController::exportChats(const QString& path, bool allChats) {
-    if (!store_ || (!allChats && chat_id_ == 0)) {
-        transfer_message_ = store_ ? tr("Nothing to export: this chat is not saved yet") : tr("No history to export");
-        emit transferMessageChanged();
-        return false;
-    }
-    auto what = export_chats_to_file(*store_, path, allChats ? std::nullopt : std::optional<qint64>(chat_id_));
-    transfer_message_ = what ? tr("Exported %1 to %2").arg(what.value(), path) : tr("Export failed: %1").arg(what.error());
-    emit transferMessageChanged();
-    return what.ok();
-}
-
-bool ChatController::importChats(const QString& path) {
-    if (!store_ || generating_) return false;
-    auto ids = import_chats_from_file(*store_, path);
-    if (!ids) transfer_message_ = tr("Import failed: %1").arg(ids.error());
-    else transfer_message_ = ids.value().size() == 1 ? tr("Imported 1 chat from %1").arg(path)
-                                                     : tr("Imported %1 chats from %2").arg(ids.value().size()).arg(path);
-    emit transferMessageChanged();
-    if (!ids) return false;
-    refresh_conversations();
-    if (!ids.value().isEmpty()) openChat(ids.value().first());
-    return true;
-}
-
-void ChatController::chooseExportFile(bool allChats) {
-    QString filter;
-    QString path = QFileDialog::getSaveFileName(nullptr, allChats ? tr("Export all chats") : tr("Export this chat"),
-                                                QDir::homePath() + (allChats ? QStringLiteral("/chats.md") : QStringLiteral("/chat.md")),
-                                                tr("Markdown (*.md);;JSON, to import back (*.json)"), &filter);
-    if (path.isEmpty()) return;
-    // The chosen filter decides the format, whatever the default name's suffix still says.
-    const QString suffix = filter.contains(QLatin1String("*.json")) ? QStringLiteral("json") : QStringLiteral("md");
-    const QFileInfo chosen(path);
-    const QString had = chosen.suffix().toLower();
-    if (had == QLatin1String("md") || had == QLatin1String("json"))
-        path = chosen.path() + QLatin1Char('/') + chosen.completeBaseName() + QLatin1Char('.') + suffix;
-    else
-        path += QLatin1Char('.') + suffix;
-    exportChats(path, allChats);
-}
-
-void ChatController::chooseImportFile() {
-    const QString path = QFileDialog::getOpenFileName(nullptr, tr("Import chats"), QDir::homePath(),
-                                                      tr("Ember chat export (*.json)"));
-    if (!path.isEmpty()) importChats(path);
-}
-
-void ChatController::renameChat(qint64 id, const QString& title) {
-    const QString t = title.simplified();
-    if (!store_ || t.isEmpty()) return;
-    if (saved(store_->renameChat(id, t))) refresh_conversations();
-}
-
-void ChatController::togglePin(qint64 id) {
-    if (!store_) return;
-    for (const ConversationRow& row : conversations_.rows()) {
-        if (row.id != id) continue;
-        if (saved(store_->setPinned(id, !row.pinned))) refresh_conversations();
-        return;
-    }
-}
-
-void ChatController::deleteChat(qint64 id) {
-    if (!store_ || (generating_ && id == chat_id_)) return;
-    QString title;
-    for (const ConversationRow& row : conversations_.rows())
-        if (row.id == id) title = row.title;
-    if (!saved(store_->deleteChat(id))) return;
-    deleted_id_ = id;
-    deleted_was_open_ = id == chat_id_;
-    if (deleted_was_open_) newChat();
-    refresh_conversations();
-    emit chatDeleted(title);
-}
-
-void ChatController::undoDelete() {
-    if (!store_ || deleted_id_ == 0) return;
-    const qint64 id = std::exchange(deleted_id_, 0);
-    if (!saved(store_->restoreChat(id))) return;
-    refresh_conversations();
-    // Undo puts things back as they were: the chat on screen again if it was open, and nothing
-    // new has been typed since.
-    if (deleted_was_open_ && chat_id_ == 0 && messages_.rowCount() == 0) openChat(id);
 }
 
 void ChatController::showSibling(int row, int delta) {
@@ -531,7 +389,7 @@ void ChatController::editMessage(int row, const QString& text) {
     if (text == old.content) return;
     set_found_row(-1);
     const bool question = old.role == QLatin1String("user");
-    if (question && engine_->status() != QLatin1String("ready")) return;  // it would wait for an answer
+    if (question && engine_->status() != EngineController::Status::Ready) return;  // it would wait for an answer
     set_context(std::min(context_start_, row), false);
     // Same parent as the original, so the edit and the original are siblings.
     const qint64 parent = row > 0 ? messages_.messages()[row - 1].id : 0;
@@ -551,29 +409,7 @@ void ChatController::editMessage(int row, const QString& text) {
     // The context may start at the edited message: it is a new message now.
     if (context_start_ > 0) save_options();
     if (question) start_answer();
-    refresh_conversations();
-}
-
-void ChatController::search(const QString& text) {
-    if (!store_ || text.trimmed().isEmpty()) {
-        search_hits_.set_hits({});
-        return;
-    }
-    auto hits = store_->search(text);
-    search_hits_.set_hits(saved(hits) ? hits.value() : QList<store::SearchHit>{});
-}
-
-void ChatController::openSearchHit(int row) {
-    if (generating_ || !store_ || row < 0 || row >= search_hits_.rowCount()) return;
-    const store::SearchHit hit = search_hits_.hits()[row];
-    auto chat = store_->chat(hit.chatId);
-    if (!saved(chat)) return;
-    auto path = store_->selectBranch(hit.messageId);
-    if (!saved(path)) return;
-    show_chat(chat.value(), path.value());
-    const QVector<ChatMessage>& rows = messages_.messages();
-    for (int r = 0; r < rows.size(); ++r)
-        if (rows[r].id == hit.messageId) set_found_row(r);
+    emit chatUpdated();
 }
 
 void ChatController::set_found_row(int row) {

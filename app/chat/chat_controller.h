@@ -1,24 +1,25 @@
 #pragma once
 // The open conversation: sends the user's text, streams the answer into the message model at
-// ~30 Hz (one dataChanged per flush, however many tokens arrived), stops and regenerates.
-// Also the history around it: the conversation list, switching between sibling answers, search.
+// ~30 Hz (one dataChanged per flush, however many tokens arrived), stops, regenerates, edits,
+// switches between sibling answers; the chat's settings and what of it the model's context holds.
+// Which chat is open is HistoryController's choice (show_chat).
 
 #include <QElapsedTimer>
 #include <QObject>
 #include <QTimer>
-#include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
 #include <optional>
 #include <random>
 
 #include "app/chat/chat_prompt.h"
-#include "app/chat/conversation_list_model.h"
 #include "app/chat/generation_settings.h"
 #include "app/chat/message_list_model.h"
 #include "app/chat/model_template.h"
 #include "app/chat/template_detect.h"
-#include "app/chat/search_hit_model.h"
+#include "app/engine/generation_stats.h"
+#include "app/store/chat_types.h"
+#include "ember/result.h"
 
 class QQmlEngine;
 class QJSEngine;
@@ -38,8 +39,6 @@ class ChatController : public QObject {
     QML_SINGLETON
 
     Q_PROPERTY(ember::app::MessageListModel* messages READ messages CONSTANT)
-    Q_PROPERTY(ember::app::ConversationListModel* conversations READ conversations CONSTANT)
-    Q_PROPERTY(ember::app::SearchHitModel* searchHits READ search_hits CONSTANT)
     // A number in QML (qmllint does not know qint64); SQLite ids stay far below 2^53.
     Q_PROPERTY(double chatId READ chat_id_number NOTIFY chatIdChanged)
     Q_PROPERTY(bool generating READ generating NOTIFY generatingChanged)
@@ -60,13 +59,12 @@ class ChatController : public QObject {
     // Tokens of context for this chat's answers; the engine resizes its session to it before the
     // next answer (the conversation is then evaluated again).
     Q_PROPERTY(int contextLength READ context_length WRITE set_context_length NOTIFY settingsChanged)
+    // The last failure to save, by this controller or HistoryController; the chat goes on unsaved.
     Q_PROPERTY(QString historyError READ history_error NOTIFY historyErrorChanged)
     // The first row the model sees (earlier turns stay in the history, dimmed); and whether the
     // last answer ran out of context, so the user chooses what happens next.
     Q_PROPERTY(int contextStart READ context_start NOTIFY contextChanged)
     Q_PROPERTY(bool contextFull READ context_full NOTIFY contextChanged)
-    // What the last export or import did ("Exported 2 chats as JSON to …") or why it failed.
-    Q_PROPERTY(QString transferMessage READ transfer_message NOTIFY transferMessageChanged)
     // The row of the message the last search hit opened, marked and scrolled to; -1: none.
     Q_PROPERTY(int foundRow READ found_row NOTIFY foundRowChanged)
 
@@ -80,8 +78,6 @@ public:
     static void set_instance(ChatController* controller);
 
     MessageListModel* messages() { return &messages_; }
-    ConversationListModel* conversations() { return &conversations_; }
-    SearchHitModel* search_hits() { return &search_hits_; }
     bool generating() const { return generating_; }
     // The format the model's prompts are rendered in: the user's choice for this model, else
     // the one its chat template asks for.
@@ -116,9 +112,17 @@ public:
     qint64 chat_id() const { return chat_id_; }
     double chat_id_number() const { return double(chat_id_); }
 
-    // Fills the conversation list and shows the chat open when the app last closed (else the
-    // one at the top of the list), if any.
-    void open_latest_chat();
+    // Shows a chat read from the store: its branch `path`, its settings and context; marks the
+    // row of `found_message` (a search hit's) when given.
+    void show_chat(const store::Chat& chat, const QList<store::Message>& path, qint64 found_message = 0);
+    // Runs a store call's result through: a failure is shown (historyError) and false returned.
+    template <typename R>
+    bool saved(const R& result) {
+        if (result.ok()) return true;
+        history_error_ = result.error();
+        emit historyErrorChanged();
+        return false;
+    }
 
     Q_INVOKABLE void send(const QString& text);
     Q_INVOKABLE void stop();
@@ -137,13 +141,7 @@ public:
     Q_INVOKABLE void copyConversation();
     Q_INVOKABLE void copyText(const QString& text);  // a code block's or a message's Copy button
 
-    // History. None of them touches the open chat while an answer is generating.
-    Q_INVOKABLE void openChat(qint64 id);
-    Q_INVOKABLE void renameChat(qint64 id, const QString& title);
-    Q_INVOKABLE void togglePin(qint64 id);
-    // Hidden until undoDelete() or the next start; chatDeleted() offers the undo.
-    Q_INVOKABLE void deleteChat(qint64 id);
-    Q_INVOKABLE void undoDelete();
+    // None of these touches the chat while an answer is generating.
     // The previous (delta -1) or next (+1) alternative of the message in `row`, with the newest
     // branch below it.
     Q_INVOKABLE void showSibling(int row, int delta);
@@ -153,30 +151,20 @@ public:
     // The answer to a full context: leave the oldest question and its answer out of what the
     // model sees (they stay in the history) and answer the last question again.
     Q_INVOKABLE void dropOldestTurn();
-    Q_INVOKABLE void search(const QString& text);
-    // Opens the chat of a search hit on the branch holding the matching message.
-    Q_INVOKABLE void openSearchHit(int row);
-    // The open chat (allChats false) or every chat to `path`: JSON for a ".json" name, to import
-    // back, else Markdown. Adds the chats of a JSON export and opens the first. Both say what
-    // happened in transferMessage; false on failure.
-    Q_INVOKABLE bool exportChats(const QString& path, bool allChats);
-    Q_INVOKABLE bool importChats(const QString& path);
-    // The same through the platform's file dialog.
-    Q_INVOKABLE void chooseExportFile(bool allChats);
-    Q_INVOKABLE void chooseImportFile();
-    QString transfer_message() const { return transfer_message_; }
     int found_row() const { return found_row_; }
 
 signals:
     void generatingChanged();
     void chatIdChanged();
-    void chatDeleted(const QString& title);
     void settingsChanged();
-    void answerFinished(const QVariantMap& stats);
+    void answerFinished(const ember::app::GenerationStats& stats);
     void historyErrorChanged();
     void contextChanged();
-    void transferMessageChanged();
     void foundRowChanged();
+    // The store now holds a new chat or question (the list shows it one flush later, so the frame
+    // that shows the question does not also lay out the list); and a finished answer or an edit.
+    void questionSaved();
+    void chatUpdated();
 
 private:
     RenderedPrompt render(const QVector<ChatMessage>& rows) const;
@@ -206,18 +194,13 @@ private:
     // Stores the row of the answer being generated, a child of the message before it.
     void save_answer_row();
     void flush();
-    void on_finished(const QVariantMap& stats);
-    void on_failed(const QString& error);
-    void finish_answer(const QString& stats_line, const QVariantMap& stats);
-    // Runs a store call; a failure is shown (historyError) and the chat goes on unsaved.
-    template <typename R>
-    bool saved(const R& result);
+    void on_finished(const ember::app::GenerationStats& stats);
+    void on_failed(const QString& error, ember::ErrorCode code);
+    void finish_answer(const QString& stats_line, const store::GenerationStats& stats);
     void set_chat_id(qint64 id);
-    void refresh_conversations();
     // Rows for a branch read from the store, each with its place among its siblings.
     QVector<ChatMessage> rows_of(const QList<store::Message>& path);
     void set_found_row(int row);
-    void show_chat(const store::Chat& chat, const QList<store::Message>& path);
     void update_last_siblings();
 
     EngineController* engine_;
@@ -225,15 +208,9 @@ private:
     qint64 chat_id_ = 0;    // 0: a new chat, created in the store with its first message
     QElapsedTimer since_saved_;  // the streaming answer is saved every kSaveIntervalMs
     QString history_error_;
-    QString transfer_message_;
     int found_row_ = -1;
     MessageListModel messages_;
-    ConversationListModel conversations_;
-    SearchHitModel search_hits_;
-    qint64 deleted_id_ = 0;  // the chat deleteChat() hid last, for undoDelete()
-    bool deleted_was_open_ = false;
     QTimer flush_timer_;
-    QTimer list_timer_;  // refreshes the conversation list after a question is sent
     QString pending_;  // tokens received since the last flush
     struct UnsavedQuestion {
         QString text;

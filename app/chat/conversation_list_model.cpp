@@ -2,7 +2,7 @@
 
 #include <QSet>
 
-#include "app/store/chat_sections.h"
+#include "app/chat/chat_sections.h"
 
 namespace ember::app {
 
@@ -47,7 +47,7 @@ void ConversationListModel::sync(const QList<store::Chat>& chats, const QDateTim
     // Then row by row: the wanted chat is here already, further down (move it up), or new.
     for (qsizetype i = 0; i < chats.size(); ++i) {
         const store::Chat& c = chats[i];
-        const ConversationRow row{c.id, c.title, store::chatListSection(c, now), c.pinned};
+        const ConversationRow row{c.id, c.title, chat_list_section(c, now), c.pinned};
         const qsizetype at = find(c.id, i);
         if (at < 0) {
             beginInsertRows({}, int(i), int(i));

@@ -19,6 +19,7 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
     qRegisterMetaType<LoadedModel>();
     qRegisterMetaType<DeviceState>();
     qRegisterMetaType<SplitSnapshot>();
+    qRegisterMetaType<ember::ErrorCode>();
     worker_->moveToThread(&thread_);
     connect(&thread_, &QThread::finished, worker_, &QObject::deleteLater);
     connect(worker_, &EngineWorker::loaded, this, [this](const LoadedModel& m) {
@@ -26,9 +27,9 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         // Without a GPU the slider previews cards up to twice the model's size.
         max_budget_ = 2 * QFileInfo(m.path).size();
         emit modelChanged();
-        set_status(QStringLiteral("ready"));
+        set_status(Status::Ready);
     }, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::load_failed, this, [this](const QString& e) { set_status(QStringLiteral("error"), e); },
+    connect(worker_, &EngineWorker::load_failed, this, [this](const QString& e) { set_status(Status::Error, e); },
             Qt::QueuedConnection);
     connect(worker_, &EngineWorker::unloaded, this, [this] {
         model_ = {};
@@ -40,7 +41,7 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         emit modelChanged();
         emit deviceChanged();
         emit contextChanged();
-        set_status(QStringLiteral("empty"));
+        set_status(Status::Empty);
     }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::token, this, &EngineController::token, Qt::QueuedConnection);
     // A snapshot arrives per token (hundreds a second on a small model); the view shows the
@@ -76,18 +77,15 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         context_size_ = size;
         emit contextChanged();
     }, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::finished, this, [this](const GenerationStats& st) {
-        set_status(QStringLiteral("ready"));
-        emit generationFinished({{"promptTokens", st.prompt_tokens},
-                                 {"promptTokensPerSecond", st.prompt_tokens_per_second},
-                                 {"generatedTokens", st.generated_tokens},
-                                 {"tokensPerSecond", st.tokens_per_second},
-                                 {"firstTokenMs", st.first_token_ms},
-                                 {"stopReason", st.stop_reason}});
+    connect(worker_, &EngineWorker::finished, this, [this](GenerationStats st) {
+        // The answer's split snapshots came before it: the share counts every token.
+        st.device_share = answer_device_share();
+        set_status(Status::Ready);
+        emit generationFinished(st);
     }, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::failed, this, [this](const QString& e) {
-        set_status(model_.path.isEmpty() ? QStringLiteral("error") : QStringLiteral("ready"), e);
-        emit generationFailed(e);
+    connect(worker_, &EngineWorker::failed, this, [this](const QString& e, ember::ErrorCode code) {
+        set_status(model_.path.isEmpty() ? Status::Error : Status::Ready, e);
+        emit generationFailed(e, code);
     }, Qt::QueuedConnection);
     thread_.setObjectName(QStringLiteral("EngineWorker"));
     // Runs on the new thread, before the worker makes its session and thread pool.
@@ -117,14 +115,14 @@ void EngineController::show_split() {
     emit splitChanged();
 }
 
-void EngineController::set_status(const QString& status, const QString& error) {
+void EngineController::set_status(Status status, const QString& error) {
     status_ = status;
     error_ = error;
     emit statusChanged();
 }
 
 void EngineController::loadModel(const QString& path, double budgetBytes) {
-    set_status(QStringLiteral("loading"));
+    set_status(Status::Loading);
     QMetaObject::invokeMethod(
         worker_, [w = worker_, path, budgetBytes, gpu = gpu_enabled_] { w->load(path, qint64(budgetBytes), 2048, gpu); },
         Qt::QueuedConnection);
@@ -140,7 +138,7 @@ void EngineController::set_gpu_enabled(bool enabled) {
 }
 
 void EngineController::generate(const GenerationRequest& r) {
-    set_status(QStringLiteral("generating"));
+    set_status(Status::Generating);
     answer_active_ = answer_on_device_ = 0;
     recent_shares_.clear();
     QMetaObject::invokeMethod(worker_, [w = worker_, r] { w->generate(r); }, Qt::QueuedConnection);

@@ -5,7 +5,6 @@
 #include <QObject>
 #include <QThread>
 #include <QTimer>
-#include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
 #include "app/engine/engine_worker.h"
@@ -21,7 +20,7 @@ class EngineController : public QObject {
     QML_ELEMENT
     QML_SINGLETON
 
-    Q_PROPERTY(QString status READ status NOTIFY statusChanged)
+    Q_PROPERTY(Status status READ status NOTIFY statusChanged)
     Q_PROPERTY(QString error READ error NOTIFY statusChanged)
     Q_PROPERTY(QString modelPath READ model_path NOTIFY modelChanged)
     Q_PROPERTY(QString modelName READ model_name NOTIFY modelChanged)
@@ -57,6 +56,11 @@ class EngineController : public QObject {
     Q_PROPERTY(QString chatTemplate READ chat_template NOTIFY modelChanged)
 
 public:
+    // Empty: no model; Error: the last load failed (error says why). A failed answer goes back
+    // to Ready, with error set, when a model is still loaded.
+    enum class Status { Empty, Loading, Ready, Generating, Error };
+    Q_ENUM(Status)
+
     // Not default-constructible on purpose: QML (Qt 6.4) would build its own instance instead
     // of calling create().
     explicit EngineController(QObject* parent);
@@ -66,7 +70,7 @@ public:
     static EngineController* create(QQmlEngine*, QJSEngine*);
     static void set_instance(EngineController* controller);
 
-    QString status() const { return status_; }
+    Status status() const { return status_; }
     QString error() const { return error_; }
     QString model_path() const { return model_.path; }
     QString model_name() const { return model_.name; }
@@ -103,7 +107,7 @@ public:
     int context_size() const { return context_size_; }
 
     Q_INVOKABLE void loadModel(const QString& path, double budgetBytes = 0);
-    // Stops an answer in progress and frees the model; status becomes "empty".
+    // Stops an answer in progress and frees the model; status becomes Empty.
     Q_INVOKABLE void unloadModel();
     // n_ctx: the context the session must hold (it is resized first when it differs); 0 keeps it.
     void generate(const GenerationRequest& request);
@@ -117,11 +121,12 @@ signals:
     void splitChanged();
     void contextChanged();
     void token(const QString& text);
-    void generationFinished(const QVariantMap& stats);
-    void generationFailed(const QString& error);
+    void generationFinished(const ember::app::GenerationStats& stats);
+    // code: ContextOverflow when the conversation no longer fits the context.
+    void generationFailed(const QString& error, ember::ErrorCode code);
 
 private:
-    void set_status(const QString& status, const QString& error = {});
+    void set_status(Status status, const QString& error = {});
     void show_split();
 
     QThread thread_;
@@ -129,7 +134,7 @@ private:
     LayerSplitModel layers_;
     SplitSnapshot pending_split_;  // the latest token's, shown by split_timer_
     QTimer split_timer_;
-    QString status_ = QStringLiteral("empty");
+    Status status_ = Status::Empty;
     QString error_;
     LoadedModel model_;
     DeviceState device_;

@@ -184,7 +184,7 @@ void EngineWorker::generate(const GenerationRequest& request) {
         context_.clear();
         session_->clear();
         emit context_changed(0, session_->n_ctx());
-        return emit failed(QString::fromStdString(result.error().message));
+        return emit failed(QString::fromStdString(result.error().message), result.error().code);
     }
     context_.insert(context_.end(), result->tokens.begin(), result->tokens.end());
     context_.resize(size_t(session_->n_past()));
@@ -195,8 +195,7 @@ void EngineWorker::generate(const GenerationRequest& request) {
     stats.generated_tokens = int(result->tokens.size());
     stats.tokens_per_second = t.generate_ms > 0 ? 1000.0 * t.n_generated / t.generate_ms : 0.0;
     stats.first_token_ms = t.first_token_ms;
-    stats.stop_reason = stop_.load() ? QStringLiteral("stopped")
-                                     : QString::fromLatin1(ember::stop_reason_name(result->stop_reason));
+    stats.stop_reason = stop_reason_of(result->stop_reason, stop_.load());
     emit context_changed(session_->n_past(), session_->n_ctx());
     emit finished(stats);
 }

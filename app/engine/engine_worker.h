@@ -13,8 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "app/engine/generation_stats.h"
 #include "app/engine/split_snapshot.h"
 #include "ember/model.h"
+#include "ember/result.h"
 #include "ember/session.h"
 
 namespace ember::app {
@@ -25,15 +27,6 @@ struct GenerationRequest {
     int max_tokens = 256;
     ember::SamplingParams sampling;
     int n_ctx = 0;  // the context the session must hold; 0 keeps it
-};
-
-struct GenerationStats {
-    int prompt_tokens = 0;
-    double prompt_tokens_per_second = 0.0;
-    int generated_tokens = 0;
-    double tokens_per_second = 0.0;
-    double first_token_ms = 0.0;
-    QString stop_reason;
 };
 
 struct LoadedModel {
@@ -91,7 +84,8 @@ signals:
     void token(const QString& text);
     void split(const ember::app::SplitSnapshot& snapshot);
     void finished(const ember::app::GenerationStats& stats);
-    void failed(const QString& error);
+    // code: ContextOverflow when the conversation no longer fits the context.
+    void failed(const QString& error, ember::ErrorCode code = ember::ErrorCode::Failed);
     void device_changed(const ember::app::DeviceState& state);
     // Tokens held in the context (the conversation so far) and its size, after a load and after
     // each answer.
@@ -121,6 +115,6 @@ private:
 }  // namespace ember::app
 
 Q_DECLARE_METATYPE(ember::app::GenerationRequest)
-Q_DECLARE_METATYPE(ember::app::GenerationStats)
 Q_DECLARE_METATYPE(ember::app::LoadedModel)
 Q_DECLARE_METATYPE(ember::app::DeviceState)
+Q_DECLARE_METATYPE(ember::ErrorCode)

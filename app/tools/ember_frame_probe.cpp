@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "app/app_shell.h"
-#include "app/engine/model_files.h"
+#include "app/hub/library_files.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
@@ -48,7 +48,7 @@ int main(int argc, char** argv) {
         clock.restart();
     });
     QObject::connect(&engine, &ember::app::EngineController::statusChanged, [&] {
-        if (engine.status() == QLatin1String("ready") && chat.messages()->rowCount() == 0) {
+        if (engine.status() == ember::app::EngineController::Status::Ready && chat.messages()->rowCount() == 0) {
             chat.set_max_tokens(tokens);
             chat.set_temperature(0.7);
             // The clock runs from before send(): its database writes block the GUI thread too.
@@ -59,14 +59,14 @@ int main(int argc, char** argv) {
             tick.start();
         }
     });
-    QObject::connect(&chat, &ember::app::ChatController::answerFinished, [&](const QVariantMap& s) {
+    QObject::connect(&chat, &ember::app::ChatController::answerFinished, [&](const ember::app::GenerationStats& s) {
         tick.stop();
         std::sort(gaps.begin(), gaps.end());
         const auto at = [&](double q) { return gaps.empty() ? 0.0 : gaps[size_t(q * double(gaps.size() - 1))]; };
         const long over = long(std::count_if(gaps.begin(), gaps.end(), [](double g) { return g > 16.0; }));
         std::printf("%d tokens at %.1f tok/s; GUI thread gaps over %zu ticks: median %.2f ms, p99 %.2f ms, max %.2f ms, "
                     "%ld over 16 ms; %d frames rendered\n",
-                    s.value("generatedTokens").toInt(), s.value("tokensPerSecond").toDouble(), gaps.size(), at(0.5),
+                    s.generated_tokens, s.tokens_per_second, gaps.size(), at(0.5),
                     at(0.99), gaps.empty() ? 0.0 : gaps.back(), over, frames);
         std::printf("send() took %.1f ms\n", send_ms);
         for (const auto& [when, gap] : long_gaps) std::printf("  %.1f ms gap ending %.0f ms after the prompt\n", gap, when);

@@ -13,7 +13,7 @@
 #include <QtQml/qqmlextensionplugin.h>
 
 #include "app/app_shell.h"
-#include "app/engine/model_files.h"
+#include "app/hub/library_files.h"
 #include "app/hub/download_list_model.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
     auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
     auto& engine = shell.engine();
     auto& chat = shell.chat();
-    if (!wait_for([&] { return engine.status() == QLatin1String("ready"); }, 60000)) {
+    if (!wait_for([&] { return engine.status() == ember::app::EngineController::Status::Ready; }, 60000)) {
         std::fprintf(stderr, "ember-screenshots: the model did not load: %s\n", qPrintable(engine.error()));
         return 1;
     }

@@ -43,7 +43,7 @@ Pane {
             Label {
                 anchors.centerIn: parent
                 visible: list.count === 0
-                text: EngineController.status === "ready" ? qsTr("Write the start of a text; the model continues it.")
+                text: EngineController.status === EngineController.Ready ? qsTr("Write the start of a text; the model continues it.")
                                                           : qsTr("Loading the model…")
                 opacity: 0.6
             }

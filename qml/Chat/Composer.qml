@@ -48,7 +48,7 @@ ToolBar {
                 objectName: "promptInput"
                 Layout.fillWidth: true
                 placeholderText: qsTr("Message (Enter to send, Esc to stop)")
-                enabled: EngineController.status === "ready" || EngineController.status === "generating"
+                enabled: EngineController.status === EngineController.Ready || EngineController.status === EngineController.Generating
                 onAccepted: composer.submit()
                 Accessible.name: qsTr("Message")
             }

@@ -14,7 +14,7 @@ RowLayout {
     property bool editing: false
 
     function commitRename() {
-        ChatController.renameChat(row.chatId, titleField.text);
+        HistoryController.renameChat(row.chatId, titleField.text);
         row.editing = false;
     }
 
@@ -25,7 +25,7 @@ RowLayout {
         visible: !row.editing
         text: row.title
         highlighted: ChatController.chatId === row.chatId
-        onClicked: ChatController.openChat(row.chatId)
+        onClicked: HistoryController.openChat(row.chatId)
         Accessible.name: qsTr("Open %1").arg(row.title)
     }
     TextField {
@@ -40,7 +40,7 @@ RowLayout {
     }
     ToolButton {
         text: row.pinned ? "★" : "☆"
-        onClicked: ChatController.togglePin(row.chatId)
+        onClicked: HistoryController.togglePin(row.chatId)
         ToolTip.visible: hovered
         ToolTip.text: Accessible.name
         Accessible.name: row.pinned ? qsTr("Unpin %1").arg(row.title) : qsTr("Pin %1").arg(row.title)
@@ -59,7 +59,7 @@ RowLayout {
     ToolButton {
         text: "✕"
         enabled: !(ChatController.generating && ChatController.chatId === row.chatId)
-        onClicked: ChatController.deleteChat(row.chatId)
+        onClicked: HistoryController.deleteChat(row.chatId)
         ToolTip.visible: hovered
         ToolTip.text: Accessible.name
         Accessible.name: qsTr("Delete %1").arg(row.title)

@@ -41,11 +41,11 @@ Pane {
                     MenuItem {
                         text: qsTr("This chat…")
                         enabled: ChatController.chatId !== 0
-                        onTriggered: ChatController.chooseExportFile(false)
+                        onTriggered: HistoryController.chooseExportFile(false)
                     }
                     MenuItem {
                         text: qsTr("All chats…")
-                        onTriggered: ChatController.chooseExportFile(true)
+                        onTriggered: HistoryController.chooseExportFile(true)
                     }
                 }
             }
@@ -54,7 +54,7 @@ Pane {
                 Layout.fillWidth: true
                 text: qsTr("Import…")
                 enabled: !ChatController.generating
-                onClicked: ChatController.chooseImportFile()
+                onClicked: HistoryController.chooseImportFile()
                 Accessible.name: qsTr("Import chats from a JSON export")
             }
         }
@@ -63,7 +63,7 @@ Pane {
             Layout.fillWidth: true
             Layout.margins: 8
             visible: text.length > 0
-            text: ChatController.transferMessage
+            text: HistoryController.transferMessage
             wrapMode: Text.Wrap
             font.pointSize: 8
             opacity: 0.8
@@ -76,7 +76,7 @@ Pane {
             Layout.fillWidth: true
             Layout.fillHeight: true
             clip: true
-            model: ChatController.conversations
+            model: HistoryController.conversations
             delegate: ConversationDelegate {
                 width: ListView.view.width
             }

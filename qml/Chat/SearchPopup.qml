@@ -8,7 +8,7 @@ Popup {
     id: popup
 
     function choose(row: int) {
-        ChatController.openSearchHit(row);
+        HistoryController.openSearchHit(row);
         popup.close();
     }
 
@@ -33,7 +33,7 @@ Popup {
             objectName: "searchField"
             Layout.fillWidth: true
             placeholderText: qsTr("Search all chats")
-            onTextChanged: ChatController.search(text)
+            onTextChanged: HistoryController.search(text)
             onAccepted: if (hits.count > 0) popup.choose(0)
             Accessible.name: qsTr("Search all chats")
         }
@@ -45,7 +45,7 @@ Popup {
             Layout.fillWidth: true
             Layout.fillHeight: true
             clip: true
-            model: ChatController.searchHits
+            model: HistoryController.searchHits
             delegate: SearchHitDelegate {
                 width: ListView.view.width
                 onChosen: row => popup.choose(row)

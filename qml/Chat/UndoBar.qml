@@ -13,7 +13,7 @@ ToolBar {
     visible: hideTimer.running
 
     Connections {
-        target: ChatController
+        target: HistoryController
 
         function onChatDeleted(title: string) {
             bar.deletedTitle = title;
@@ -39,7 +39,7 @@ ToolBar {
         Button {
             text: qsTr("Undo")
             onClicked: {
-                ChatController.undoDelete();
+                HistoryController.undoDelete();
                 hideTimer.stop();
             }
             Accessible.name: qsTr("Undo delete")

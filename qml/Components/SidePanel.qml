@@ -39,7 +39,7 @@ Pane {
             objectName: "useGpuSwitch"
             text: qsTr("Use the GPU")
             checked: AppSettings.useGpu
-            enabled: EngineController.status !== "loading"
+            enabled: EngineController.status !== EngineController.Loading
             onToggled: AppSettings.useGpu = checked
             Accessible.name: qsTr("Use the GPU for the hot neurons of sparse models")
             ToolTip.visible: hovered

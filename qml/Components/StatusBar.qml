@@ -19,10 +19,10 @@ ToolBar {
         }
         Label {
             Layout.fillWidth: true
-            text: EngineController.status === "error" ? EngineController.error
+            text: EngineController.status === EngineController.Error ? EngineController.error
                   : ChatController.historyError.length > 0 ? qsTr("History not saved: %1").arg(ChatController.historyError)
                   : EngineController.modelDescription
-            color: EngineController.status === "error" || ChatController.historyError.length > 0 ? "#c0392b" : palette.windowText
+            color: EngineController.status === EngineController.Error || ChatController.historyError.length > 0 ? "#c0392b" : palette.windowText
             elide: Text.ElideRight
         }
         // Where the model runs and, when no GPU is used, why: on every page.
@@ -51,13 +51,26 @@ ToolBar {
             }
         }
         BusyIndicator {
-            running: EngineController.status === "loading" || EngineController.status === "generating"
+            running: EngineController.status === EngineController.Loading || EngineController.status === EngineController.Generating
             implicitHeight: 24
             implicitWidth: 24
         }
         Label {
-            text: EngineController.status === "generating"
-                  ? qsTr("%1 tok/s").arg(EngineController.tokensPerSecond.toFixed(1)) : EngineController.status
+            objectName: "engineStatus"
+            text: {
+                switch (EngineController.status) {
+                case EngineController.Loading:
+                    return qsTr("loading");
+                case EngineController.Ready:
+                    return qsTr("ready");
+                case EngineController.Generating:
+                    return qsTr("%1 tok/s").arg(EngineController.tokensPerSecond.toFixed(1));
+                case EngineController.Error:
+                    return qsTr("error");
+                default:
+                    return qsTr("no model");
+                }
+            }
         }
     }
 }

@@ -65,7 +65,7 @@ ItemDelegate {
             Button {
                 readonly property bool loaded: EngineController.modelPath === entry.path
                 text: loaded ? qsTr("Unload") : qsTr("Load")
-                enabled: EngineController.status !== "loading"
+                enabled: EngineController.status !== EngineController.Loading
                 Accessible.name: (loaded ? qsTr("Unload %1") : qsTr("Load %1")).arg(entry.file)
                 onClicked: loaded ? EngineController.unloadModel() : HubController.loadModel(entry.index)
             }

@@ -1,12 +1,10 @@
-// ChatStore's chats and message trees: list order and sections, delete with undo, branches,
+// ChatStore's chats and message trees: list order, delete with undo, branches,
 // streaming an answer, and what a reopen does to an answer left generating.
-#include "app/store/chat_sections.h"
 #include "app/store/chat_store.h"
 #include "app/store/db.h"
 #include "store_test_support.h"
 
 #include <QJsonObject>
-#include <QLocale>
 #include <QTemporaryDir>
 
 using namespace ember::store;
@@ -33,7 +31,6 @@ class TestChatStore : public QObject {
     Q_OBJECT
 
 private slots:
-    void initTestCase();
     void init();
     void chatsListPinnedThenRecent();
     void deleteWithUndo();
@@ -43,18 +40,12 @@ private slots:
     void reopenMarksGeneratingInterrupted();
     void workerOpenLeavesStreamingAlone();
     void purgeRemovesALongBranch();
-    void sections_data();
-    void sections();
 
 private:
     QTemporaryDir m_dir;
     QString m_path;
     int m_fileNumber = 0;
 };
-
-void TestChatStore::initTestCase() {
-    QLocale::setDefault(QLocale(QLocale::English, QLocale::UnitedStates));
-}
 
 void TestChatStore::init() {
     m_path = m_dir.filePath(QStringLiteral("chats-%1.db").arg(++m_fileNumber));
@@ -260,36 +251,6 @@ void TestChatStore::purgeRemovesALongBranch() {
     QVERIFY(count->step());
     QCOMPARE(count->columnInt(0), 0);
     db.exec("INSERT INTO messages_fts (messages_fts) VALUES ('integrity-check')");
-}
-
-void TestChatStore::sections_data() {
-    QTest::addColumn<bool>("pinned");
-    QTest::addColumn<QDateTime>("updated");
-    QTest::addColumn<QString>("section");
-
-    const auto at = [](int y, int m, int d, int h = 12, int min = 0) {
-        return QDateTime(QDate(y, m, d), QTime(h, min));
-    };
-    QTest::newRow("pinned, whatever its age") << true << at(2020, 1, 1) << "Pinned";
-    QTest::newRow("just after midnight") << false << at(2025, 3, 15, 0, 1) << "Today";
-    QTest::newRow("ahead of the clock") << false << at(2025, 3, 16) << "Today";
-    QTest::newRow("late yesterday") << false << at(2025, 3, 14, 23, 59) << "Yesterday";
-    QTest::newRow("two days ago") << false << at(2025, 3, 13) << "Previous 7 days";
-    QTest::newRow("seven days ago") << false << at(2025, 3, 8, 0, 0) << "Previous 7 days";
-    QTest::newRow("eight days ago, same month") << false << at(2025, 3, 7, 23, 59) << "March 2025";
-    QTest::newRow("last month") << false << at(2025, 2, 28) << "February 2025";
-    QTest::newRow("last year") << false << at(2024, 12, 31) << "December 2024";
-}
-
-void TestChatStore::sections() {
-    QFETCH(bool, pinned);
-    QFETCH(QDateTime, updated);
-    QFETCH(QString, section);
-    Chat chat;
-    chat.pinned = pinned;
-    chat.updated = updated.toUTC();  // as the store hands it out
-    const QDateTime now(QDate(2025, 3, 15), QTime(12, 0));
-    QCOMPARE(chatListSection(chat, now), section);
 }
 
 QTEST_GUILESS_MAIN(TestChatStore)

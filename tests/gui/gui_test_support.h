@@ -8,7 +8,7 @@
 #include <QStringList>
 #include <QtGlobal>
 
-#include "app/engine/model_files.h"
+#include "app/hub/library_files.h"
 
 namespace gui_test {
 

@@ -81,7 +81,7 @@ private slots:
         auto& chat = shell.chat();
         QAbstractItemModelTester messages_tester(chat.messages());
         QAbstractItemModelTester layers_tester(engine.layers());
-        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
         QVERIFY(engine.sparse());
         // The first usable GPU holds the hot neurons; without one the sim device previews a GPU
         // and the panel says why no GPU is in use.
@@ -105,6 +105,10 @@ private slots:
         auto* bars = window->findChild<QQuickItem*>(QStringLiteral("layerBars"));
         QVERIFY(bars);
         QTRY_COMPARE(bars->property("count").toInt(), 6);
+        // The status bar reads the status enum, not a string.
+        auto* status = window->findChild<QQuickItem*>(QStringLiteral("engineStatus"));
+        QVERIFY(status);
+        QCOMPARE(status->property("text").toString(), QStringLiteral("ready"));
 
         // Send: the answer streams into the last row while generating.
         chat.set_max_tokens(400);
@@ -226,7 +230,8 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 30000);
         QVERIFY2(failed.at(0).at(0).toString().contains(QLatin1String("cannot make a context of 2097152 tokens")),
                  qPrintable(failed.at(0).at(0).toString()));
-        QTRY_COMPARE(engine.status(), QStringLiteral("ready"));
+        QCOMPARE(failed.at(0).at(1).value<ember::ErrorCode>(), ember::ErrorCode::Failed);  // not a full context
+        QTRY_COMPARE(engine.status(), ember::app::EngineController::Status::Ready);
         QTRY_COMPARE(engine.context_size(), 1024);
         chat.regenerate();
         QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
@@ -250,13 +255,13 @@ private slots:
             QVERIFY(shell.start());
             QVERIFY(QFileInfo::exists(installed));
             QVERIFY(QFileInfo::exists(QFileInfo(installed).absolutePath() + "/activation/activation_0.pt"));
-            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), QStringLiteral("ready"), 30000);
+            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
             QCOMPARE(shell.engine().model_path(), installed);
             QTRY_COMPARE_WITH_TIMEOUT(shell.hub().library()->rowCount(), 1, 10000);
         }
         ember::app::AppShell again(o);
         QVERIFY(again.start());
-        QTRY_COMPARE_WITH_TIMEOUT(again.engine().status(), QStringLiteral("ready"), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(again.engine().status(), ember::app::EngineController::Status::Ready, 30000);
         QCOMPARE(again.engine().model_path(), installed);
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
@@ -377,7 +382,7 @@ private slots:
         QTemporaryDir dir;
         ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
         QVERIFY(shell.start());
-        QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), QStringLiteral("ready"), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
         auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
         QVERIFY(QTest::qWaitForWindowExposed(window));
         // An answer, so that messages show their buttons.
@@ -437,7 +442,7 @@ private slots:
             ember::app::AppShell shell(options(dir.path() + "/data", model));
             QVERIFY(shell.start());
             auto& engine = shell.engine();
-            QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
+            QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
             QVERIFY(engine.gpu_enabled());
             auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
             QVERIFY(QTest::qWaitForWindowExposed(window));
@@ -455,7 +460,7 @@ private slots:
             QTest::mouseClick(window, Qt::LeftButton, {}, toggle->mapToScene(QPointF(toggle->width() / 2, toggle->height() / 2)).toPoint());
             QTRY_VERIFY(!engine.gpu_enabled());
             QVERIFY(!shell.settings().use_gpu());
-            QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
+            QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
             QTRY_VERIFY2(engine.device_note().contains("turned off by you"), qPrintable(engine.device_note()));
             QCOMPARE(engine.device_name(), QStringLiteral("sim"));
             QTRY_VERIFY2(status->property("text").toString().startsWith("CPU · No GPU in use: turned off by you"),
@@ -465,11 +470,11 @@ private slots:
             ember::app::AppShell shell(options(dir.path() + "/data", model));
             QVERIFY(!shell.engine().gpu_enabled());
             QVERIFY(shell.start());
-            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), QStringLiteral("ready"), 30000);
+            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
             QVERIFY2(shell.engine().device_note().contains("turned off by you"), qPrintable(shell.engine().device_note()));
             // On again: the GPU if there is one, else the probe's reason.
             shell.settings().set_use_gpu(true);
-            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), QStringLiteral("ready"), 30000);
+            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
             QTRY_VERIFY2(!shell.engine().device_note().contains("turned off by you"), qPrintable(shell.engine().device_note()));
         }
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
@@ -497,7 +502,7 @@ private slots:
             ember::app::AppShell shell(options(dir.path() + "/data", model));
             QVERIFY(shell.start());
             QCOMPARE(shell.chat().chat_id(), ids[2]);  // first start: the top of the list, the pinned one
-            shell.chat().openChat(ids[0]);
+            shell.history().openChat(ids[0]);
             QCOMPARE(shell.chat().chat_id(), ids[0]);
         }
         {
@@ -505,7 +510,7 @@ private slots:
             QVERIFY(shell.start());
             QCOMPARE(shell.chat().chat_id(), ids[0]);
             QCOMPARE(shell.chat().messages()->messages().first().content, QStringLiteral("Q0"));
-            shell.chat().deleteChat(ids[0]);
+            shell.history().deleteChat(ids[0]);
         }
         ember::app::AppShell shell(options(dir.path() + "/data", model));
         QVERIFY(shell.start());
@@ -561,7 +566,7 @@ private slots:
         {
             ember::app::AppShell shell(options(dir.path() + "/data", model));
             QVERIFY(shell.start());
-            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), QStringLiteral("ready"), 30000);
+            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
             shell.chat().set_max_tokens(6);
             shell.chat().send(QStringLiteral("The LORD is my shepherd"));
             QTRY_VERIFY_WITH_TIMEOUT(!shell.chat().generating(), 30000);

@@ -43,6 +43,8 @@ class TestChatHistory : public QObject {
         return db.ok() ? std::move(db.value()) : nullptr;
     }
 
+    ember::app::HistoryController& history() { return shell_->history(); }
+
     QQuickItem* item(const char* name) {
         auto* window = qobject_cast<QQuickWindow*>(shell_->qml().rootObjects().first());
         return window->findChild<QQuickItem*>(QLatin1String(name));
@@ -63,20 +65,19 @@ private slots:
         shell_ = std::make_unique<ember::app::AppShell>(o);
         QVERIFY(shell_->start());
         auto& chat = shell_->chat();
-        testers_[0] = std::make_unique<QAbstractItemModelTester>(chat.conversations());
+        testers_[0] = std::make_unique<QAbstractItemModelTester>(history().conversations());
         testers_[1] = std::make_unique<QAbstractItemModelTester>(chat.messages());
-        testers_[2] = std::make_unique<QAbstractItemModelTester>(chat.search_hits());
-        resets_[0] = std::make_unique<QSignalSpy>(chat.conversations(), &QAbstractItemModel::modelReset);
+        testers_[2] = std::make_unique<QAbstractItemModelTester>(history().search_hits());
+        resets_[0] = std::make_unique<QSignalSpy>(history().conversations(), &QAbstractItemModel::modelReset);
         resets_[1] = std::make_unique<QSignalSpy>(chat.messages(), &QAbstractItemModel::modelReset);
-        QTRY_COMPARE_WITH_TIMEOUT(shell_->engine().status(), QStringLiteral("ready"), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(shell_->engine().status(), ember::app::EngineController::Status::Ready, 30000);
         QVERIFY(QTest::qWaitForWindowExposed(qobject_cast<QQuickWindow*>(shell_->qml().rootObjects().first())));
         chat.set_temperature(0.0);
         chat.set_max_tokens(4);
     }
 
     void sending_fills_the_conversation_list() {
-        auto& chat = shell_->chat();
-        auto* conversations = chat.conversations();
+        auto* conversations = history().conversations();
         alpha_ = chat_about(QStringLiteral("Alpha one"));
         QVERIFY(alpha_ != 0);
         QCOMPARE(conversations->rowCount(), 1);
@@ -115,17 +116,17 @@ private slots:
 
     void settings_are_saved_per_chat() {
         auto& chat = shell_->chat();
-        chat.openChat(alpha_);
+        history().openChat(alpha_);
         chat.set_temperature(1.3);
         chat.set_top_k(7);
         chat.set_seed(42);
         chat.set_system_prompt(QStringLiteral("Answer in verse."));
-        chat.openChat(bravo_);
+        history().openChat(bravo_);
         QCOMPARE(chat.temperature(), 0.0);
         QCOMPARE(chat.top_k(), 40);
         QCOMPARE(chat.seed(), -1.0);
         QCOMPARE(chat.system_prompt(), QString());
-        chat.openChat(alpha_);
+        history().openChat(alpha_);
         QCOMPARE(chat.temperature(), 1.3);
         QCOMPARE(chat.top_k(), 7);
         QCOMPARE(chat.seed(), 42.0);
@@ -183,23 +184,23 @@ private slots:
         chat.set_top_k(40);
         chat.set_seed(-1);
         chat.set_system_prompt(QString());
-        chat.openChat(bravo_);
+        history().openChat(bravo_);
     }
 
     void open_rename_pin_delete_and_undo() {
         auto& chat = shell_->chat();
-        auto* conversations = chat.conversations();
+        auto* conversations = history().conversations();
         QSignalSpy chat_id(&chat, &ChatController::chatIdChanged);
-        chat.openChat(alpha_);
+        history().openChat(alpha_);
         QCOMPARE(chat.chat_id(), alpha_);
         QCOMPARE(chat_id.count(), 1);
         QCOMPARE(chat.messages()->messages()[0].content, QStringLiteral("Alpha one"));
 
-        chat.renameChat(alpha_, QStringLiteral("  Renamed\n chat "));
+        history().renameChat(alpha_, QStringLiteral("  Renamed\n chat "));
         QCOMPARE(conversations->rows()[1].title, QStringLiteral("Renamed chat"));
 
         QSignalSpy moved(conversations, &QAbstractItemModel::rowsMoved);
-        chat.togglePin(alpha_);
+        history().togglePin(alpha_);
         QCOMPARE(moved.count(), 1);
         QCOMPARE(conversations->rows()[0].id, alpha_);
         QCOMPARE(conversations->rows()[0].section, QStringLiteral("Pinned"));
@@ -210,8 +211,8 @@ private slots:
         QCOMPARE(stored.value().title, QStringLiteral("Renamed chat"));
         QVERIFY(stored.value().pinned);
 
-        QSignalSpy deleted(&chat, &ChatController::chatDeleted);
-        chat.deleteChat(alpha_);
+        QSignalSpy deleted(&history(), &ember::app::HistoryController::chatDeleted);
+        history().deleteChat(alpha_);
         QCOMPARE(deleted.count(), 1);
         QCOMPARE(deleted[0][0].toString(), QStringLiteral("Renamed chat"));
         QCOMPARE(conversations->rowCount(), 1);
@@ -219,7 +220,7 @@ private slots:
         QVERIFY(item("undoBar")->isVisible());
         QCOMPARE(db->listChats().value().size(), 1);
 
-        chat.undoDelete();
+        history().undoDelete();
         QCOMPARE(conversations->rowCount(), 2);
         QCOMPARE(conversations->rows()[0].id, alpha_);
         QCOMPARE(chat.chat_id(), alpha_);
@@ -354,9 +355,25 @@ private slots:
         const qint64 id = chat.chat_id();
         chat.newChat();
         QCOMPARE(chat.context_start(), 0);
-        chat.openChat(id);
+        history().openChat(id);
         QCOMPARE(chat.context_start(), 2);
         QVERIFY(!chat.renderedPrompt().contains(QStringLiteral("Moses")));
+        chat.newChat();
+    }
+
+    // A question longer than the whole context fails in the engine (ErrorCode::ContextOverflow);
+    // the chat offers the same choice as when an answer fills the context.
+    void question_over_the_context_fills_it() {
+        auto& chat = shell_->chat();
+        const int length = chat.context_length();
+        chat.newChat();
+        chat.set_context_length(256);
+        chat.send(QStringLiteral("And God said unto Noah, behold, ").repeated(60));  // ~480 tokens
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 60000);
+        const auto& rows = chat.messages()->messages();
+        QVERIFY2(rows.back().stats.startsWith(QStringLiteral("error: ")), qPrintable(rows.back().stats));
+        QVERIFY(chat.context_full());
+        chat.set_context_length(length);
         chat.newChat();
     }
 
@@ -366,9 +383,9 @@ private slots:
         QCOMPARE(ember::app::snippet_html(marked), QStringLiteral("a&lt;i&gt;&amp;<b>x</b>"));
 
         auto& chat = shell_->chat();
-        chat.search(QStringLiteral("bravo"));
-        QVERIFY(chat.search_hits()->rowCount() >= 1);
-        const QModelIndex hit = chat.search_hits()->index(0);
+        history().search(QStringLiteral("bravo"));
+        QVERIFY(history().search_hits()->rowCount() >= 1);
+        const QModelIndex hit = history().search_hits()->index(0);
         QCOMPARE(hit.data(ember::app::SearchHitModel::ChatTitleRole).toString(), QStringLiteral("Bravo two"));
         QVERIFY(hit.data(ember::app::SearchHitModel::SnippetRole).toString().contains(QStringLiteral("<b>Bravo</b>")));
 
@@ -379,7 +396,7 @@ private slots:
         QVERIFY(popup_field);
         QTRY_VERIFY(popup_field->hasActiveFocus());
         for (char c : QByteArrayLiteral("alpha")) QTest::keyClick(window, c);
-        QTRY_VERIFY(chat.search_hits()->rowCount() >= 1);
+        QTRY_VERIFY(history().search_hits()->rowCount() >= 1);
         QTest::keyClick(window, Qt::Key_Return);
         QCOMPARE(chat.chat_id(), alpha_);
         QCOMPARE(chat.messages()->messages()[0].content, QStringLiteral("Alpha one"));
@@ -395,7 +412,7 @@ private slots:
         chat.regenerate();
         QCOMPARE(chat.found_row(), -1);
         QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
-        chat.openChat(bravo_);
+        history().openChat(bravo_);
         QCOMPARE(chat.found_row(), -1);
     }
 
@@ -405,29 +422,29 @@ private slots:
     void export_and_import_chats() {
         auto& chat = shell_->chat();
         QVERIFY(item("exportButton") && item("importButton"));
-        chat.openChat(bravo_);
-        QVERIFY(chat.exportChats(dir_.path() + "/bravo.md", false));
-        QVERIFY2(chat.transfer_message().startsWith(QStringLiteral("Exported the chat as Markdown to ")),
-                 qPrintable(chat.transfer_message()));
+        history().openChat(bravo_);
+        QVERIFY(history().exportChats(dir_.path() + "/bravo.md", false));
+        QVERIFY2(history().transfer_message().startsWith(QStringLiteral("Exported the chat as Markdown to ")),
+                 qPrintable(history().transfer_message()));
         QFile md(dir_.path() + "/bravo.md");
         QVERIFY(md.open(QIODevice::ReadOnly));
         const QString markdown = QString::fromUtf8(md.readAll());
         QVERIFY2(markdown.startsWith(QStringLiteral("# Bravo two")), qPrintable(markdown.left(200)));
         QVERIFY(!markdown.contains(QStringLiteral("Alpha one")));
 
-        const int before = chat.conversations()->rowCount();
+        const int before = history().conversations()->rowCount();
         QVERIFY(before >= 2);
         const QString json = dir_.path() + "/all.json";
-        QVERIFY(chat.exportChats(json, true));
-        QCOMPARE(chat.transfer_message(), QStringLiteral("Exported %1 chats as JSON to %2").arg(before).arg(json));
+        QVERIFY(history().exportChats(json, true));
+        QCOMPARE(history().transfer_message(), QStringLiteral("Exported %1 chats as JSON to %2").arg(before).arg(json));
 
-        QVERIFY(chat.importChats(json));
-        QCOMPARE(chat.transfer_message(), QStringLiteral("Imported %1 chats from %2").arg(before).arg(json));
-        QCOMPARE(chat.conversations()->rowCount(), 2 * before);
+        QVERIFY(history().importChats(json));
+        QCOMPARE(history().transfer_message(), QStringLiteral("Imported %1 chats from %2").arg(before).arg(json));
+        QCOMPARE(history().conversations()->rowCount(), 2 * before);
         const qint64 opened = qint64(chat.chat_id_number());
         QVERIFY(opened != alpha_ && opened != bravo_);
         QVERIFY(!chat.messages()->messages().isEmpty());
-        QTRY_COMPARE(item("transferMessage")->property("text").toString(), chat.transfer_message());
+        QTRY_COMPARE(item("transferMessage")->property("text").toString(), history().transfer_message());
 
         // A cut-off export: nothing imported, the reason names the file.
         QFile whole(json);
@@ -437,12 +454,12 @@ private slots:
         QVERIFY(cut.open(QIODevice::WriteOnly));
         cut.write(bytes.left(bytes.size() / 2));
         cut.close();
-        QVERIFY(!chat.importChats(cut.fileName()));
-        QVERIFY2(chat.transfer_message().startsWith(QStringLiteral("Import failed: ") + cut.fileName()),
-                 qPrintable(chat.transfer_message()));
-        QCOMPARE(chat.conversations()->rowCount(), 2 * before);
-        QVERIFY(!chat.exportChats(dir_.path() + "/no/such/folder/x.md", true));
-        QVERIFY2(chat.transfer_message().contains(dir_.path() + "/no/such/folder/x.md"), qPrintable(chat.transfer_message()));
+        QVERIFY(!history().importChats(cut.fileName()));
+        QVERIFY2(history().transfer_message().startsWith(QStringLiteral("Import failed: ") + cut.fileName()),
+                 qPrintable(history().transfer_message()));
+        QCOMPARE(history().conversations()->rowCount(), 2 * before);
+        QVERIFY(!history().exportChats(dir_.path() + "/no/such/folder/x.md", true));
+        QVERIFY2(history().transfer_message().contains(dir_.path() + "/no/such/folder/x.md"), qPrintable(history().transfer_message()));
         QVERIFY(!QFile::exists(dir_.path() + "/no/such/folder/x.md"));
     }
 

@@ -17,7 +17,7 @@
 #include <memory>
 
 #include "app/engine/engine_controller.h"
-#include "app/engine/model_files.h"
+#include "app/hub/library_files.h"
 #include "app/hub/download_queue.h"
 #include "app/hub/hub_controller.h"
 #include "app/hub/repo_input.h"
@@ -457,7 +457,7 @@ private slots:
         const QString models = fresh_models_dir();
         ember::app::EngineController engine(nullptr);
         engine.loadModel(ember::app::copy_model_with_statistics(QStringLiteral(EMBER_DEMO_MODEL), models + "/engine"));
-        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
         if (engine.device_name() != QLatin1String("sim")) QSKIP("a GPU is in use: the badges show its real budget");
         Hub h(models, server_.endpoint(), &engine);
         HubController& hub = h.controller;
@@ -491,7 +491,7 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(hub.library()->rowCount(), 1, 5000);
         QCOMPARE(cell(hub.library(), 0, LibraryModel::SparseRole).toBool(), true);
         hub.loadModel(0);
-        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
         QCOMPARE(engine.model_path(), dir + "/" + name);
         QVERIFY(engine.sparse());
         QVERIFY(QFile::exists(dir + "/" + name + ".generated.gpuidx"));
@@ -546,11 +546,11 @@ private slots:
         QCOMPARE(catcher.opened, QUrl::fromLocalFile(dir));
 
         hub.loadModel(row);
-        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("ready"), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
         QCOMPARE(engine.model_path(), dir + "/" + name);
         QSignalSpy changed(&engine, &ember::app::EngineController::modelChanged);
         engine.unloadModel();
-        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), QStringLiteral("empty"), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Empty, 10000);
         QVERIFY(engine.model_path().isEmpty());
         QCOMPARE(engine.layers()->rowCount(), 0);  // the split view shows no stale layers
         QVERIFY(changed.count() >= 1);

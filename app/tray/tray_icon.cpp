@@ -1,4 +1,4 @@
-#include "app/tray_icon.h"
+#include "app/tray/tray_icon.h"
 
 #include <QAction>
 #include <QApplication>

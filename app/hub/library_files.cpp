@@ -1,4 +1,4 @@
-#include "app/engine/model_files.h"
+#include "app/hub/library_files.h"
 
 #include <QDir>
 #include <QFile>
