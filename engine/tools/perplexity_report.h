@@ -16,7 +16,7 @@ struct Report {
     std::string text;  // empty when the tokens came from the base file
     int32_t n_ctx = 0;
     int32_t n_chunk = 0;
-    int64_t n_tokens = 0;  // of the whole text
+    int64_t n_tokens = 0;  // of the text; without -f, those the base file holds
     NllSums sums;
     std::optional<KlSums> kl;  // with --kl-divergence
     std::string kl_base;
