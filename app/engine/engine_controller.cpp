@@ -132,7 +132,7 @@ void EngineController::set_gpu_enabled(bool enabled) {
     if (enabled == gpu_enabled_) return;
     gpu_enabled_ = enabled;
     emit deviceChanged();
-    if (model_.path.isEmpty() || !model_.sparse) return;
+    if (model_.path.isEmpty()) return;
     worker_->request_stop();
     loadModel(model_.path, double(device_.budget_bytes));
 }

@@ -61,19 +61,18 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, boo
     sp.n_ctx = n_ctx;
     gpu_free_bytes_ = 0;
     no_gpu_reason_.clear();
-    // Sparse models put their hot neurons on the first usable GPU; without one, on the sim
-    // device, so the split view and the budget slider work on any machine, labelled as a preview.
-    if ((*model)->info().sparse) {
-        sp.device_budget_bytes = uint64_t(std::max<qint64>(budget_bytes, 0));
-        const ember::GpuProbe probe = use_gpu ? ember::probe_gpus() : ember::GpuProbe{};
-        if (const ember::GpuInfo* gpu = probe.first_usable()) {
-            sp.device = "gpu:" + std::to_string(gpu->index);
-            sp.device_budget_bytes = std::min<uint64_t>(sp.device_budget_bytes, gpu->free_bytes);
-            gpu_free_bytes_ = qint64(gpu->free_bytes);
-        } else {
-            sp.device = "sim";
-            no_gpu_reason_ = use_gpu ? QString::fromStdString(probe.reason) : tr("turned off by you (Use the GPU)");
-        }
+    // Every model uses the first usable GPU (a sparse one for its hot neurons, a dense one for
+    // whole layers); without one, the sim device, so the split view and the budget slider work on
+    // any machine, labelled as a preview.
+    sp.device_budget_bytes = uint64_t(std::max<qint64>(budget_bytes, 0));
+    const ember::GpuProbe probe = use_gpu ? ember::probe_gpus() : ember::GpuProbe{};
+    if (const ember::GpuInfo* gpu = probe.first_usable()) {
+        sp.device = "gpu:" + std::to_string(gpu->index);
+        sp.device_budget_bytes = std::min<uint64_t>(sp.device_budget_bytes, gpu->free_bytes);
+        gpu_free_bytes_ = qint64(gpu->free_bytes);
+    } else {
+        sp.device = "sim";
+        no_gpu_reason_ = use_gpu ? QString::fromStdString(probe.reason) : tr("turned off by you (Use the GPU)");
     }
     auto session = ember::Session::create(*model, sp);
     if (!session && sp.device != "sim" && sp.device != "cpu") {
@@ -105,7 +104,7 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, boo
 
 void EngineWorker::apply_pending_budget() {
     const qint64 budget = pending_budget_.exchange(-1);
-    if (budget < 0 || !session_ || !model_->info().sparse) return;
+    if (budget < 0 || !session_) return;
     if (auto st = session_->set_device_budget(uint64_t(budget)); !st)
         emit failed(QString::fromStdString(st.error().message));
     refresh_hot();
@@ -115,7 +114,7 @@ void EngineWorker::apply_pending_budget() {
 bool EngineWorker::resize_context(int n_ctx) {
     ember::SessionParams sp = session_params_;
     sp.n_ctx = n_ctx;
-    if (model_->info().sparse) sp.device_budget_bytes = session_->device_report().budget_bytes;
+    sp.device_budget_bytes = session_->device_report().budget_bytes;
     ember::SessionParams old = session_params_;
     old.device_budget_bytes = sp.device_budget_bytes;
     // The old session's memory (on a GPU, its whole budget) is freed first, so the new one can
@@ -204,7 +203,11 @@ SplitSnapshot EngineWorker::snapshot(double tokens_per_second) {
     SplitSnapshot snap;
     snap.tokens_per_second = tokens_per_second;
     const std::vector<ember::LayerSparsity> now = session_->layer_sparsity();
-    if (hot_per_layer_.size() != now.size()) refresh_hot();
+    const int n_ff = model_->info().n_ff;
+    if (hot_per_layer_.size() != size_t(model_->info().n_layer)) refresh_hot();
+    // A dense model computes every neuron of every token; a layer on the device computes them there.
+    if (now.empty())
+        for (const int hot : hot_per_layer_) snap.layers.push_back(LayerSplit{n_ff, hot, n_ff, hot});
     // The session counts since it began; the difference to the last reading is this token.
     for (size_t il = 0; il < now.size(); ++il) {
         const bool have_previous = il < previous_.size() && previous_[il].tokens < now[il].tokens;
@@ -240,7 +243,6 @@ DeviceState EngineWorker::device_state() const {
     d.note = QString::fromStdString(r.note);
     if (!no_gpu_reason_.isEmpty())
         d.note = tr("No GPU in use: %1%2").arg(no_gpu_reason_, d.note.isEmpty() ? QString() : "; " + d.note);
-    if (!model_->info().sparse) d.note = tr("dense model: every neuron runs on the CPU");
     return d;
 }
 

@@ -41,21 +41,19 @@ Pane {
             checked: AppSettings.useGpu
             enabled: EngineController.status !== EngineController.Loading
             onToggled: AppSettings.useGpu = checked
-            Accessible.name: qsTr("Use the GPU for the hot neurons of sparse models")
+            Accessible.name: qsTr("Use the GPU: a sparse model's hot neurons, a dense model's first layers")
             ToolTip.visible: hovered
             ToolTip.text: qsTr("Off: everything runs on the CPU; the budget previews a GPU of that size")
         }
 
         Label {
             text: qsTr("VRAM budget: %1").arg(panel.mib(budget.value))
-            enabled: EngineController.sparse
         }
         Slider {
             id: budget
 
             objectName: "budgetSlider"
             Layout.fillWidth: true
-            enabled: EngineController.sparse
             from: 0
             to: Math.max(1, EngineController.maxBudgetBytes)
             value: EngineController.budgetBytes
@@ -65,7 +63,6 @@ Pane {
         }
         VramBar {
             Layout.fillWidth: true
-            visible: EngineController.sparse
         }
         Label {
             objectName: "vramUsedLabel"

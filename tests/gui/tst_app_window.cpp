@@ -242,6 +242,55 @@ private slots:
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
+    // A dense model uses the same slider and split view: the budget places whole layers on the
+    // device (sim without a GPU), their neurons count as on the device, and the text is the CPU's.
+    void dense_model_offloads_layers_by_the_slider() {
+        QTemporaryDir dir;
+        const QString model = dir.filePath("model.dense.q4_0.gguf");
+        QVERIFY(QFile::copy(QStringLiteral(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/model.dense.q4_0.gguf", model));
+        ember::app::AppShell shell(options(dir.path() + "/data", model));
+        QVERIFY(shell.start());
+        auto& engine = shell.engine();
+        auto& chat = shell.chat();
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
+        QVERIFY(!engine.sparse());
+        if (!ember::probe_gpus().first_usable()) QCOMPARE(engine.device_name(), QStringLiteral("sim"));
+        QTRY_COMPARE(engine.layers()->rowCount(), 6);
+        const auto hot_layers = [&] {
+            int n = 0;
+            for (int r = 0; r < engine.layers()->rowCount(); ++r)
+                n += engine.layers()->index(r).data(ember::app::LayerSplitModel::HotRole).toInt() > 0;
+            return n;
+        };
+
+        // Everything fits in 64 MiB: every layer, every neuron on the device.
+        QSignalSpy device(&engine, &ember::app::EngineController::deviceChanged);
+        engine.setBudget(64.0 * 1024 * 1024);
+        QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
+        QCOMPARE(engine.hot_neurons(), engine.total_neurons());
+        QVERIFY(engine.kv_bytes() > 0);
+        chat.set_temperature(0.0);
+        chat.set_max_tokens(8);
+        chat.send(QStringLiteral("In the beginning"));
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        const QString on_device = chat.messages()->messages().back().content;
+        QVERIFY(!on_device.isEmpty());
+        QTRY_COMPARE(hot_layers(), 6);
+
+        // A budget for part of the layers: some layers on the device, the rest on the CPU.
+        const double part = engine.used_bytes() / 2;
+        device.clear();
+        engine.setBudget(part);
+        QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
+        QVERIFY(engine.used_bytes() <= part);
+        QVERIFY(engine.hot_neurons() > 0 && engine.hot_neurons() < engine.total_neurons());
+        chat.regenerate();
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        QCOMPARE(chat.messages()->messages().back().content, on_device);
+        // The split view shows the layers of the tokens since the re-plan.
+        QTRY_VERIFY(hot_layers() > 0 && hot_layers() < 6);
+    }
+
     void first_run_puts_the_demo_model_in_the_library() {
         // No model given: the first run copies the bundled model into the library and opens it;
         // the library lists it; a later run opens the library's copy again.
