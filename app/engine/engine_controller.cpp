@@ -4,7 +4,6 @@
 #include <QJSEngine>
 #include <QQmlEngine>
 
-#include "app/engine/thread_priority.h"
 
 namespace ember::app {
 namespace {
@@ -90,8 +89,6 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         emit generationFailed(e);
     }, Qt::QueuedConnection);
     thread_.setObjectName(QStringLiteral("EngineWorker"));
-    // Runs on the new thread, before the worker makes its session and thread pool.
-    connect(&thread_, &QThread::started, [] { lower_current_thread_priority(); });
     thread_.start();
 }
 
