@@ -23,9 +23,9 @@ namespace {
 ChatController* g_instance = nullptr;
 
 // Each flush re-lays the answer's last lines and redraws the window, which on a machine without a
-// GPU costs CPU the engine needs: ~15 a second reads as smooth streaming and bounds that cost
+// GPU costs CPU the engine needs: 10 a second still reads as streaming and bounds that cost
 // whatever the generation speed (BENCHMARKS.md, "The app").
-constexpr int kFlushIntervalMs = 66;
+constexpr int kFlushIntervalMs = 100;
 // A killed app loses at most this much of the answer it was writing.
 constexpr int kSaveIntervalMs = 300;
 // In a chat's stored settings: the message the model's context starts at (older turns dropped).

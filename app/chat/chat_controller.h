@@ -1,6 +1,6 @@
 #pragma once
 // The open conversation: sends the user's text, streams the answer into the message model at
-// ~15 Hz (one dataChanged per flush, however many tokens arrived), stops and regenerates.
+// ~10 Hz (one dataChanged per flush, however many tokens arrived), stops and regenerates.
 // Also the history around it: the conversation list, switching between sibling answers, search.
 
 #include <QElapsedTimer>

@@ -22,7 +22,7 @@ QString describe(const ember::ModelInfo& info) {
                          : QCoreApplication::translate("EngineWorker", "dense"));
 }
 
-// ~20 batches a second: more than the chat shows (ChatController flushes at ~15 Hz), so a batch is
+// ~20 batches a second: more than the chat shows (ChatController flushes at ~10 Hz), so a batch is
 // always ready for the next flush.
 constexpr std::chrono::milliseconds kBatchInterval{50};
 

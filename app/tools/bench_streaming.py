@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""The app's streaming speed against the engine's: `bench_streaming.py BUILD MODEL TOKENS ROUNDS`.
+"""The app's streaming speed against the engine's: `bench_streaming.py BUILD MODEL TOKENS ROUNDS [LOCK]`.
 
 Each round runs, one after the other, ember-cli on MODEL (the app's device, budget, prompt, sampling
 and seed), then ember-frame-probe in an Xvfb window with the renderer Qt picks, with
 QT_QUICK_BACKEND=software, with OpenGL forced (QSG_RHI_BACKEND=opengl: Mesa's llvmpipe without a
 GPU), and on the offscreen platform. Prints every run, then the median of each figure per setup.
-Run it under the build lock (flock /tmp/ember-build.lock ...) so nothing else takes the cores.
+With LOCK (a shared build lock such as /tmp/ember-build.lock), every run holds it, so nothing else
+built or tested at the same time takes the cores, and nothing waits for a whole series.
 """
 import os
 import re
@@ -37,8 +38,13 @@ FIGURES = {
 
 
 def run(cmd, env=None):
+    if LOCK:
+        cmd = ["flock", LOCK] + cmd
     out = subprocess.run(cmd, env={**os.environ, **(env or {})}, capture_output=True, text=True, timeout=900)
     return out.stdout + out.stderr
+
+
+LOCK = sys.argv[5] if len(sys.argv) > 5 else None
 
 
 def main():
