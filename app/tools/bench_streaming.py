@@ -33,6 +33,7 @@ FIGURES = {
     "other threads % core": r"other threads ([\d.]+)",
     "frames/s": r"frames rendered \(([\d.]+) a second\)",
     "max gap ms": r"max ([\d.]+) ms",
+    "gaps over 16 ms": r"(\d+) over 16 ms",
     "stop ms": r"Stop: .* ([\d.]+) ms after stop",
 }
 
