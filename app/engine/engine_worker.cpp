@@ -192,12 +192,14 @@ void EngineWorker::generate(const GenerationRequest& request) {
     int generated = 0;
     // A queued signal per token would wake the GUI thread hundreds of times a second and allocate
     // there for every token, taking a core from this loop on a small machine. Text and split
-    // readings leave in batches instead: the first token at once (the user waits for it), then
+    // readings leave in batches instead: the first text at once (the user waits for it), then
     // what came since at most every kBatchInterval.
     std::string unsent;  // UTF-8 of the tokens since the last batch
     SplitSnapshot batch;
     std::chrono::steady_clock::time_point sent{};
+    bool text_sent = false;
     const auto send_batch = [&] {
+        text_sent = text_sent || !unsent.empty();
         if (!unsent.empty()) emit token(QString::fromUtf8(unsent.data(), qsizetype(unsent.size())));
         unsent.clear();
         emit split(batch);
@@ -210,7 +212,7 @@ void EngineWorker::generate(const GenerationRequest& request) {
         const auto now = std::chrono::steady_clock::now();
         const double seconds = std::chrono::duration<double>(now - start).count();
         add_token(batch, snapshot(seconds > 0 ? generated / seconds : 0.0));
-        if (generated == 1 || now - sent >= kBatchInterval) {
+        if ((!text_sent && !unsent.empty()) || now - sent >= kBatchInterval) {
             send_batch();
             sent = now;
         }
