@@ -4,7 +4,6 @@
 #include <QJSEngine>
 #include <QQmlEngine>
 
-
 namespace ember::app {
 namespace {
 
