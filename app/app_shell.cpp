@@ -5,6 +5,7 @@
 #include <QWindow>
 
 #include "app/hub/library_files.h"
+#include "app/scene_graph_backend.h"
 
 namespace ember::app {
 
@@ -62,6 +63,9 @@ AppShell::~AppShell() {
 }
 
 bool AppShell::start() {
+    // Before the window is made: on a software OpenGL, Qt Quick draws in software.
+    if (const SceneGraphChoice g = choose_scene_graph_backend(); g.software)
+        qInfo("OpenGL is %s (no GPU): Qt Quick draws in software", qPrintable(g.gl_renderer));
     qml_.addImportPath(QStringLiteral("qrc:/qt/qml"));
     qml_.load(QUrl(QStringLiteral("qrc:/qt/qml/Ember/Main.qml")));
     if (qml_.rootObjects().isEmpty()) return false;

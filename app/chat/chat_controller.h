@@ -1,6 +1,6 @@
 #pragma once
 // The open conversation: sends the user's text, streams the answer into the message model at
-// ~30 Hz (one dataChanged per flush, however many tokens arrived), stops, regenerates, edits,
+// ~10 Hz (one dataChanged per flush, however many tokens arrived), stops, regenerates, edits,
 // switches between sibling answers; the chat's settings and what of it the model's context holds.
 // Which chat is open is HistoryController's choice (show_chat).
 

@@ -4,8 +4,6 @@
 #include <QJSEngine>
 #include <QQmlEngine>
 
-#include "app/engine/thread_priority.h"
-
 namespace ember::app {
 namespace {
 
@@ -44,22 +42,20 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         set_status(Status::Empty);
     }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::token, this, &EngineController::token, Qt::QueuedConnection);
-    // A snapshot arrives per token (hundreds a second on a small model); the view shows the
-    // latest one at most ~30 times a second, so its cost does not grow with generation speed.
+    // A snapshot arrives per batch of tokens (~20 a second); the view shows the latest one at
+    // most 4 times a second: bars that move faster are not read, and every update redraws the
+    // panel, which on a machine without a GPU takes CPU from the engine.
     split_timer_.setSingleShot(true);
-    split_timer_.setInterval(33);
+    split_timer_.setInterval(250);
     connect(&split_timer_, &QTimer::timeout, this, &EngineController::show_split);
     connect(worker_, &EngineWorker::split, this, [this](const SplitSnapshot& s) {
         // Every token counts in the answer's share and the strip, even those the view skips.
-        int active = 0, on_device = 0;
-        for (const LayerSplit& l : s.layers) {
-            active += l.active;
-            on_device += l.active_on_device;
+        answer_active_ += s.active;
+        answer_on_device_ += s.active_on_device;
+        for (double share : s.token_shares) {
+            if (recent_shares_.size() == kRecentTokens) recent_shares_.removeFirst();
+            recent_shares_.append(share);
         }
-        answer_active_ += active;
-        answer_on_device_ += on_device;
-        if (recent_shares_.size() == kRecentTokens) recent_shares_.removeFirst();
-        recent_shares_.append(active > 0 ? double(on_device) / active : 0.0);
         pending_split_ = s;
         if (!split_timer_.isActive()) split_timer_.start();
     }, Qt::QueuedConnection);
@@ -88,8 +84,6 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         emit generationFailed(e, code);
     }, Qt::QueuedConnection);
     thread_.setObjectName(QStringLiteral("EngineWorker"));
-    // Runs on the new thread, before the worker makes its session and thread pool.
-    connect(&thread_, &QThread::started, [] { lower_current_thread_priority(); });
     thread_.start();
 }
 

@@ -22,6 +22,25 @@ QString describe(const ember::ModelInfo& info) {
                          : QCoreApplication::translate("EngineWorker", "dense"));
 }
 
+// ~20 batches a second: more than the chat shows (ChatController flushes at ~10 Hz), so a batch is
+// always ready for the next flush.
+constexpr std::chrono::milliseconds kBatchInterval{50};
+
+// One token's reading folded into a batch: its layers replace the batch's (the view shows the
+// latest token), its share and counts add to the batch's.
+void add_token(SplitSnapshot& batch, SplitSnapshot token) {
+    int active = 0, on_device = 0;
+    for (const LayerSplit& l : token.layers) {
+        active += l.active;
+        on_device += l.active_on_device;
+    }
+    batch.active += active;
+    batch.active_on_device += on_device;
+    batch.token_shares.push_back(active > 0 ? double(on_device) / active : 0.0);
+    batch.layers = std::move(token.layers);
+    batch.tokens_per_second = token.tokens_per_second;
+}
+
 }  // namespace
 
 EngineWorker::EngineWorker() = default;
@@ -170,14 +189,36 @@ void EngineWorker::generate(const GenerationRequest& request) {
     gp.sampling = request.sampling;
     const auto start = std::chrono::steady_clock::now();
     int generated = 0;
+    // A queued signal per token would wake the GUI thread hundreds of times a second and allocate
+    // there for every token, taking a core from this loop on a small machine. Text and split
+    // readings leave in batches instead: the first text at once (the user waits for it), then
+    // what came since at most every kBatchInterval.
+    std::string unsent;  // UTF-8 of the tokens since the last batch
+    SplitSnapshot batch;
+    std::chrono::steady_clock::time_point sent{};
+    bool text_sent = false;
+    const auto send_batch = [&] {
+        text_sent = text_sent || !unsent.empty();
+        if (!unsent.empty()) emit token(QString::fromUtf8(unsent.data(), qsizetype(unsent.size())));
+        unsent.clear();
+        emit split(batch);
+        batch.token_shares.clear();
+        batch.active = batch.active_on_device = 0;
+    };
     auto result = session_->generate(fresh, gp, [&](const ember::TokenEvent& ev) {
         ++generated;
-        if (!ev.text.empty()) emit token(QString::fromUtf8(ev.text.data(), qsizetype(ev.text.size())));
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-        emit split(snapshot(seconds > 0 ? generated / seconds : 0.0));
+        unsent += ev.text;
+        const auto now = std::chrono::steady_clock::now();
+        const double seconds = std::chrono::duration<double>(now - start).count();
+        add_token(batch, snapshot(seconds > 0 ? generated / seconds : 0.0));
+        if ((!text_sent && !unsent.empty()) || now - sent >= kBatchInterval) {
+            send_batch();
+            sent = now;
+        }
         if (pending_budget_.load() >= 0) apply_pending_budget();
         return !stop_.load();
     });
+    if (!unsent.empty() || !batch.token_shares.isEmpty()) send_batch();
     context_.insert(context_.end(), fresh.begin(), fresh.end());
     if (!result) {
         context_.clear();

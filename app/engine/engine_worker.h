@@ -81,6 +81,8 @@ signals:
     void loaded(const ember::app::LoadedModel& model);
     void load_failed(const QString& error);
     void unloaded();
+    // While generating: the text of the tokens since the previous token() (the first token alone),
+    // and the split readings of the same tokens; at most ~20 times a second.
     void token(const QString& text);
     void split(const ember::app::SplitSnapshot& snapshot);
     void finished(const ember::app::GenerationStats& stats);

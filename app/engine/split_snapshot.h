@@ -1,7 +1,8 @@
 #pragma once
-// What the split view shows for one generated token: per layer, the neurons the predictor marked
-// active and where they ran, and the hot neurons resident on the device. Plain values, copied
-// across threads by queued signals.
+// What the split view shows after a batch of generated tokens: per layer, the neurons the
+// predictor marked active for the latest token and where they ran, and the hot neurons resident on
+// the device; and, for every token of the batch, the device's share of its active neurons. Plain
+// values, copied across threads by queued signals.
 
 #include <QMetaType>
 #include <QVector>
@@ -16,8 +17,11 @@ struct LayerSplit {
 };
 
 struct SplitSnapshot {
-    QVector<LayerSplit> layers;
+    QVector<LayerSplit> layers;  // the latest token's
     double tokens_per_second = 0.0;
+    QVector<double> token_shares;  // each token's since the previous snapshot, oldest first
+    qint64 active = 0;             // active neurons of those tokens, all layers
+    qint64 active_on_device = 0;   // of which computed on the device
 };
 
 }  // namespace ember::app

@@ -50,10 +50,10 @@ ToolBar {
                 id: deviceHover
             }
         }
-        BusyIndicator {
-            running: EngineController.status === EngineController.Loading || EngineController.status === EngineController.Generating
-            implicitHeight: 24
-            implicitWidth: 24
+        // Only while loading: a spinner redraws the window 60 times a second, which on a machine
+        // without a GPU would take CPU from an answer; the tok/s beside it shows one streams.
+        Spinner {
+            running: EngineController.status === EngineController.Loading
         }
         Label {
             objectName: "engineStatus"

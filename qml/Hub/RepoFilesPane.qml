@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 import Ember.App
 
 // The open repo: its files classified, and a Download button on each model file.
@@ -24,10 +25,8 @@ ColumnLayout {
             text: HubController.hasToken ? qsTr("gated: token set") : qsTr("gated: needs a token")
             tint: HubController.hasToken ? "#27ae60" : "#c0392b"
         }
-        BusyIndicator {
+        Spinner {
             running: HubController.opening
-            implicitWidth: 24
-            implicitHeight: 24
         }
     }
     // Gated repos (accept the terms on the repo's page first) download with the user's token.

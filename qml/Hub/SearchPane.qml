@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 import Ember.App
 
 // Search the Hub (PowerInfer's repos first), sort, or open a repo by id or URL.
@@ -57,10 +58,8 @@ ColumnLayout {
             Accessible.name: qsTr("Sort results by")
             onActivated: pane.runSearch()
         }
-        BusyIndicator {
+        Spinner {
             running: HubController.searching
-            implicitWidth: 24
-            implicitHeight: 24
         }
     }
     Label {

@@ -493,9 +493,10 @@ private slots:
     }
 
 #if defined(Q_OS_LINUX)
-    // The engine's threads (the worker and the pool it started) run one step below the GUI
-    // thread, so on a machine with few cores a frame is not held up by inference.
-    void engine_threads_yield_to_the_gui() {
+    // The engine's threads (the worker and the pool it started) run at the GUI thread's priority,
+    // not below it: lowered, they lost their cores to the window's drawing and the app generated
+    // at a fraction of the engine's speed (BENCHMARKS.md, "The app").
+    void engine_threads_run_at_the_guis_priority() {
         const auto nice_of = [](const QString& task) {
             QFile f(QStringLiteral("/proc/self/task/%1/stat").arg(task));
             if (!f.open(QIODevice::ReadOnly)) return -100;
@@ -511,8 +512,8 @@ private slots:
             QFile comm(QStringLiteral("/proc/self/task/%1/comm").arg(task));
             if (!comm.open(QIODevice::ReadOnly) || comm.readAll().trimmed() != "EngineWorker") continue;
             ++engine_threads;
-            QVERIFY2(nice_of(task) > gui_nice, qPrintable(QStringLiteral("thread %1: nice %2, the GUI's %3")
-                                                              .arg(task).arg(nice_of(task)).arg(gui_nice)));
+            QVERIFY2(nice_of(task) <= gui_nice, qPrintable(QStringLiteral("thread %1: nice %2, the GUI's %3")
+                                                               .arg(task).arg(nice_of(task)).arg(gui_nice)));
         }
         // The worker, and the pool threads it started when the engine uses more than one.
         QVERIFY(engine_threads >= (QThread::idealThreadCount() > 1 ? 2 : 1));
