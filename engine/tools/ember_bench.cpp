@@ -187,13 +187,17 @@ int main(int argc, char** argv) {
             }
             const Stats st = stats(rates);
             row("tg", opt.n_gen, st);
-            if (const ember::DeviceReport d = s.device_report(); d.device != "cpu")
-                std::printf("device %s: budget %.0f MiB, %.0f MiB used, %lld hot neurons; %.1f %% of the predictor "
-                            "and FFN bytes read per token were FFN rows read there; %.1f round trips per token; %s\n",
-                            d.device.c_str(), double(d.budget_bytes) / (1 << 20), double(d.used_bytes) / (1 << 20),
-                            (long long)d.hot_neurons, sparse_bytes > 0 ? 100.0 * device_bytes / sparse_bytes : 0.0,
+            if (const ember::DeviceReport d = s.device_report(); d.device != "cpu") {
+                std::printf("device %s: budget %.0f MiB, %.0f MiB used, %lld %s neurons; ", d.device.c_str(),
+                            double(d.budget_bytes) / (1 << 20), double(d.used_bytes) / (1 << 20),
+                            (long long)d.hot_neurons, info.sparse ? "hot" : "dense layers'");
+                if (info.sparse)
+                    std::printf("%.1f %% of the predictor and FFN bytes read per token were FFN rows read there; ",
+                                sparse_bytes > 0 ? 100.0 * device_bytes / sparse_bytes : 0.0);
+                std::printf("%.1f round trips per token; %s\n",
                             double(d.round_trips - round_trips_before) / (double(opt.n_gen) * (opt.reps + 1)),
                             d.dense.c_str());
+            }
             // Dense parts are read in full for every token; the FFN and predictors as counted.
             const double tokens = double(opt.n_gen) * opt.reps;
             const double dense_part = double(info.bytes_per_token - (sparse ? info.ffn_bytes + info.predictor_bytes : 0));
