@@ -135,19 +135,26 @@ void check_costs(const PlacementCosts& costs) {
             fail("placement costs: n_ff of layer " + std::to_string(il) + " = " + std::to_string(costs.n_ff[il]));
 }
 
+// The placement before anything is placed, for valid costs; its explanation is set when the
+// budget does not exceed the compute margin, and then nothing can be: whatever runs on the
+// device needs its scratch.
+Placement nothing_placed(const PlacementCosts& costs, uint64_t budget_bytes) {
+    check_costs(costs);
+    Placement p;
+    p.n_layer = int32_t(costs.attn_bytes.size());
+    p.budget_bytes = budget_bytes;
+    if (budget_bytes <= costs.margin_bytes)
+        p.explanation = "budget " + bytes_str(budget_bytes) + " does not exceed the compute margin of " +
+                        bytes_str(costs.margin_bytes) + ": running everything on CPU";
+    return p;
+}
+
 }  // namespace
 
 Placement plan_layer_offload(const PlacementCosts& costs, uint64_t budget_bytes) {
-    check_costs(costs);
+    Placement p = nothing_placed(costs, budget_bytes);
+    if (!p.explanation.empty()) return p;
     const size_t n_layer = costs.attn_bytes.size();
-    Placement p;
-    p.n_layer = int32_t(n_layer);
-    p.budget_bytes = budget_bytes;
-    if (budget_bytes <= costs.margin_bytes) {
-        p.explanation = "budget " + bytes_str(budget_bytes) + " does not exceed the compute margin of " +
-                        bytes_str(costs.margin_bytes) + ": running everything on CPU";
-        return p;
-    }
     uint64_t left = budget_bytes - costs.margin_bytes;
     const uint64_t kv_layer = n_layer ? (costs.kv_k_bytes + costs.kv_v_bytes) / n_layer : 0;
     for (size_t il = 0; il < n_layer; ++il) {
@@ -183,18 +190,9 @@ Placement plan_layer_offload(const PlacementCosts& costs, uint64_t budget_bytes)
 }
 
 Placement plan_placement(const PlacementCosts& costs, uint64_t budget_bytes) {
-    check_costs(costs);
+    Placement p = nothing_placed(costs, budget_bytes);
+    if (!p.explanation.empty()) return p;
     const size_t n_layer = costs.attn_bytes.size();
-
-    Placement p;
-    p.n_layer = int32_t(n_layer);
-    p.budget_bytes = budget_bytes;
-
-    if (budget_bytes <= costs.margin_bytes) {
-        p.explanation = "budget " + bytes_str(budget_bytes) + " does not exceed the compute margin of " +
-                        bytes_str(costs.margin_bytes) + ": running everything on CPU";
-        return p;
-    }
     uint64_t left = budget_bytes - costs.margin_bytes;
     p.margin_bytes = costs.margin_bytes;
 

@@ -14,13 +14,14 @@ out=$1
 x86=$2
 cxx=aarch64-linux-gnu-g++
 mkdir -p "$out/obj"
-library=$(ls engine/{gguf,tensor,tokenizer,sampling,sparse,model,session}/*.cpp engine/backend/sim/*.cpp engine/backend/no_gpu/*.cpp)
-printf '%s\n' $library engine/tools/ember_cli.cpp engine/tools/ember_quantize.cpp |
+library=$(ls engine/{gguf,tensor,tokenizer,sampling,sparse,model,session}/*.cpp engine/backend/*.cpp \
+             engine/backend/sim/*.cpp engine/backend/no_gpu/*.cpp)
+printf '%s\n' $library engine/tools/ember_cli.cpp engine/tools/intermediate_dump.cpp engine/tools/ember_quantize.cpp |
     xargs -P "$(nproc)" -I{} sh -c "$cxx -std=c++20 -O2 -Wall -Wextra -Werror -Iengine -Iengine/include -c {} -o $out/obj/\$(echo {} | tr / _).o"
 lib_objs=$(for src in $library; do echo "$out/obj/$(echo "$src" | tr / _).o"; done)
-for tool in ember_cli ember_quantize; do
-    "$cxx" -static -o "$out/${tool/_/-}" $lib_objs "$out/obj/engine_tools_$tool.cpp.o" -lpthread
-done
+"$cxx" -static -o "$out/ember-cli" $lib_objs "$out/obj/engine_tools_ember_cli.cpp.o" \
+    "$out/obj/engine_tools_intermediate_dump.cpp.o" -lpthread
+"$cxx" -static -o "$out/ember-quantize" $lib_objs "$out/obj/engine_tools_ember_quantize.cpp.o" -lpthread
 echo "ember-cli and ember-quantize for aarch64: built"
 
 for case in "resources/models/ember-demo/ember-demo.powerinfer.gguf|In the beginning" \

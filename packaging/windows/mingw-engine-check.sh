@@ -20,8 +20,8 @@ avx2=(-mavx2 -mfma -mf16c)
 avx512=(-mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx512vbmi "${avx2[@]}" -Wno-uninitialized -Wno-maybe-uninitialized)
 
 library=$(ls engine/{gguf,tensor,tensor/x86,tokenizer,sampling,sparse,model,session}/*.cpp \
-             engine/backend/sim/*.cpp engine/backend/no_gpu/*.cpp)
-tools="engine/tools/ember_cli.cpp engine/tools/ember_quantize.cpp engine/tools/ember_bench.cpp engine/tools/memory_bandwidth.cpp"
+             engine/backend/*.cpp engine/backend/sim/*.cpp engine/backend/no_gpu/*.cpp)
+tools="engine/tools/ember_cli.cpp engine/tools/intermediate_dump.cpp engine/tools/ember_quantize.cpp engine/tools/ember_bench.cpp engine/tools/memory_bandwidth.cpp"
 sources="$library $tools"
 compile() {
     local src=$1 extra=()
@@ -44,7 +44,7 @@ link() {
     "$cxx" -static -o "$out/$exe" $(obj $library) $(obj "$@") "$out/utf8_manifest.o"
     echo "$exe for Windows: $(stat -c %s "$out/$exe") bytes"
 }
-link ember-cli.exe engine/tools/ember_cli.cpp
+link ember-cli.exe engine/tools/ember_cli.cpp engine/tools/intermediate_dump.cpp
 link ember-quantize.exe engine/tools/ember_quantize.cpp
 link ember-bench.exe engine/tools/ember_bench.cpp engine/tools/memory_bandwidth.cpp
 
