@@ -60,6 +60,11 @@ private slots:
     void tiny_model_matches_powerinfer() {
         QFETCH(QStringList, args);
         QFETCH(QString, expected);
+        // Under the sanitizers (tests/run-hardening.sh sets LSAN_OPTIONS or TSAN_OPTIONS) the whole
+        // held-out text takes minutes; the shorter runs below cover the same code there, and the
+        // Release suite checks these figures.
+        if (qEnvironmentVariableIsSet("LSAN_OPTIONS") || qEnvironmentVariableIsSet("TSAN_OPTIONS"))
+            QSKIP("the full held-out text is checked in the Release suite");
         const Run r = perplexity(args + QStringList{"-f", kText, "-c", "256", "-t", "2"});
         QVERIFY2(r.exit_code == 0, qPrintable(r.err));
         QCOMPARE(last_line(r.out), expected);
