@@ -21,8 +21,9 @@ struct SessionParams {
     int32_t n_ctx = 512;    // KV cache length in tokens; 0: the model's training context
     int32_t n_batch = 64;   // prompt tokens evaluated together
     int32_t n_threads = 0;  // 0: every hardware thread this process may use
-    // Sparse models: where the hot FFN neurons run, within device_budget_bytes, placed dense
-    // parts first and then the hottest neurons by the model's activation statistics.
+    // Where the placement puts what fits device_budget_bytes: for sparse models the dense parts
+    // first and then the hottest neurons by the model's activation statistics; for dense models
+    // whole layers from the first on (attention, FFN, their KV cache), then the LM head.
     // "cpu": nowhere else. "gpu": the first usable GPU (probe_gpus() in ember/gpu.h), "gpu:N":
     // GPU N. "sim": a host-memory stand-in placed and budgeted the way a GPU would be.
     std::string device = "cpu";
@@ -139,7 +140,7 @@ public:
     const Timings& timings() const;
     std::vector<LayerSparsity> layer_sparsity() const;  // empty for dense models
 
-    // Sparse models with a device: re-plans for a new budget between tokens, moving only the
+    // Sessions with a device: re-plans for a new budget between tokens, moving only the
     // neurons that change side.
     Status set_device_budget(uint64_t bytes);
     DeviceReport device_report() const;
