@@ -196,7 +196,9 @@ DeviceReport DevicePlacement::report() const {
     r.attention_sublayers = traffic.attention_sublayers;
     r.predictors = traffic.predictors;
     r.round_trips = traffic.joins;
-    for (const auto& layer : hot()) r.hot_neurons += int64_t(layer.size());
+    // Counted from the plan, without listing a dense layer's every neuron id.
+    for (const model::LayerPlan& layer : plan_ ? plan_->layers : std::vector<model::LayerPlan>{})
+        r.hot_neurons += layer.ffn == model::Where::Device ? arch_.hparams().n_ff : layer.n_hot;
     r.note = activation_note_.empty() ? placement_note_ : activation_note_;
     r.gpu_index = gpu_index_note_;
     r.dense = dense_note_;
