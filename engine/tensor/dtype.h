@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace ember::tensor {
 
@@ -12,9 +13,18 @@ enum class DType : uint32_t {
     F32 = 0,
     F16 = 1,
     Q4_0 = 2,
+    Q4_1 = 3,
+    Q5_0 = 6,
+    Q5_1 = 7,
     Q8_0 = 8,
+    Q2_K = 10,
+    Q3_K = 11,
+    Q4_K = 12,
+    Q5_K = 13,
     Q6_K = 14,
-    Q8_K = 15,  // activations only (the partner of Q6_K weights)
+    Q8_K = 15,  // activations only (the partner of K-quant and IQ4_XS weights)
+    IQ4_NL = 20,
+    IQ4_XS = 23,
     BF16 = 30,
     // Q4_0 re-laid in memory for the AVX-512 kernels (tensor/q4_0_x16.h): the same values and
     // row size as Q4_0; made at load, never read from or written to a file.
@@ -27,6 +37,8 @@ inline DType stored_type(DType t) { return t == DType::Q4_0_X16 ? DType::Q4_0 : 
 // nullopt when the engine has no kernels for the GGUF type id.
 std::optional<DType> dtype_from_ggml(uint32_t ggml_type);
 const char* dtype_name(DType t);
+// The stored type dtype_name() names ("Q4_K"), or nullopt.
+std::optional<DType> dtype_from_name(std::string_view name);
 int64_t block_size(DType t);
 size_t block_bytes(DType t);
 size_t row_bytes(DType t, int64_t n);  // n must be a multiple of block_size(t)

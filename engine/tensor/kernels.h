@@ -45,6 +45,17 @@ struct KernelTable {
     // `prefetch` ahead of where it is read are prefetched (0: none): for rows that run on in
     // memory, as a matrix's consecutive rows do, not for scattered ones.
     void (*dot4_q4_0x16_q8_0)(int64_t n, const void* const* w, const void* x, float* out, size_t prefetch);
+    // The other GGUF weight types, each against its activation type (activation_type()): Q8_0
+    // blocks for the 32-element types, Q8_K super-blocks for the K-quants and IQ4_XS.
+    float (*dot_q4_1_q8_0)(int64_t n, const void* w, const void* x);
+    float (*dot_q5_0_q8_0)(int64_t n, const void* w, const void* x);
+    float (*dot_q5_1_q8_0)(int64_t n, const void* w, const void* x);
+    float (*dot_iq4_nl_q8_0)(int64_t n, const void* w, const void* x);
+    float (*dot_q2_k_q8_k)(int64_t n, const void* w, const void* x);
+    float (*dot_q3_k_q8_k)(int64_t n, const void* w, const void* x);
+    float (*dot_q4_k_q8_k)(int64_t n, const void* w, const void* x);
+    float (*dot_q5_k_q8_k)(int64_t n, const void* w, const void* x);
+    float (*dot_iq4_xs_q8_k)(int64_t n, const void* w, const void* x);
 };
 
 // The four-row entries of a table without a fused kernel: four single-row calls, which is

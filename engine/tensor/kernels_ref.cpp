@@ -6,6 +6,7 @@
 
 #include "tensor/fp16.h"
 #include "tensor/q4_0_x16.h"
+#include "tensor/quant_dots_ref.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
 
@@ -172,9 +173,34 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
 
 const KernelTable& reference_kernels() {
     static const KernelTable table{
-        "scalar",      dot_f32,       dot_f16,           dot_bf16,   dot_q4_0_q8_0, dot_q8_0_q8_0, dot4_by_rows<dot_q4_0_q8_0>,
-        dot_q6_k_q8_k, q8_activation_bytes, quantize_activation_q8_0, f32_to_f16, axpy_f16, axpy_q4_0, axpy_q8_0,
-        axpy4_by_rows<axpy_q4_0>,    f16_to_f32, false, dot_q4_0x16_q8_0, dot4_q4_0x16_q8_0,
+        .isa = "scalar",
+        .dot_f32 = dot_f32,
+        .dot_f16 = dot_f16,
+        .dot_bf16 = dot_bf16,
+        .dot_q4_0_q8_0 = dot_q4_0_q8_0,
+        .dot_q8_0_q8_0 = dot_q8_0_q8_0,
+        .dot4_q4_0_q8_0 = dot4_by_rows<dot_q4_0_q8_0>,
+        .dot_q6_k_q8_k = dot_q6_k_q8_k,
+        .q8_activation_bytes = q8_activation_bytes,
+        .prepare_q8_activation = quantize_activation_q8_0,
+        .f32_to_f16 = f32_to_f16,
+        .axpy_f16 = axpy_f16,
+        .axpy_q4_0 = axpy_q4_0,
+        .axpy_q8_0 = axpy_q8_0,
+        .axpy4_q4_0 = axpy4_by_rows<axpy_q4_0>,
+        .f16_to_f32 = f16_to_f32,
+        .interleave_q4_0 = false,
+        .dot_q4_0x16_q8_0 = dot_q4_0x16_q8_0,
+        .dot4_q4_0x16_q8_0 = dot4_q4_0x16_q8_0,
+        .dot_q4_1_q8_0 = dot_q4_1_q8_0_ref,
+        .dot_q5_0_q8_0 = dot_q5_0_q8_0_ref,
+        .dot_q5_1_q8_0 = dot_q5_1_q8_0_ref,
+        .dot_iq4_nl_q8_0 = dot_iq4_nl_q8_0_ref,
+        .dot_q2_k_q8_k = dot_q2_k_q8_k_ref,
+        .dot_q3_k_q8_k = dot_q3_k_q8_k_ref,
+        .dot_q4_k_q8_k = dot_q4_k_q8_k_ref,
+        .dot_q5_k_q8_k = dot_q5_k_q8_k_ref,
+        .dot_iq4_xs_q8_k = dot_iq4_xs_q8_k_ref,
     };
     return table;
 }

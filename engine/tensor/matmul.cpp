@@ -61,7 +61,16 @@ float dot_row(DType t, int64_t n, const uint8_t* w, const uint8_t* x) {
         case DType::Q4_0: return k.dot_q4_0_q8_0(n, w, x);
         case DType::Q4_0_X16: return k.dot_q4_0x16_q8_0(n, w, x);
         case DType::Q8_0: return k.dot_q8_0_q8_0(n, w, x);
+        case DType::Q4_1: return k.dot_q4_1_q8_0(n, w, x);
+        case DType::Q5_0: return k.dot_q5_0_q8_0(n, w, x);
+        case DType::Q5_1: return k.dot_q5_1_q8_0(n, w, x);
+        case DType::IQ4_NL: return k.dot_iq4_nl_q8_0(n, w, x);
+        case DType::Q2_K: return k.dot_q2_k_q8_k(n, w, x);
+        case DType::Q3_K: return k.dot_q3_k_q8_k(n, w, x);
+        case DType::Q4_K: return k.dot_q4_k_q8_k(n, w, x);
+        case DType::Q5_K: return k.dot_q5_k_q8_k(n, w, x);
         case DType::Q6_K: return k.dot_q6_k_q8_k(n, w, x);
+        case DType::IQ4_XS: return k.dot_iq4_xs_q8_k(n, w, x);
         case DType::Q8_K: break;
     }
     return 0.0f;
@@ -83,7 +92,7 @@ void axpy_row(DType t, int64_t n, float a, const uint8_t* w, float* y) {
             for (int64_t i = 0; i < n; ++i) y[i] += a * bf16_to_f32(r[i]);
             return;
         }
-        case DType::Q4_0_X16: case DType::Q6_K: case DType::Q8_K: break;
+        default: break;
     }
     fail(std::string("no row axpy for ") + dtype_name(t) + " weights");
 }

@@ -20,6 +20,99 @@ struct BlockQ8_0 {
 };
 static_assert(sizeof(BlockQ8_0) == 34);
 
+// Q4_1 / Q5_0 / Q5_1 / IQ4_NL: blocks of 32 like Q4_0. Stored quants are unsigned; the high
+// bits of Q5 quants sit in qh (bit j for element j).
+struct BlockQ4_1 {
+    uint16_t d, m;    // fp16 scale and minimum: x = d·q + m
+    uint8_t qs[16];
+};
+static_assert(sizeof(BlockQ4_1) == 20);
+
+struct BlockQ5_0 {
+    uint16_t d;
+    uint8_t qh[4];
+    uint8_t qs[16];   // x = d·(q - 16)
+};
+static_assert(sizeof(BlockQ5_0) == 22);
+
+struct BlockQ5_1 {
+    uint16_t d, m;
+    uint8_t qh[4];
+    uint8_t qs[16];   // x = d·q + m
+};
+static_assert(sizeof(BlockQ5_1) == 24);
+
+// The 16 non-uniform levels IQ4_NL and IQ4_XS index (GGUF's kvalues_iq4nl).
+constexpr int8_t kIq4Levels[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+struct BlockIQ4_NL {
+    uint16_t d;
+    uint8_t qs[16];   // x = d·kIq4Levels[q]
+};
+static_assert(sizeof(BlockIQ4_NL) == 18);
+
+// K-quants: super-blocks of 256 with per-sub-block scales (and minimums) quantized again.
+struct BlockQ2_K {
+    uint8_t scales[16];  // per 16 elements: low nibble scale, high nibble minimum
+    uint8_t qs[64];      // 2-bit quants
+    uint16_t d, dmin;
+};
+static_assert(sizeof(BlockQ2_K) == 84);
+
+struct BlockQ3_K {
+    uint8_t hmask[32];   // high bit of each quant
+    uint8_t qs[64];      // low 2 bits
+    uint8_t scales[12];  // 16 six-bit scales, stored +32
+    uint16_t d;
+};
+static_assert(sizeof(BlockQ3_K) == 110);
+
+// Q4_K and Q5_K share the 12-byte packing of eight 6-bit scales and eight 6-bit minimums.
+constexpr int kKScaleBytes = 12;
+
+struct BlockQ4_K {
+    uint16_t d, dmin;
+    uint8_t scales[kKScaleBytes];
+    uint8_t qs[128];     // sub-block pairs: low nibbles the first 32, high nibbles the next 32
+};
+static_assert(sizeof(BlockQ4_K) == 144);
+
+struct BlockQ5_K {
+    uint16_t d, dmin;
+    uint8_t scales[kKScaleBytes];
+    uint8_t qh[32];      // fifth bit: bit 2k of qh[l] for sub-block 2k, bit 2k+1 for 2k+1
+    uint8_t qs[128];
+};
+static_assert(sizeof(BlockQ5_K) == 176);
+
+struct BlockIQ4_XS {
+    uint16_t d;
+    uint16_t scales_h;   // high 2 bits of the eight 6-bit scales
+    uint8_t scales_l[4]; // low 4 bits, two per byte
+    uint8_t qs[128];
+};
+static_assert(sizeof(BlockIQ4_XS) == 136);
+
+// Sub-block j's 6-bit scale and minimum from a Q4_K/Q5_K scale array.
+inline void k_scale_min(int j, const uint8_t* q, int& scale, int& min) {
+    if (j < 4) {
+        scale = q[j] & 63;
+        min = q[j + 4] & 63;
+    } else {
+        scale = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
+        min = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
+    }
+}
+
+// Q3_K's sixteen scales, unpacked and with the +32 removed.
+inline void q3_k_scales(const uint8_t* packed, int8_t* out) {
+    for (int j = 0; j < 16; ++j) {
+        const int low = j < 8 ? (packed[j] & 0xF) : (packed[j - 8] >> 4);
+        const int high = (packed[8 + j % 4] >> (2 * (j / 4))) & 3;
+        out[j] = int8_t((low | (high << 4)) - 32);
+    }
+}
+
 struct BlockQ6_K {
     uint8_t ql[128];  // low 4 bits
     uint8_t qh[64];   // high 2 bits

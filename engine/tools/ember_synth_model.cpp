@@ -12,6 +12,7 @@
 #include "tensor/dtype.h"
 #include "tensor/fp16.h"
 #include "tensor/quantize.h"
+#include "tensor/random_blocks.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/thread_pool.h"
 #include "tools/arg_parse.h"
@@ -58,7 +59,7 @@ std::vector<uint8_t> predictor_fc2(tensor::DType t, int64_t rank, int64_t n_ff, 
     return out;
 }
 
-// Random bytes that decode to small weights in type t: block scales are set, quants random.
+// Random rows that decode to small weights in type t.
 std::vector<uint8_t> random_tensor(tensor::DType t, int64_t n_cols, int64_t n_rows, uint64_t seed,
                                    tensor::ThreadPool& pool) {
     const size_t row = tensor::row_bytes(t, n_cols);
@@ -66,26 +67,7 @@ std::vector<uint8_t> random_tensor(tensor::DType t, int64_t n_cols, int64_t n_ro
     const float scale = 0.5f / std::sqrt(float(n_cols));
     pool.run(n_rows, [&](int64_t r, int) {
         std::mt19937_64 rng(seed * 1000003u + uint64_t(r));
-        uint8_t* p = out.data() + size_t(r) * row;
-        if (t == tensor::DType::F32 || t == tensor::DType::F16) {
-            std::normal_distribution<float> dist(0.0f, scale);
-            for (int64_t i = 0; i < n_cols; ++i) {
-                const float v = dist(rng);
-                if (t == tensor::DType::F32) std::memcpy(p + 4 * i, &v, 4);
-                else {
-                    const uint16_t h = tensor::f32_to_fp16(v);
-                    std::memcpy(p + 2 * i, &h, 2);
-                }
-            }
-            return;
-        }
-        for (size_t i = 0; i < row; i += 8) {
-            const uint64_t bits = rng();
-            std::memcpy(p + i, &bits, std::min<size_t>(8, row - i));
-        }
-        const uint16_t d = tensor::f32_to_fp16(t == tensor::DType::Q4_0 ? scale / 4.0f : scale / 64.0f);
-        const size_t bb = tensor::block_bytes(t);
-        for (size_t b = 0; b < row; b += bb) std::memcpy(p + b, &d, 2);  // d leads both block types
+        tensor::random_row(t, n_cols, scale, rng, out.data() + size_t(r) * row);
     });
     return out;
 }
@@ -196,7 +178,7 @@ int main(int argc, char** argv) {
         if (out.empty()) throw UsageError("no output: give -o OUT.gguf");
     } catch (const UsageError& e) {
         std::fprintf(stderr,
-                     "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type Q4_0|Q8_0|F16|F32] "
+                     "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--n-ff N] [--n-vocab N]\n"
                      "       [--sparse-rank R [--active-share 0.1]]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
@@ -204,17 +186,18 @@ int main(int argc, char** argv) {
                      e.what());
         return 2;
     }
-    tensor::DType t;
-    if (type == "Q4_0") t = tensor::DType::Q4_0;
-    else if (type == "Q8_0") t = tensor::DType::Q8_0;
-    else if (type == "F16") t = tensor::DType::F16;
-    else if (type == "F32") t = tensor::DType::F32;
-    else {
-        std::fprintf(stderr, "ember-synth-model: --type '%s' is not Q4_0, Q8_0, F16 or F32\n", type.c_str());
+    const std::optional<tensor::DType> t = tensor::dtype_from_name(type);
+    // A sparse file's predictor rows are quantized from floats: only types with a quantizer.
+    const bool writable = t && *t != tensor::DType::BF16 && *t != tensor::DType::Q8_K &&
+                          (shape.rank == 0 || *t == tensor::DType::F32 || *t == tensor::DType::F16 ||
+                           *t == tensor::DType::Q4_0 || *t == tensor::DType::Q8_0);
+    if (!writable) {
+        std::fprintf(stderr, "ember-synth-model: --type '%s' is not one it writes (F32, F16, Q4_0, Q8_0; dense files also "
+                             "Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS)\n", type.c_str());
         return 2;
     }
     try {
-        write_model(out, shape, t);
+        write_model(out, shape, *t);
     } catch (const EngineError& e) {
         std::fprintf(stderr, "ember-synth-model: %s\n", e.what());
         return 1;

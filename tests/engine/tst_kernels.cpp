@@ -12,6 +12,7 @@
 #include "tensor/q4_0_x16.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
+#include "tensor/random_blocks.h"
 
 using namespace ember::tensor;
 
@@ -48,6 +49,30 @@ Exact exact_dot(DType wt, const std::vector<uint8_t>& w, DType xt, const std::ve
     }
     return e;
 }
+
+using DotFn = float (*)(int64_t, const void*, const void*);
+
+// The table's kernel for a weight type that meets Q8_0 or Q8_K activations.
+DotFn quantized_dot(const KernelTable& k, DType t) {
+    switch (t) {
+        case DType::Q4_0: return k.dot_q4_0_q8_0;
+        case DType::Q4_1: return k.dot_q4_1_q8_0;
+        case DType::Q5_0: return k.dot_q5_0_q8_0;
+        case DType::Q5_1: return k.dot_q5_1_q8_0;
+        case DType::Q8_0: return k.dot_q8_0_q8_0;
+        case DType::IQ4_NL: return k.dot_iq4_nl_q8_0;
+        case DType::Q2_K: return k.dot_q2_k_q8_k;
+        case DType::Q3_K: return k.dot_q3_k_q8_k;
+        case DType::Q4_K: return k.dot_q4_k_q8_k;
+        case DType::Q5_K: return k.dot_q5_k_q8_k;
+        case DType::Q6_K: return k.dot_q6_k_q8_k;
+        case DType::IQ4_XS: return k.dot_iq4_xs_q8_k;
+        default: return nullptr;
+    }
+}
+
+constexpr DType kQuantizedTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::IQ4_NL,
+                                     DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
 
 }  // namespace
 
@@ -290,6 +315,63 @@ private slots:
             k.f16_to_f32(h_r.data(), f_k.data(), n);
             r.f16_to_f32(h_r.data(), f_r.data(), n);
             QCOMPARE(f_k, f_r);
+        }
+    }
+
+    // Every GGUF weight type Ember reads, in every table this CPU runs: the dot product of a row
+    // of random blocks with a quantized activation equals the dot product of the two
+    // dequantized rows, to the rounding of a float sum.
+    void every_weight_type_dots_as_its_dequantized_values() {
+        for (DType t : kQuantizedTypes) {
+            QCOMPARE(dtype_from_name(dtype_name(t)), std::optional<DType>(t));
+            QCOMPARE(dtype_from_ggml(uint32_t(t)), std::optional<DType>(t));
+            const DType xt = activation_type(t);
+            for (int64_t n : {256, 512, 4096, 11008 / 256 * 256}) {
+                std::mt19937_64 rng(uint64_t(n) * 31 + uint64_t(t));
+                std::vector<uint8_t> w(row_bytes(t, n));
+                random_row(t, n, 0.05f, rng, w.data());
+                const auto xf = random_floats(size_t(n), uint32_t(n) + 5);
+                std::vector<uint8_t> x(row_bytes(xt, n));
+                if (xt == DType::Q8_0) reference_kernels().prepare_q8_activation(xf.data(), x.data(), n);
+                else quantize_row_q8_k_ref(xf.data(), x.data(), n);
+                const Exact e = exact_dot(t, w, xt, x, n);
+                QVERIFY2(e.magnitude > 0, dtype_name(t));
+                for (int i = 0; i < available_kernel_count(); ++i) {
+                    const KernelTable& k = available_kernels(i);
+                    // A table may lay extra data after the Q8_0 blocks, which its kernels read.
+                    std::vector<uint8_t> prepared = x;
+                    if (xt == DType::Q8_0) {
+                        prepared.resize(k.q8_activation_bytes(n));
+                        k.prepare_q8_activation(xf.data(), prepared.data(), n);
+                        QVERIFY(std::equal(x.begin(), x.end(), prepared.begin()));
+                    }
+                    const double got = quantized_dot(k, t)(n, w.data(), prepared.data());
+                    QVERIFY2(std::fabs(got - e.dot) <= 1e-5 * e.magnitude,
+                             qPrintable(QString("%1 × %2, n=%3, %4: %5 vs %6")
+                                            .arg(dtype_name(t), dtype_name(xt)).arg(n).arg(k.isa).arg(got).arg(e.dot)));
+                }
+            }
+        }
+    }
+
+    // The values random blocks decode to have about the asked spread and no large offset, so a
+    // synthetic model of any type keeps its activations in range.
+    void random_blocks_have_the_asked_spread() {
+        for (DType t : kQuantizedTypes) {
+            const int64_t n = 256 * 64;
+            std::mt19937_64 rng(9);
+            std::vector<uint8_t> w(row_bytes(t, n));
+            random_row(t, n, 0.1f, rng, w.data());
+            std::vector<float> v(static_cast<size_t>(n));
+            dequantize_row(t, w.data(), v.data(), n);
+            double sum = 0, sq = 0;
+            for (float f : v) {
+                sum += f;
+                sq += double(f) * f;
+            }
+            const double mean = sum / double(n), sd = std::sqrt(sq / double(n) - mean * mean);
+            QVERIFY2(sd > 0.05 && sd < 0.2, qPrintable(QString("%1: sd %2").arg(dtype_name(t)).arg(sd)));
+            QVERIFY2(std::fabs(mean) < 0.05, qPrintable(QString("%1: mean %2").arg(dtype_name(t)).arg(mean)));
         }
     }
 

@@ -193,27 +193,28 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
 }  // namespace
 
 const KernelTable& avx2_kernels() {
-    static const KernelTable table{
-        "avx2",
-        dot_f32,
-        dot_f16,
-        dot_bf16,
-        dot_q4_0_q8_0,
-        dot_q8_0_q8_0,
-        dot4_by_rows<dot_q4_0_q8_0>,
-        reference_kernels().dot_q6_k_q8_k,
-        reference_kernels().q8_activation_bytes,
-        quantize_q8_0_avx2,
-        f32_to_f16,
-        axpy_f16,
-        axpy_q4_0,
-        axpy_q8_0,
-        axpy4_by_rows<axpy_q4_0>,
-        f16_to_f32,
-        false,
-        reference_kernels().dot_q4_0x16_q8_0,
-        reference_kernels().dot4_q4_0x16_q8_0,
-    };
+    // Types without an AVX2 twin keep the scalar kernels.
+    static const KernelTable table = [] {
+        KernelTable t = reference_kernels();
+        t.isa = "avx2";
+        t.dot_f32 = dot_f32;
+        t.dot_f16 = dot_f16;
+        t.dot_bf16 = dot_bf16;
+        t.dot_q4_0_q8_0 = dot_q4_0_q8_0;
+        t.dot_q8_0_q8_0 = dot_q8_0_q8_0;
+        t.dot4_q4_0_q8_0 = dot4_by_rows<dot_q4_0_q8_0>;
+        t.prepare_q8_activation = quantize_q8_0_avx2;
+        t.f32_to_f16 = f32_to_f16;
+        t.axpy_f16 = axpy_f16;
+        t.axpy_q4_0 = axpy_q4_0;
+        t.axpy_q8_0 = axpy_q8_0;
+        t.axpy4_q4_0 = axpy4_by_rows<axpy_q4_0>;
+        t.f16_to_f32 = f16_to_f32;
+        t.dot_q4_k_q8_k = dot_q4_k_q8_k_avx2;
+        t.dot_q5_k_q8_k = dot_q5_k_q8_k_avx2;
+        t.dot_q6_k_q8_k = dot_q6_k_q8_k_avx2;
+        return t;
+    }();
     return table;
 }
 
