@@ -127,9 +127,11 @@ int64_t TensorInfo::nelements() const {
     return n;
 }
 
-std::unique_ptr<File> File::open(const std::string& path, MappedFile::Mode mode, const MappedFile::Progress& progress) {
+std::unique_ptr<File> File::open(const std::string& path, MappedFile::Mode mode, const MappedFile::Progress& progress,
+                                 TypeIds ids) {
     std::unique_ptr<File> f(new File());
     f->path_ = path;
+    f->type_ids_ = ids;
     f->map_ = MappedFile(path, mode, progress);
     f->parse(0);
     return f;
@@ -200,7 +202,7 @@ void File::parse(uint64_t full_size) {
             t.ne.push_back(int64_t(ne));
         }
         t.type = c.read<uint32_t>(what + " type");
-        const GgmlTypeInfo* info = ggml_type_info(t.type);
+        const GgmlTypeInfo* info = ggml_type_info(t.type, type_ids_);
         if (!info) fail(path_ + ": " + what + " has unknown type id " + std::to_string(t.type));
         if (t.ne[0] % info->block != 0)
             fail(path_ + ": " + what + " row length " + std::to_string(t.ne[0]) +

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "gguf/ggml_type.h"
 #include "gguf/gguf_value.h"
 #include "gguf/mapped_file.h"
 
@@ -28,7 +29,7 @@ struct TensorInfo {
 class File {
 public:
     static std::unique_ptr<File> open(const std::string& path, MappedFile::Mode mode = MappedFile::Mode::Map,
-                                      const MappedFile::Progress& progress = {});
+                                      const MappedFile::Progress& progress = {}, TypeIds ids = TypeIds::Upstream);
     // The metadata and tensor table only, from a file holding the first bytes of a GGUF whose
     // full size is `full_size` (e.g. fetched with an HTTP Range request): tensors are checked
     // against full_size and have no data. Fails like open() when the header does not fit.
@@ -74,6 +75,7 @@ private:
     uint32_t version_ = 0;
     uint32_t alignment_ = 32;
     uint64_t data_offset_ = 0;
+    TypeIds type_ids_ = TypeIds::Upstream;
     std::vector<std::pair<std::string, Value>> kv_;
     std::map<std::string, size_t> kv_index_;
     std::vector<TensorInfo> tensors_;

@@ -111,8 +111,8 @@ void write_value(Out& o, const Value& v) {
     }
 }
 
-size_t expected_bytes(const std::string& name, const std::vector<int64_t>& ne, uint32_t type) {
-    const GgmlTypeInfo* info = ggml_type_info(type);
+size_t expected_bytes(const std::string& name, const std::vector<int64_t>& ne, uint32_t type, TypeIds ids) {
+    const GgmlTypeInfo* info = ggml_type_info(type, ids);
     if (!info) fail("GGUF writer: tensor '" + name + "' has unknown type id " + std::to_string(type));
     if (ne.empty() || ne.size() > 4) fail("GGUF writer: tensor '" + name + "' must have 1 to 4 dimensions");
     if (ne[0] % info->block) fail("GGUF writer: tensor '" + name + "' row length is not a multiple of the block");
@@ -141,9 +141,9 @@ void Writer::remove(const std::string& key) {
 
 void Writer::add_tensor(const std::string& name, std::vector<int64_t> ne, uint32_t type,
                         std::span<const uint8_t> data) {
-    if (expected_bytes(name, ne, type) != data.size())
+    if (expected_bytes(name, ne, type, type_ids_) != data.size())
         fail("GGUF writer: tensor '" + name + "' has " + std::to_string(data.size()) + " bytes, its shape needs " +
-             std::to_string(expected_bytes(name, ne, type)));
+             std::to_string(expected_bytes(name, ne, type, type_ids_)));
     tensors_.push_back({name, std::move(ne), type, data});
 }
 

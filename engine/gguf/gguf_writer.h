@@ -8,12 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "gguf/ggml_type.h"
 #include "gguf/gguf_value.h"
 
 namespace ember::gguf {
 
 class Writer {
 public:
+    explicit Writer(TypeIds ids = TypeIds::Upstream) : type_ids_(ids) {}
+
     // Replaces an existing key in place, so copied metadata keeps its order.
     void set(const std::string& key, Value value);
     void remove(const std::string& key);
@@ -35,6 +38,7 @@ private:
         uint32_t type;
         std::span<const uint8_t> data;
     };
+    TypeIds type_ids_;
     std::vector<std::pair<std::string, Value>> kv_;
     std::vector<Tensor> tensors_;
     std::deque<std::vector<uint8_t>> owned_;  // a deque never moves its elements, so spans stay valid

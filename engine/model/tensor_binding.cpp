@@ -73,7 +73,8 @@ tensor::WeightView TensorBinder::bind_matrix(const std::string& name, int64_t n_
     auto type = tensor::dtype_from_ggml(t.type);
     if (!type)
         fail(file_.path() + ": tensor '" + name + "' has type " + gguf::ggml_type_name(t.type) +
-             ", which Ember cannot compute with (supported: F32, F16, BF16, Q4_0, Q8_0, Q6_K)");
+             ", which Ember cannot compute with (supported: F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, "
+             "Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS)");
     bytes_bound_ += t.nbytes;
     params_bound_ += uint64_t(t.nelements());
     return tensor::WeightView{*type, n_cols, n_rows, t.data, tensor::row_bytes(*type, n_cols)};

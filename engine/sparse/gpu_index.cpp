@@ -83,7 +83,7 @@ GpuIndex read_gpu_index(const std::string& path, int32_t n_layer, int64_t n_ff) 
     if (n_layer < 0 || n_ff <= 0 || n_ff > INT32_MAX)
         fail(path + ": cannot check a GPU index against n_layer = " + std::to_string(n_layer) +
              ", n_ff = " + std::to_string(n_ff));
-    auto f = gguf::File::open(path);
+    auto f = gguf::File::open(path, gguf::MappedFile::Mode::Map, {}, gguf::TypeIds::PowerInfer);
 
     const auto& arch = require_key(*f, "general.architecture", gguf::ValueType::String);
     const std::string& arch_str = std::get<std::string>(arch.data);
@@ -149,7 +149,7 @@ void write_gpu_index(const std::string& path, const GpuIndex& index) {
         check_hot_ids(index.hot[size_t(il)], index.n_ff, path + ": hot neurons of layer " + std::to_string(il));
 
     // Key order and types as PowerInfer's exporter writes them; the Ember key goes last.
-    gguf::Writer w;
+    gguf::Writer w(gguf::TypeIds::PowerInfer);
     w.set("general.architecture", gguf::Value::string(kGpuIndexArchitecture));
     w.set(kBlockCountKey, gguf::Value::u32(uint32_t(index.hot.size())));
     w.set(kVramCapacityKey, gguf::Value::u64(index.vram_capacity));

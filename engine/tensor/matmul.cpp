@@ -38,6 +38,7 @@ void PreparedActivations::prepare(DType weight_type, const float* x, int64_t n_t
             case DType::Q8_0: k.prepare_q8_activation(src, dst, n_cols); break;
             case DType::F16: k.f32_to_f16(src, reinterpret_cast<uint16_t*>(dst), n_cols); break;
             case DType::F32: std::memcpy(dst, src, size_t(n_cols) * 4); break;
+            case DType::Q8_K: quantize_row_q8_k_ref(src, dst, n_cols, q8_k_scale_); break;
             default: quantize_row(type, src, dst, n_cols); break;
         }
     }

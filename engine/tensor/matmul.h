@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tensor/dtype.h"
+#include "tensor/quantize.h"
 #include "tensor/thread_pool.h"
 
 namespace ember::tensor {
@@ -30,6 +31,7 @@ void row_as_stored(const WeightView& w, int64_t r, uint8_t* out);
 class PreparedActivations {
 public:
     void reserve(int64_t max_tokens, int64_t max_cols);
+    void set_q8_k_scale(Q8KScale scale) { q8_k_scale_ = scale; }
     void prepare(DType weight_type, const float* x, int64_t n_tokens, int64_t n_cols);
 
     const uint8_t* row(int64_t t) const { return data_ + size_t(t) * row_bytes_; }
@@ -42,6 +44,7 @@ private:
     std::vector<uint8_t> buffer_;
     uint8_t* data_ = nullptr;  // first 64-byte aligned byte of buffer_: rows start on cache lines
     size_t row_bytes_ = 0;
+    Q8KScale q8_k_scale_ = Q8KScale::Upstream;
 };
 
 // Dot product of weight row `w_row` (type t) with one prepared activation row.

@@ -48,7 +48,7 @@ void quantize_row_q8_0_ref(const float* x, void* out, int64_t n) {
     }
 }
 
-void quantize_row_q8_k_ref(const float* x, void* out, int64_t n) {
+void quantize_row_q8_k_ref(const float* x, void* out, int64_t n, Q8KScale scale) {
     auto* y = static_cast<BlockQ8_K*>(out);
     for (int64_t i = 0; i < n / kQK_K; ++i) {
         const float* v = x + i * kQK_K;
@@ -63,7 +63,7 @@ void quantize_row_q8_k_ref(const float* x, void* out, int64_t n) {
             std::memset(&y[i], 0, sizeof(BlockQ8_K));
             continue;
         }
-        const float iscale = -128.0f / max;
+        const float iscale = (scale == Q8KScale::Upstream ? -127.0f : -128.0f) / max;
         for (int j = 0; j < kQK_K; ++j)
             y[i].qs[j] = int8_t(std::min(127, int(std::nearbyint(iscale * v[j]))));
         for (int g = 0; g < kQK_K / 16; ++g) {

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "tokenizer/gpt2_bytes.h"
-#include "tokenizer/gpt2_pretokenizer.h"
+#include "tokenizer/pretokenizer.h"
 #include "tokenizer/utf8.h"
 
 namespace ember::tokenizer {
@@ -25,7 +25,7 @@ struct BpeEncoder::Pair {
     int32_t result;
 };
 
-BpeEncoder::BpeEncoder(const Vocab& vocab) : unk_id_(vocab.unk_id) {
+BpeEncoder::BpeEncoder(const Vocab& vocab) : unk_id_(vocab.unk_id), pre_(vocab.pre) {
     std::unordered_map<std::string_view, int32_t> ids;
     ids.reserve(vocab.tokens.size());
     for (size_t i = 0; i < vocab.tokens.size(); ++i) ids.emplace(vocab.tokens[i], int32_t(i));
@@ -33,6 +33,9 @@ BpeEncoder::BpeEncoder(const Vocab& vocab) : unk_id_(vocab.unk_id) {
         const auto it = ids.find(s);
         return it == ids.end() ? -1 : it->second;
     };
+    // Llama 3's tokenizer takes a chunk that is itself a token as that token, merges or not
+    // (Hugging Face's ignore_merges; llama.cpp does the same for this pre-tokenizer).
+    if (pre_ == PreTokenizer::Llama3) whole_chunks_ = ids;
 
     std::string piece;
     for (uint32_t b = 0; b < 256; ++b) {
@@ -79,8 +82,18 @@ void BpeEncoder::encode(std::string_view text, std::vector<int32_t>& out) const 
         std::push_heap(queue.begin(), queue.end(), later);
     };
 
+    std::string alphabet;
     for (size_t pos = 0; pos < text.size();) {
-        const size_t end = gpt2_chunk_end(text, pos);
+        const size_t end = chunk_end(pre_, text, pos);
+        if (!whole_chunks_.empty()) {
+            alphabet.clear();
+            for (size_t i = pos; i < end; ++i) utf8_append(alphabet, byte_to_unicode(uint8_t(text[i])));
+            if (const auto it = whole_chunks_.find(alphabet); it != whole_chunks_.end()) {
+                out.push_back(it->second);
+                pos = end;
+                continue;
+            }
+        }
         symbols.clear();
         queue.clear();
         for (size_t i = pos; i < end; ++i) {

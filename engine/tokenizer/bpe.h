@@ -1,5 +1,5 @@
 #pragma once
-// GPT-2 byte-level BPE: the text is cut by the GPT-2 pre-tokenizer, each chunk starts as
+// GPT-2 byte-level BPE: the text is cut by the vocabulary's pre-tokenizer, each chunk starts as
 // one token per byte, and adjacent tokens are merged lowest merge rank first (ties:
 // leftmost) until no listed pair is left.
 //
@@ -42,6 +42,8 @@ private:
     std::unordered_map<uint64_t, Merge> merges_;  // (left id, right id) -> rank and merged id
     std::array<int32_t, 256> byte_ids_;
     int32_t unk_id_ = -1;
+    PreTokenizer pre_;
+    std::unordered_map<std::string_view, int32_t> whole_chunks_;  // piece -> id, for Llama 3 only
 };
 
 }  // namespace ember::tokenizer

@@ -1,31 +1,10 @@
 #include "tokenizer/gpt2_pretokenizer.h"
 
-#include "tokenizer/char_class.h"
-#include "tokenizer/utf8.h"
+#include "tokenizer/text_scan.h"
 
 namespace ember::tokenizer {
 
 namespace {
-
-struct Char {
-    size_t len;
-    CharClass cls;
-};
-
-Char char_at(std::string_view text, size_t pos) {
-    const Utf8Step step = utf8_next(text, pos);
-    if (step.status != Utf8Step::Ok) return {step.len, CharClass::Other};
-    return {step.len, char_class(step.cp)};
-}
-
-size_t run_end(std::string_view text, size_t pos, CharClass cls) {
-    while (pos < text.size()) {
-        const Char c = char_at(text, pos);
-        if (c.cls != cls) break;
-        pos += c.len;
-    }
-    return pos;
-}
 
 // The contraction alternatives come first in the pattern and are ASCII, case-sensitive.
 size_t contraction_end(std::string_view text, size_t pos) {
@@ -46,10 +25,10 @@ size_t gpt2_chunk_end(std::string_view text, size_t pos) {
     // ` ?X+` for X in {L, N, other}: which alternative matches is decided by the character
     // after the optional space, and the run is greedy.
     if (text[pos] == ' ' && pos + 1 < text.size()) {
-        const Char next = char_at(text, pos + 1);
+        const ScannedChar next = char_at(text, pos + 1);
         if (next.cls != CharClass::Space) return run_end(text, pos + 1, next.cls);
     }
-    const Char first = char_at(text, pos);
+    const ScannedChar first = char_at(text, pos);
     if (first.cls != CharClass::Space) return run_end(text, pos, first.cls);
 
     // Whitespace run. `\s+(?!\S)` backs off one character when the run is followed by
@@ -58,7 +37,7 @@ size_t gpt2_chunk_end(std::string_view text, size_t pos) {
     size_t end = pos;
     size_t last = pos;
     while (end < text.size()) {
-        const Char c = char_at(text, end);
+        const ScannedChar c = char_at(text, end);
         if (c.cls != CharClass::Space) break;
         last = end;
         end += c.len;

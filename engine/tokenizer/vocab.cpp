@@ -13,6 +13,7 @@ namespace ember::tokenizer {
 namespace {
 
 constexpr const char* kModelKey = "tokenizer.ggml.model";
+constexpr const char* kPreKey = "tokenizer.ggml.pre";
 constexpr const char* kTokensKey = "tokenizer.ggml.tokens";
 constexpr const char* kScoresKey = "tokenizer.ggml.scores";
 constexpr const char* kTypesKey = "tokenizer.ggml.token_type";
@@ -116,6 +117,11 @@ Vocab vocab_from_gguf(const gguf::File& file) {
     else if (*model == "gpt2") v.kind = VocabKind::Bpe;
     else r.fail_key(kModelKey, "= " + quoted(*model) + " is not a supported tokenizer ('llama' or 'gpt2')");
     const bool spm = v.kind == VocabKind::Spm;
+    if (const std::optional<std::string> pre = file.get_string(kPreKey); pre && !spm) {
+        const std::optional<PreTokenizer> known = pre_tokenizer_from_name(*pre);
+        if (!known) r.fail_key(kPreKey, "= " + quoted(*pre) + " names a pre-tokenizer Ember does not have");
+        v.pre = *known;
+    }
 
     const gguf::Array& tokens = r.required_array(kTokensKey, gguf::ValueType::String);
     const size_t n_vocab = tokens.size();

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "tokenizer/pretokenizer.h"
+
 namespace ember::gguf {
 class File;
 }
@@ -33,6 +35,9 @@ struct Vocab {
     int32_t unk_id = -1;
     int32_t pad_id = -1;
     bool add_bos = true;  // tokenizer.ggml.add_bos_token; default true for SPM, false for BPE
+    // BPE only: tokenizer.ggml.pre. Files without the key (PowerInfer's Falcon among them) predate
+    // it and were made for GPT-2's rules.
+    PreTokenizer pre = PreTokenizer::Gpt2;
 };
 
 // Reads and validates the tokenizer keys: the model name is known, the arrays are present

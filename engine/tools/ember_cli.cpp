@@ -40,6 +40,7 @@ struct Options {
     ember::FfnActivation ffn_act = ember::FfnActivation::Auto;
     std::optional<float> sparse_threshold;
     bool stats = false;
+    bool tokenize = false;
     bool use_mmap = false;
     std::string device = "cpu";
     std::optional<BudgetArg> vram_budget;
@@ -71,6 +72,8 @@ const char* kUsage =
     "  --sparse-threshold T     PowerInfer files: predictor score at or above which a neuron is computed\n"
     "                           (default: LLAMA_SPARSE_PRED_THRESHOLD, else the file's, else 0)\n"
     "  --stats                  PowerInfer files: per-layer share of active neurons on stderr at the end\n"
+    "  --tokenize               print the ids the prompt is fed as (BOS included where the vocabulary\n"
+    "                           adds it) as one JSON array on stdout, then exit\n"
     "  --mmap                   map the model file instead of reading it into memory\n"
     "  --device cpu|gpu|gpu:N|sim  where the placement puts what fits the budget: a sparse model's dense\n"
     "                           parts and hot neurons, a dense model's first layers (gpu: the first\n"
@@ -135,6 +138,8 @@ Options parse(int argc, char** argv) {
             o.sparse_threshold = parse_float(a, next_value(argc, argv, i));
         } else if (a == "--stats") {
             o.stats = true;
+        } else if (a == "--tokenize") {
+            o.tokenize = true;
         } else if (a == "--device") {
             o.device = next_value(argc, argv, i);
         } else if (a == "--vram-budget") {
@@ -185,6 +190,14 @@ int main(int argc, char** argv) {
     if (!model) {
         std::fprintf(stderr, "ember-cli: %s\n", model.error().message.c_str());
         return 1;
+    }
+    if (opt.tokenize) {
+        // What the model would be fed for the prompt, as upstream's `llama-tokenize --ids` prints it.
+        const std::vector<int32_t> ids = (*model)->tokenize(opt.prompt, (*model)->add_bos());
+        std::string line = "[";
+        for (size_t i = 0; i < ids.size(); ++i) line += (i ? ", " : "") + std::to_string(ids[i]);
+        std::printf("%s]\n", line.c_str());
+        return 0;
     }
     const ember::ModelInfo& info = (*model)->info();
     std::fprintf(stderr, "ember-cli: %s: %s, %d layers, %d embd, %s weights, FFN %s (%s)", info.path.c_str(),

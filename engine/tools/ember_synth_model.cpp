@@ -16,6 +16,7 @@
 #include "tensor/quant_blocks.h"
 #include "tensor/thread_pool.h"
 #include "tools/arg_parse.h"
+#include "tools/hf_vocab.h"
 
 namespace {
 
@@ -35,6 +36,8 @@ struct Shape {
     int n_vocab = 32000, n_embd = 4096, n_layer = 32, n_head = 32, n_head_kv = 32, n_ff = 11008, n_ctx = 4096;
     int rank = 0;              // > 0: a PowerInfer sparse file with predictors of this rank
     double active_share = 0.1; // the share of neurons the predictors should mark active
+    std::string vocab_dir;     // a Hugging Face BPE tokenizer folder; empty: placeholder pieces
+    std::string pre = "gpt-2"; // its tokenizer.ggml.pre
 };
 
 // fc2 rows whose scores s = fc2 · h (h >= 0, the ReLU of fc1 · u) are >= 0 for about `share`
@@ -61,10 +64,10 @@ std::vector<uint8_t> predictor_fc2(tensor::DType t, int64_t rank, int64_t n_ff, 
 
 // Random rows that decode to small weights in type t.
 std::vector<uint8_t> random_tensor(tensor::DType t, int64_t n_cols, int64_t n_rows, uint64_t seed,
-                                   tensor::ThreadPool& pool) {
+                                   tensor::ThreadPool& pool, float gain = 0.5f) {
     const size_t row = tensor::row_bytes(t, n_cols);
     std::vector<uint8_t> out(row * size_t(n_rows));
-    const float scale = 0.5f / std::sqrt(float(n_cols));
+    const float scale = gain / std::sqrt(float(n_cols));
     pool.run(n_rows, [&](int64_t r, int) {
         std::mt19937_64 rng(seed * 1000003u + uint64_t(r));
         tensor::random_row(t, n_cols, scale, rng, out.data() + size_t(r) * row);
@@ -72,19 +75,8 @@ std::vector<uint8_t> random_tensor(tensor::DType t, int64_t n_cols, int64_t n_ro
     return out;
 }
 
-void write_model(const std::string& path, const Shape& s, tensor::DType t) {
-    gguf::Writer w;
-    w.set("general.architecture", gguf::Value::string("llama"));
-    w.set("general.name", gguf::Value::string("ember synthetic"));
-    w.set("general.alignment", gguf::Value::u32(32));
-    w.set("llama.context_length", gguf::Value::u32(uint32_t(s.n_ctx)));
-    w.set("llama.embedding_length", gguf::Value::u32(uint32_t(s.n_embd)));
-    w.set("llama.block_count", gguf::Value::u32(uint32_t(s.n_layer)));
-    w.set("llama.feed_forward_length", gguf::Value::u32(uint32_t(s.n_ff)));
-    w.set("llama.attention.head_count", gguf::Value::u32(uint32_t(s.n_head)));
-    w.set("llama.attention.head_count_kv", gguf::Value::u32(uint32_t(s.n_head_kv)));
-    w.set("llama.attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-5f));
-    w.set("llama.rope.freq_base", gguf::Value::f32(10000.0f));
+// A valid SentencePiece-style table of placeholder pieces.
+void write_placeholder_vocab(gguf::Writer& w, int n_vocab) {
     gguf::Array tokens{gguf::ValueType::String, {}, {}, {}};
     gguf::Array scores{gguf::ValueType::F32, {}, {}, {}};
     gguf::Array types{gguf::ValueType::I32, {}, {}, {}};
@@ -101,7 +93,7 @@ void write_model(const std::string& path, const Shape& s, tensor::DType t) {
         std::snprintf(buf, sizeof buf, "<0x%02X>", b);
         add(buf, 0, 6);
     }
-    for (int i = int(tokens.strings.size()); i < s.n_vocab; ++i) add("\xE2\x96\x81t" + std::to_string(i), -float(i), 1);
+    for (int i = int(tokens.strings.size()); i < n_vocab; ++i) add("\xE2\x96\x81t" + std::to_string(i), -float(i), 1);
     w.set("tokenizer.ggml.model", gguf::Value::string("llama"));
     w.set("tokenizer.ggml.tokens", gguf::Value::array(std::move(tokens)));
     w.set("tokenizer.ggml.scores", gguf::Value::array(std::move(scores)));
@@ -109,11 +101,29 @@ void write_model(const std::string& path, const Shape& s, tensor::DType t) {
     w.set("tokenizer.ggml.bos_token_id", gguf::Value::u32(1));
     w.set("tokenizer.ggml.eos_token_id", gguf::Value::u32(2));
 
+}
+
+void write_model(const std::string& path, Shape s, tensor::DType t) {
+    gguf::Writer w;
+    w.set("general.architecture", gguf::Value::string("llama"));
+    w.set("general.name", gguf::Value::string("ember synthetic"));
+    w.set("general.alignment", gguf::Value::u32(32));
+    w.set("llama.context_length", gguf::Value::u32(uint32_t(s.n_ctx)));
+    w.set("llama.embedding_length", gguf::Value::u32(uint32_t(s.n_embd)));
+    w.set("llama.block_count", gguf::Value::u32(uint32_t(s.n_layer)));
+    w.set("llama.feed_forward_length", gguf::Value::u32(uint32_t(s.n_ff)));
+    w.set("llama.attention.head_count", gguf::Value::u32(uint32_t(s.n_head)));
+    w.set("llama.attention.head_count_kv", gguf::Value::u32(uint32_t(s.n_head_kv)));
+    w.set("llama.attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-5f));
+    w.set("llama.rope.freq_base", gguf::Value::f32(10000.0f));
+    if (!s.vocab_dir.empty()) s.n_vocab = int(tools::write_hf_vocab(w, s.vocab_dir, s.pre));
+    else write_placeholder_vocab(w, s.n_vocab);
+
     tensor::ThreadPool pool(tensor::default_thread_count());
     uint64_t seed = 1;
     const uint32_t type_id = uint32_t(t);
-    auto matrix = [&](const std::string& name, int64_t cols, int64_t rows) {
-        w.add_tensor(name, {cols, rows}, type_id, random_tensor(t, cols, rows, seed++, pool));
+    auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, float gain = 0.5f) {
+        w.add_tensor(name, {cols, rows}, type_id, random_tensor(t, cols, rows, seed++, pool, gain));
     };
     auto ones = [&](const std::string& name, int64_t n) {
         std::vector<uint8_t> bytes(size_t(n) * 4);
@@ -124,7 +134,9 @@ void write_model(const std::string& path, const Shape& s, tensor::DType t) {
     const int64_t n_gqa = int64_t(s.n_embd) / s.n_head * s.n_head_kv;
     matrix("token_embd.weight", s.n_embd, s.n_vocab);
     ones("output_norm.weight", s.n_embd);
-    matrix("output.weight", s.n_embd, s.n_vocab);
+    // Logits with a spread of ~4 (the normalized hidden state has unit RMS): next-token
+    // distributions as peaked as a trained model's, so a greedy choice is rarely a near tie.
+    matrix("output.weight", s.n_embd, s.n_vocab, 4.0f);
     for (int il = 0; il < s.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         matrix(p + "attn_q.weight", s.n_embd, s.n_embd);
@@ -168,6 +180,8 @@ int main(int argc, char** argv) {
             else if (a == "--n-ff") shape.n_ff = count(1 << 20);
             else if (a == "--n-vocab") shape.n_vocab = count(1 << 20);
             else if (a == "--sparse-rank") shape.rank = count(1 << 16);
+            else if (a == "--vocab") shape.vocab_dir = next_value(argc, argv, i);
+            else if (a == "--pre") shape.pre = next_value(argc, argv, i);
             else if (a == "--active-share") {
                 shape.active_share = parse_float(a, next_value(argc, argv, i));
                 if (!(shape.active_share > 0.0 && shape.active_share < 1.0))
@@ -180,9 +194,10 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--n-ff N] [--n-vocab N]\n"
-                     "       [--sparse-rank R [--active-share 0.1]]\n"
+                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
-                     "predictors of rank R that mark about --active-share of the FFN neurons active)\n",
+                     "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
+                     "the vocabulary of a Hugging Face byte-level BPE tokenizer, tokenizer.ggml.pre = --pre)\n",
                      e.what());
         return 2;
     }

@@ -62,8 +62,8 @@ void write_variant(const std::string& out, Edit edit, const std::string& target,
             continue;
         }
         if (t.name == target && edit == Edit::RetypeTensor) {
-            // Q4_K has a known size but no kernel: 144 bytes per 256 values.
-            w.add_tensor(t.name, t.ne, 12, std::vector<uint8_t>(size_t(t.nelements() / 256 * 144)));
+            // IQ2_XXS has a known size but no kernel: 66 bytes per 256 values.
+            w.add_tensor(t.name, t.ne, 16, std::vector<uint8_t>(size_t(t.nelements() / 256 * 66)));
             continue;
         }
         w.add_tensor(t.name, t.ne, t.type, bytes);
@@ -93,7 +93,7 @@ private slots:
         QTest::newRow("wrong shape") << int(Edit::ReshapeTensor) << "blk.0.ffn_gate.weight"
                                      << QStringList{"bad.gguf", "blk.0.ffn_gate.weight", "[256, 128]", "expected [128, 256]"} << dense;
         QTest::newRow("unsupported dtype") << int(Edit::RetypeTensor) << "blk.0.ffn_down.weight"
-                                           << QStringList{"bad.gguf", "blk.0.ffn_down.weight", "Q4_K"} << dense;
+                                           << QStringList{"bad.gguf", "blk.0.ffn_down.weight", "IQ2_XXS"} << dense;
         QTest::newRow("unknown architecture") << int(Edit::Architecture) << "gpt-neox"
                                               << QStringList{"bad.gguf", "general.architecture", "gpt-neox"} << dense;
         QTest::newRow("missing key") << int(Edit::DropKey) << "llama.embedding_length"

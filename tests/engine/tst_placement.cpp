@@ -90,7 +90,7 @@ RawIndex valid_raw(int32_t n_layer, int64_t n_ff) {
 }
 
 void write_raw(const std::string& path, const RawIndex& r) {
-    gguf::Writer w;
+    gguf::Writer w(gguf::TypeIds::PowerInfer);
     for (const auto& [k, v] : r.kv) w.set(k, v);
     for (const auto& t : r.tensors) {
         std::vector<uint8_t> bytes(t.values.size() * 4);
@@ -401,7 +401,7 @@ private slots:
         write_gpu_index(p, index);
         const GpuIndex back = read_gpu_index(p, 3, 8);
         QVERIFY(back.hot == index.hot);
-        auto f = gguf::File::open(p);
+        auto f = gguf::File::open(p, gguf::MappedFile::Mode::Map, {}, gguf::TypeIds::PowerInfer);
         QCOMPARE(f->tensors()[1].ne, std::vector<int64_t>{0});
         QCOMPARE(f->tensors()[1].nbytes, size_t(0));
         QCOMPARE(f->tensors()[1].offset, f->tensors()[2].offset);  // an empty blob takes no space

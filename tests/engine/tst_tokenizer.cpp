@@ -22,6 +22,7 @@
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
 #include "tokenizer/gpt2_pretokenizer.h"
+#include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 
 using namespace ember;
@@ -100,7 +101,7 @@ QString printable(const std::vector<int32_t>& ids) {
 enum class Break {
     RemoveModel, UnknownModel, RemoveTokens, TokensNotStrings, RemoveScores, ShortScores,
     ShortTypes, BadType, FakeByteToken, BosOutOfRange, EosOutOfRange, UnkOutOfRange,
-    RemoveMerges, MalformedMerge,
+    RemoveMerges, MalformedMerge, UnknownPre,
 };
 
 gguf::Array array_of(const gguf::File& file, const char* key) { return *file.get_array(key); }
@@ -110,6 +111,7 @@ void apply(Break what, const gguf::File& file, gguf::Writer& w) {
     switch (what) {
     case Break::RemoveModel: w.remove("tokenizer.ggml.model"); break;
     case Break::UnknownModel: w.set("tokenizer.ggml.model", Value::string("bert")); break;
+    case Break::UnknownPre: w.set("tokenizer.ggml.pre", Value::string("tekken")); break;
     case Break::RemoveTokens: w.remove("tokenizer.ggml.tokens"); break;
     case Break::TokensNotStrings: {
         gguf::Array a;
@@ -304,6 +306,57 @@ private slots:
             pos = end;
         }
         QCOMPARE(got, chunks);
+    }
+
+    void llama3_and_qwen2_pretokenizers_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QStringList>("llama3");
+        QTest::addColumn<QStringList>("qwen2");
+        // Checked against the two patterns (pretokenizer.h) run through Python's `regex` module.
+        QTest::newRow("contractions, any case") << "I'M DON'T we'Ll" << QStringList{"I", "'M", " DON", "'T", " we", "'Ll"}
+                                                << QStringList{"I", "'M", " DON", "'T", " we", "'Ll"};
+        QTest::newRow("digits") << "12345 6" << QStringList{"123", "45", " ", "6"}
+                                << QStringList{"1", "2", "3", "4", "5", " ", "6"};
+        QTest::newRow("two spaces") << "  hello" << QStringList{" ", " hello"} << QStringList{" ", " hello"};
+        QTest::newRow("tab prefix") << "\tword" << QStringList{"\tword"} << QStringList{"\tword"};
+        QTest::newRow("newlines") << "x \n\n  y" << QStringList{"x", " \n\n", " ", " y"}
+                                  << QStringList{"x", " \n\n", " ", " y"};
+        QTest::newRow("trailing") << "end  " << QStringList{"end", "  "} << QStringList{"end", "  "};
+        QTest::newRow("punctuation, newlines") << "(x)!!\n\ny" << QStringList{"(x", ")!!\n\n", "y"}
+                                               << QStringList{"(x", ")!!\n\n", "y"};
+        QTest::newRow("price") << "$5.99 x" << QStringList{"$", "5", ".", "99", " x"}
+                               << QStringList{"$", "5", ".", "9", "9", " x"};
+        QTest::newRow("nbsp prefix") << QString::fromUtf8("\u00a0b") << QStringList{QString::fromUtf8("\u00a0b")}
+                                     << QStringList{QString::fromUtf8("\u00a0b")};
+        QTest::newRow("combining mark") << QString::fromUtf8("e\u0301e") << QStringList{"e", QString::fromUtf8("\u0301e")}
+                                        << QStringList{"e", QString::fromUtf8("\u0301e")};
+        QTest::newRow("space, punctuation, CRLF") << " ,,\r\nz" << QStringList{" ,,\r\n", "z"} << QStringList{" ,,\r\n", "z"};
+    }
+    void llama3_and_qwen2_pretokenizers() {
+        QFETCH(QString, text);
+        QFETCH(QStringList, llama3);
+        QFETCH(QStringList, qwen2);
+        const std::string s = text.toStdString();
+        for (const auto& [pre, want] : {std::pair{tokenizer::PreTokenizer::Llama3, llama3}, std::pair{tokenizer::PreTokenizer::Qwen2, qwen2}}) {
+            QStringList got;
+            for (size_t pos = 0; pos < s.size();) {
+                const size_t end = tokenizer::chunk_end(pre, s, pos);
+                QVERIFY(end > pos && end <= s.size());
+                got << QString::fromStdString(s.substr(pos, end - pos));
+                pos = end;
+            }
+            QCOMPARE(got, want);
+        }
+    }
+
+    void pretokenizer_names_are_llama_cpps() {
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("llama-bpe"), std::optional(tokenizer::PreTokenizer::Llama3));
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("qwen2"), std::optional(tokenizer::PreTokenizer::Qwen2));
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("deepseek-r1-qwen"), std::optional(tokenizer::PreTokenizer::Qwen2));
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("gpt-2"), std::optional(tokenizer::PreTokenizer::Gpt2));
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("starcoder"), std::optional(tokenizer::PreTokenizer::DigitsThenGpt2));
+        QVERIFY(!tokenizer::pre_tokenizer_from_name("tekken"));
+        QVERIFY(!tokenizer::pre_tokenizer_from_name(""));
     }
 
     void bpe_matches_reference_data() { add_rows("bpe-500.expected.tsv"); }
@@ -516,6 +569,7 @@ private slots:
         row("unk out of range", spm, Break::UnkOutOfRange, "tokenizer.ggml.unknown_token_id", "5000");
         row("missing merges", bpe, Break::RemoveMerges, "tokenizer.ggml.merges", "");
         row("malformed merge", bpe, Break::MalformedMerge, "tokenizer.ggml.merges", "nospace");
+        row("unknown pre-tokenizer", bpe, Break::UnknownPre, "tokenizer.ggml.pre", "tekken");
     }
     void vocab_errors() {
         QFETCH(QString, fixture);

@@ -1,0 +1,119 @@
+#include "tokenizer/pretokenizer.h"
+
+#include <algorithm>
+#include <array>
+
+#include "tokenizer/gpt2_pretokenizer.h"
+#include "tokenizer/text_scan.h"
+
+namespace ember::tokenizer {
+namespace {
+
+struct Name {
+    std::string_view name;
+    PreTokenizer pre;
+};
+
+// llama.cpp's names for each rule set (llama-vocab.cpp), those Ember implements.
+constexpr std::array<Name, 19> kNames{{
+    {"gpt-2", PreTokenizer::Gpt2},           {"phi-2", PreTokenizer::Gpt2},
+    {"roberta-bpe", PreTokenizer::Gpt2},     {"mpt", PreTokenizer::Gpt2},
+    {"olmo", PreTokenizer::Gpt2},            {"starcoder", PreTokenizer::DigitsThenGpt2},
+    {"refact", PreTokenizer::DigitsThenGpt2}, {"command-r", PreTokenizer::DigitsThenGpt2},
+    {"smollm", PreTokenizer::DigitsThenGpt2}, {"codeshell", PreTokenizer::DigitsThenGpt2},
+    {"exaone", PreTokenizer::DigitsThenGpt2}, {"minerva-7b", PreTokenizer::DigitsThenGpt2},
+    {"llama3", PreTokenizer::Llama3},        {"llama-v3", PreTokenizer::Llama3},
+    {"llama-bpe", PreTokenizer::Llama3},     {"falcon3", PreTokenizer::Llama3},
+    {"qwen2", PreTokenizer::Qwen2},          {"deepseek-r1-qwen", PreTokenizer::Qwen2},
+    {"stablelm2", PreTokenizer::Qwen2},
+}};
+
+bool is_newline(char c) { return c == '\r' || c == '\n'; }
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; }
+
+size_t contraction_end_any_case(std::string_view text, size_t pos) {
+    if (text[pos] != '\'' || pos + 1 >= text.size()) return pos;
+    const char a = lower(text[pos + 1]);
+    if (a == 's' || a == 't' || a == 'm' || a == 'd') return pos + 2;
+    if (pos + 2 >= text.size()) return pos;
+    const char b = lower(text[pos + 2]);
+    if ((a == 'r' && b == 'e') || (a == 'v' && b == 'e') || (a == 'l' && b == 'l')) return pos + 3;
+    return pos;
+}
+
+// Llama 3's and Qwen 2's pattern, alternative by alternative; max_digits is 3 or 1.
+size_t llama3_chunk_end(std::string_view text, size_t pos, int max_digits) {
+    if (const size_t end = contraction_end_any_case(text, pos); end != pos) return end;
+    const ScannedChar c = char_at(text, pos);
+    // [^\r\n\p{L}\p{N}]?\p{L}+
+    if (c.cls == CharClass::Letter) return run_end(text, pos, CharClass::Letter);
+    if (c.cls != CharClass::Number && !is_newline(text[pos]) && pos + c.len < text.size() &&
+        char_at(text, pos + c.len).cls == CharClass::Letter)
+        return run_end(text, pos + c.len, CharClass::Letter);
+    // \p{N}{1,max_digits}
+    if (c.cls == CharClass::Number) {
+        size_t end = pos;
+        for (int i = 0; i < max_digits && end < text.size(); ++i) {
+            const ScannedChar d = char_at(text, end);
+            if (d.cls != CharClass::Number) break;
+            end += d.len;
+        }
+        return end;
+    }
+    //  ?[^\s\p{L}\p{N}]+[\r\n]*
+    const size_t other = text[pos] == ' ' && pos + 1 < text.size() ? pos + 1 : pos;
+    if (char_at(text, other).cls == CharClass::Other) {
+        size_t end = run_end(text, other, CharClass::Other);
+        while (end < text.size() && is_newline(text[end])) ++end;
+        return end;
+    }
+    // c is whitespace here. \s*[\r\n]+ ends after the run's last newline, if it has one.
+    size_t end = pos, last_start = pos, after_newline = 0;
+    while (end < text.size()) {
+        const ScannedChar w = char_at(text, end);
+        if (w.cls != CharClass::Space) break;
+        last_start = end;
+        end += w.len;
+        if (is_newline(text[last_start])) after_newline = end;
+    }
+    if (after_newline) return after_newline;
+    // \s+(?!\S): a run followed by non-space leaves its last character to the next chunk;
+    // a single one falls through to \s+.
+    if (end == text.size()) return end;
+    return last_start > pos ? last_start : end;
+}
+
+// Digits are cut out first, so GPT-2's rules run on the text up to the next digit.
+size_t digits_then_gpt2_chunk_end(std::string_view text, size_t pos) {
+    const ScannedChar c = char_at(text, pos);
+    if (c.cls == CharClass::Number) return pos + c.len;
+    const size_t whole = gpt2_chunk_end(text, pos);
+    // Only a digit inside the chunk or right after it (its lookahead) can change the cut.
+    for (size_t i = pos; i < text.size() && i <= whole;) {
+        const ScannedChar d = char_at(text, i);
+        if (d.cls == CharClass::Number) return gpt2_chunk_end(text.substr(0, i), pos);
+        i += d.len;
+    }
+    return whole;
+}
+
+}  // namespace
+
+std::optional<PreTokenizer> pre_tokenizer_from_name(std::string_view name) {
+    const auto* it = std::find_if(kNames.begin(), kNames.end(), [&](const Name& n) { return n.name == name; });
+    if (it == kNames.end()) return std::nullopt;
+    return it->pre;
+}
+
+size_t chunk_end(PreTokenizer pre, std::string_view text, size_t pos) {
+    switch (pre) {
+        case PreTokenizer::Gpt2: return gpt2_chunk_end(text, pos);
+        case PreTokenizer::DigitsThenGpt2: return digits_then_gpt2_chunk_end(text, pos);
+        case PreTokenizer::Llama3: return llama3_chunk_end(text, pos, 3);
+        case PreTokenizer::Qwen2: return llama3_chunk_end(text, pos, 1);
+    }
+    return text.size();
+}
+
+}  // namespace ember::tokenizer

@@ -1,0 +1,90 @@
+#include "tools/hf_vocab.h"
+
+#include <fstream>
+#include <map>
+
+#include <nlohmann/json.hpp>
+
+#include "common/error.h"
+
+namespace ember::tools {
+namespace {
+
+using nlohmann::json;
+
+json read_json(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) fail(path + ": cannot open");
+    try {
+        return json::parse(in);
+    } catch (const json::exception& e) {
+        fail(path + ": not JSON: " + e.what());
+    }
+}
+
+// A special token in tokenizer_config.json: a string, an {"content": ...} object, or null.
+std::string token_text(const json& v) {
+    if (v.is_string()) return v.get<std::string>();
+    if (v.is_object() && v.contains("content") && v["content"].is_string()) return v["content"].get<std::string>();
+    return {};
+}
+
+}  // namespace
+
+int64_t write_hf_vocab(gguf::Writer& w, const std::string& dir, const std::string& pre) {
+    const std::string tokenizer_path = dir + "/tokenizer.json";
+    const json tj = read_json(tokenizer_path);
+    const json config = read_json(dir + "/tokenizer_config.json");
+    if (!tj.contains("model") || tj["model"].value("type", "") != "BPE" || !tj["model"].contains("vocab") ||
+        !tj["model"].contains("merges"))
+        fail(tokenizer_path + ": model is not a byte-level BPE with vocab and merges");
+
+    std::map<int64_t, std::pair<std::string, int>> by_id;  // id -> piece, GGUF token type
+    constexpr int kNormal = 1, kControl = 3, kUserDefined = 4;
+    for (const auto& [piece, id] : tj["model"]["vocab"].items()) by_id[id.get<int64_t>()] = {piece, kNormal};
+    for (const json& t : tj.value("added_tokens", json::array()))
+        by_id[t.at("id").get<int64_t>()] = {t.at("content").get<std::string>(), t.value("special", false) ? kControl : kUserDefined};
+    if (by_id.empty() || by_id.begin()->first != 0) fail(tokenizer_path + ": token ids do not start at 0");
+    const int64_t n_vocab = by_id.rbegin()->first + 1;
+
+    gguf::Array tokens{gguf::ValueType::String, {}, {}, {}};
+    gguf::Array types{gguf::ValueType::I32, {}, {}, {}};
+    std::map<std::string, int64_t> ids;
+    for (int64_t i = 0; i < n_vocab; ++i) {
+        const auto it = by_id.find(i);
+        // A gap gets a padding token, as llama.cpp's converter writes one.
+        const std::string piece = it != by_id.end() ? it->second.first : "[PAD" + std::to_string(i) + "]";
+        tokens.strings.push_back(piece);
+        types.ints.push_back(it != by_id.end() ? it->second.second : kUserDefined);
+        ids[piece] = i;
+    }
+    gguf::Array merges{gguf::ValueType::String, {}, {}, {}};
+    for (const json& m : tj["model"]["merges"]) {
+        if (m.is_string()) merges.strings.push_back(m.get<std::string>());
+        else if (m.is_array() && m.size() == 2) merges.strings.push_back(m[0].get<std::string>() + " " + m[1].get<std::string>());
+        else fail(tokenizer_path + ": a merge is neither \"a b\" nor [a, b]");
+    }
+
+    w.set("tokenizer.ggml.model", gguf::Value::string("gpt2"));
+    w.set("tokenizer.ggml.pre", gguf::Value::string(pre));
+    w.set("tokenizer.ggml.tokens", gguf::Value::array(std::move(tokens)));
+    w.set("tokenizer.ggml.token_type", gguf::Value::array(std::move(types)));
+    w.set("tokenizer.ggml.merges", gguf::Value::array(std::move(merges)));
+    const auto special = [&](const char* field, const char* key) {
+        const std::string text = config.contains(field) ? token_text(config[field]) : std::string();
+        if (text.empty()) return false;
+        const auto it = ids.find(text);
+        if (it == ids.end()) fail(dir + "/tokenizer_config.json: " + field + " '" + text + "' is not a token");
+        w.set(key, gguf::Value::u32(uint32_t(it->second)));
+        return true;
+    };
+    const bool has_bos = special("bos_token", "tokenizer.ggml.bos_token_id");
+    special("eos_token", "tokenizer.ggml.eos_token_id");
+    special("pad_token", "tokenizer.ggml.padding_token_id");
+    // Without add_bos_token, a tokenizer that names a BOS token adds it (Llama 3's post-processor).
+    const bool add_bos = config.contains("add_bos_token") ? config["add_bos_token"].get<bool>() : has_bos;
+    w.set("tokenizer.ggml.add_bos_token", gguf::Value::boolean(add_bos));
+    return n_vocab;
+}
+
+}  // namespace ember::tools
