@@ -56,7 +56,17 @@ struct KernelTable {
     float (*dot_q4_k_q8_k)(int64_t n, const void* w, const void* x);
     float (*dot_q5_k_q8_k)(int64_t n, const void* w, const void* x);
     float (*dot_iq4_xs_q8_k)(int64_t n, const void* w, const void* x);
+    // One K-quant row against four activation rows: out[t] = the single-row kernel's dot with
+    // x[t], to float rounding. A batch reads and unpacks each weight row once per four tokens.
+    void (*dot_q4_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
+    void (*dot_q5_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
 };
+
+// The four-token entries of a table without a fused kernel: four single calls.
+template <float (*Dot)(int64_t, const void*, const void*)>
+void dot_tokens4_by_calls(int64_t n, const void* w, const void* const* x, float* out) {
+    for (int t = 0; t < 4; ++t) out[t] = Dot(n, w, x[t]);
+}
 
 // The four-row entries of a table without a fused kernel: four single-row calls, which is
 // exactly what a fused kernel must equal.

@@ -324,6 +324,10 @@ const KernelTable& avx512_kernels() {
         t.interleave_q4_0 = true;
         t.dot_q4_0x16_q8_0 = dot_q4_0x16_q8_0;
         t.dot4_q4_0x16_q8_0 = dot4_q4_0x16_q8_0;
+        t.dot_q4_k_q8_k = dot_q4_k_q8_k_avx512;
+        t.dot_q5_k_q8_k = dot_q5_k_q8_k_avx512;
+        t.dot_q4_k_q8_k_x4 = dot_q4_k_q8_k_x4_avx512;
+        t.dot_q5_k_q8_k_x4 = dot_q5_k_q8_k_x4_avx512;
         return t;
     }();
     return table;
