@@ -354,6 +354,33 @@ private slots:
         }
     }
 
+    // The four-token kernels give each token what the one-token kernel gives it.
+    void four_token_kernels_match_one_token() {
+        const int64_t n = 4096;
+        for (DType t : {DType::Q4_K, DType::Q5_K}) {
+            std::mt19937_64 rng{uint64_t(t)};
+            std::vector<uint8_t> w(row_bytes(t, n));
+            random_row(t, n, 0.05f, rng, w.data());
+            std::vector<std::vector<uint8_t>> xs;
+            for (uint32_t k = 0; k < 4; ++k) {
+                const auto xf = random_floats(size_t(n), 40 + k);
+                xs.emplace_back(row_bytes(DType::Q8_K, n));
+                quantize_row_q8_k_ref(xf.data(), xs.back().data(), n);
+            }
+            const void* ptrs[4] = {xs[0].data(), xs[1].data(), xs[2].data(), xs[3].data()};
+            for (int i = 0; i < available_kernel_count(); ++i) {
+                const KernelTable& k = available_kernels(i);
+                float out[4];
+                (t == DType::Q4_K ? k.dot_q4_k_q8_k_x4 : k.dot_q5_k_q8_k_x4)(n, w.data(), ptrs, out);
+                for (int j = 0; j < 4; ++j) {
+                    const Exact e = exact_dot(t, w, DType::Q8_K, xs[size_t(j)], n);
+                    QVERIFY2(std::fabs(out[j] - e.dot) <= 1e-5 * e.magnitude,
+                             qPrintable(QString("%1 x4, %2, token %3").arg(dtype_name(t), k.isa).arg(j)));
+                }
+            }
+        }
+    }
+
     // The values random blocks decode to have about the asked spread and no large offset, so a
     // synthetic model of any type keeps its activations in range.
     void random_blocks_have_the_asked_spread() {
