@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -103,7 +104,37 @@ void write_placeholder_vocab(gguf::Writer& w, int n_vocab) {
 
 }
 
-void write_model(const std::string& path, Shape s, tensor::DType t) {
+// llama.cpp's _M mixes, without an importance matrix: Q6_K for the LM head, and for attn_v and
+// ffn_down in the first and last eighth of the layers and every third layer between.
+struct TypeMix {
+    tensor::DType base;
+    bool k_m = false;
+
+    tensor::DType of(const std::string& part, int il, int n_layer) const {
+        if (!k_m) return base;
+        const bool more_bits = il < n_layer / 8 || il >= 7 * n_layer / 8 || (il - n_layer / 8) % 3 == 2;
+        if (part == "output" || ((part == "attn_v" || part == "ffn_down") && more_bits)) return tensor::DType::Q6_K;
+        return base;
+    }
+};
+
+// "blk.3.attn_v.weight" -> "attn_v"; "output.weight" -> "output".
+std::string tensor_part(const std::string& name) {
+    size_t begin = 0;
+    if (name.rfind("blk.", 0) == 0) begin = name.find('.', 4) + 1;
+    return name.substr(begin, name.rfind(".weight") - begin);
+}
+
+std::optional<TypeMix> type_mix(const std::string& name) {
+    if (name == "Q4_K_M") return TypeMix{tensor::DType::Q4_K, true};
+    if (name == "Q5_K_M") return TypeMix{tensor::DType::Q5_K, true};
+    const std::optional<tensor::DType> t = tensor::dtype_from_name(name);
+    if (!t) return std::nullopt;
+    return TypeMix{*t};
+}
+
+void write_model(const std::string& path, Shape s, const TypeMix& mix) {
+    const tensor::DType t = mix.base;
     gguf::Writer w;
     w.set("general.architecture", gguf::Value::string("llama"));
     w.set("general.name", gguf::Value::string("ember synthetic"));
@@ -122,8 +153,10 @@ void write_model(const std::string& path, Shape s, tensor::DType t) {
     tensor::ThreadPool pool(tensor::default_thread_count());
     uint64_t seed = 1;
     const uint32_t type_id = uint32_t(t);
+    int il = 0;
     auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, float gain = 0.5f) {
-        w.add_tensor(name, {cols, rows}, type_id, random_tensor(t, cols, rows, seed++, pool, gain));
+        const tensor::DType type = mix.of(tensor_part(name), il, s.n_layer);
+        w.add_tensor(name, {cols, rows}, uint32_t(type), random_tensor(type, cols, rows, seed++, pool, gain));
     };
     auto ones = [&](const std::string& name, int64_t n) {
         std::vector<uint8_t> bytes(size_t(n) * 4);
@@ -137,7 +170,7 @@ void write_model(const std::string& path, Shape s, tensor::DType t) {
     // Logits with a spread of ~4 (the normalized hidden state has unit RMS): next-token
     // distributions as peaked as a trained model's, so a greedy choice is rarely a near tie.
     matrix("output.weight", s.n_embd, s.n_vocab, 4.0f);
-    for (int il = 0; il < s.n_layer; ++il) {
+    for (il = 0; il < s.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         matrix(p + "attn_q.weight", s.n_embd, s.n_embd);
         matrix(p + "attn_k.weight", s.n_embd, n_gqa);
@@ -201,18 +234,19 @@ int main(int argc, char** argv) {
                      e.what());
         return 2;
     }
-    const std::optional<tensor::DType> t = tensor::dtype_from_name(type);
+    const std::optional<TypeMix> mix = type_mix(type);
     // A sparse file's predictor rows are quantized from floats: only types with a quantizer.
-    const bool writable = t && *t != tensor::DType::BF16 && *t != tensor::DType::Q8_K &&
-                          (shape.rank == 0 || *t == tensor::DType::F32 || *t == tensor::DType::F16 ||
-                           *t == tensor::DType::Q4_0 || *t == tensor::DType::Q8_0);
+    const tensor::DType t = mix ? mix->base : tensor::DType::BF16;
+    const bool writable = mix && t != tensor::DType::BF16 && t != tensor::DType::Q8_K &&
+                          (shape.rank == 0 || (!mix->k_m && (t == tensor::DType::F32 || t == tensor::DType::F16 ||
+                                                             t == tensor::DType::Q4_0 || t == tensor::DType::Q8_0)));
     if (!writable) {
         std::fprintf(stderr, "ember-synth-model: --type '%s' is not one it writes (F32, F16, Q4_0, Q8_0; dense files also "
-                             "Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS)\n", type.c_str());
+                             "Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS, and the mixes Q4_K_M, Q5_K_M)\n", type.c_str());
         return 2;
     }
     try {
-        write_model(out, shape, *t);
+        write_model(out, shape, *mix);
     } catch (const EngineError& e) {
         std::fprintf(stderr, "ember-synth-model: %s\n", e.what());
         return 1;

@@ -1,5 +1,6 @@
 // Ember against upstream llama.cpp itself (node-llama-cpp's prebuilt CPU library, run by
-// tests/reference/upstream.mjs) on synthetic models of every GGUF weight type Ember reads:
+// tests/reference/upstream.mjs) on synthetic models of every GGUF weight type Ember reads and
+// llama.cpp's Q4_K_M/Q5_K_M mixes of them:
 // the same token ids, the same most likely next tokens with close log-probabilities, and the
 // same greedy choices. The files are written here by ember-synth-model (random blocks, so no
 // quantizer of Ember's is involved): what is checked is how both read and compute them.
@@ -92,7 +93,8 @@ private slots:
         QTest::addColumn<double>("mean_delta");
         QTest::addColumn<double>("tie");
         for (const char* t : {"F32", "F16"}) QTest::newRow(t) << QString(t) << 0.05 << 0.01 << 0.05;
-        for (const char* t : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "IQ4_NL", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS"})
+        for (const char* t : {"Q8_0", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "IQ4_NL", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_XS",
+                              "Q4_K_M", "Q5_K_M"})
             QTest::newRow(t) << QString(t) << 0.5 << 0.1 << 0.6;
     }
 
