@@ -36,7 +36,8 @@ void Executor::begin_batch(const KvCache& kv, int32_t n) {
     pos0_ = kv.n_past();
     const int32_t hd = hp_.head_dim();
     for (int32_t t = 0; t < n; ++t)
-        tensor::rope_angles(kv.n_past() + t, hd, hp_.rope_freq_base, hp_.rope_freq_scale, s_.rope.data() + size_t(t) * hd);
+        tensor::rope_angles(kv.n_past() + t, hd, hp_.rope_freq_base, hp_.rope_freq_scale, hp_.rope_freq_factors,
+                            s_.rope.data() + size_t(t) * hd);
 }
 
 // ---- Products ---------------------------------------------------------------------------

@@ -37,6 +37,7 @@ struct HParams : ModelShape {
     float norm_eps = 1e-5f;
     float rope_freq_base = 10000.0f;
     float rope_freq_scale = 1.0f;
+    const float* rope_freq_factors = nullptr;  // [head_dim/2] `rope_freqs.weight`, in the model's file
     FfnGate ffn_gate = FfnGate::SiluPar;
     std::string ffn_gate_source;  // why this activation: the file, the user, the architecture, a hint
     // Sparse (PowerInfer) files: the largest predictor rank, and the score threshold at or

@@ -37,6 +37,7 @@ public:
         output_norm_ = bind.vector("output_norm.weight", n_embd);
         // Files with a tied LM head have no output.weight.
         output_ = file.find_tensor("output.weight") ? bind.matrix("output.weight", n_embd, n_vocab) : token_embd_;
+        if (file.find_tensor("rope_freqs.weight")) hp_.rope_freq_factors = bind.vector("rope_freqs.weight", hp_.head_dim() / 2);
         const bool sparse = is_powerinfer_layout(file);
         if (sparse) hp_.sparse_threshold = resolve_sparse_threshold(file, params.sparse_threshold);
         layers_.reserve(size_t(hp_.n_layer));

@@ -60,6 +60,7 @@ struct KernelTable {
     // x[t], to float rounding. A batch reads and unpacks each weight row once per four tokens.
     void (*dot_q4_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
     void (*dot_q5_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
+    void (*dot_q6_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
 };
 
 // The four-token entries of a table without a fused kernel: four single calls.

@@ -203,6 +203,7 @@ const KernelTable& reference_kernels() {
         .dot_iq4_xs_q8_k = dot_iq4_xs_q8_k_ref,
         .dot_q4_k_q8_k_x4 = dot_tokens4_by_calls<dot_q4_k_q8_k_ref>,
         .dot_q5_k_q8_k_x4 = dot_tokens4_by_calls<dot_q5_k_q8_k_ref>,
+        .dot_q6_k_q8_k_x4 = dot_tokens4_by_calls<dot_q6_k_q8_k>,
     };
     return table;
 }

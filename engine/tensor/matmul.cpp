@@ -110,6 +110,7 @@ DotTokens4 four_token_kernel(DType t) {
     switch (t) {
         case DType::Q4_K: return kernels().dot_q4_k_q8_k_x4;
         case DType::Q5_K: return kernels().dot_q5_k_q8_k_x4;
+        case DType::Q6_K: return kernels().dot_q6_k_q8_k_x4;
         default: return nullptr;
     }
 }

@@ -4,16 +4,20 @@
 
 namespace ember::tensor {
 
-void rope_angles(int32_t pos, int32_t head_dim, float freq_base, float freq_scale, float* angles) {
+void rope_angles(int32_t pos, int32_t head_dim, float freq_base, float freq_scale, const float* factors, float* angles) {
     // Built by repeated multiplication as GGML does, so the angles round the same way as the
     // reference implementation's.
     const float theta_scale = std::pow(freq_base, -2.0f / float(head_dim));
     const int32_t half = head_dim / 2;
     float theta = float(pos) * freq_scale;
+    float base = float(pos);
     for (int32_t j = 0; j < half; ++j) {
-        angles[j] = std::cos(theta);
-        angles[half + j] = std::sin(theta);
+        // With factors GGML divides the unscaled angle first, then scales it.
+        const float t = factors ? freq_scale * (base / factors[j]) : theta;
+        angles[j] = std::cos(t);
+        angles[half + j] = std::sin(t);
         theta *= theta_scale;
+        base *= theta_scale;
     }
 }
 

@@ -39,6 +39,7 @@ struct Shape {
     double active_share = 0.1; // the share of neurons the predictors should mark active
     std::string vocab_dir;     // a Hugging Face BPE tokenizer folder; empty: placeholder pieces
     std::string pre = "gpt-2"; // its tokenizer.ggml.pre
+    bool llama3 = false;       // Llama 3.1's layout: rope_freqs.weight, no output.weight (tied LM head)
 };
 
 // fc2 rows whose scores s = fc2 · h (h >= 0, the ReLU of fc1 · u) are >= 0 for about `share`
@@ -165,11 +166,23 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         w.add_tensor(name, {n}, 0, std::move(bytes));
     };
     const int64_t n_gqa = int64_t(s.n_embd) / s.n_head * s.n_head_kv;
-    matrix("token_embd.weight", s.n_embd, s.n_vocab);
+    // A tied LM head needs the output matrix's spread (below) in the embeddings.
+    matrix("token_embd.weight", s.n_embd, s.n_vocab, s.llama3 ? 4.0f : 0.5f);
     ones("output_norm.weight", s.n_embd);
+    if (s.llama3) {
+        // Factors as Llama 3.1's scaling gives them: 1 for the fast dimensions, up to 8 for the slow.
+        const int64_t half = s.n_embd / s.n_head / 2;
+        std::vector<uint8_t> bytes(size_t(half) * 4);
+        for (int64_t j = 0; j < half; ++j) {
+            const float f = 1.0f + 7.0f * float(j) / float(half - 1);
+            std::memcpy(bytes.data() + 4 * j, &f, 4);
+        }
+        w.add_tensor("rope_freqs.weight", {half}, 0, std::move(bytes));
+        w.set("llama.rope.freq_base", gguf::Value::f32(500000.0f));
+    }
     // Logits with a spread of ~4 (the normalized hidden state has unit RMS): next-token
     // distributions as peaked as a trained model's, so a greedy choice is rarely a near tie.
-    matrix("output.weight", s.n_embd, s.n_vocab, 4.0f);
+    if (!s.llama3) matrix("output.weight", s.n_embd, s.n_vocab, 4.0f);
     for (il = 0; il < s.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         matrix(p + "attn_q.weight", s.n_embd, s.n_embd);
@@ -215,6 +228,7 @@ int main(int argc, char** argv) {
             else if (a == "--sparse-rank") shape.rank = count(1 << 16);
             else if (a == "--vocab") shape.vocab_dir = next_value(argc, argv, i);
             else if (a == "--pre") shape.pre = next_value(argc, argv, i);
+            else if (a == "--llama3") shape.llama3 = true;
             else if (a == "--active-share") {
                 shape.active_share = parse_float(a, next_value(argc, argv, i));
                 if (!(shape.active_share > 0.0 && shape.active_share < 1.0))
@@ -227,10 +241,11 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--n-ff N] [--n-vocab N]\n"
-                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]]\n"
+                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
                      "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
-                     "the vocabulary of a Hugging Face byte-level BPE tokenizer, tokenizer.ggml.pre = --pre)\n",
+                     "the vocabulary of a Hugging Face byte-level BPE tokenizer, tokenizer.ggml.pre = --pre; --llama3 writes\n"
+                     "Llama 3.1's layout: RoPE frequency factors and base 500000, the LM head tied to the embeddings)\n",
                      e.what());
         return 2;
     }

@@ -451,7 +451,7 @@ private slots:
         for (const int n : {n_tokens, 1}) {
             std::vector<float> angles(size_t(n) * size_t(head_dim));
             for (int t = 0; t < n; ++t)
-                ember::tensor::rope_angles(pos0 + t, head_dim, 10000.0f, 1.0f, angles.data() + size_t(t) * size_t(head_dim));
+                ember::tensor::rope_angles(pos0 + t, head_dim, 10000.0f, 1.0f, nullptr, angles.data() + size_t(t) * size_t(head_dim));
             const std::vector<float> x = random_vector(size_t(n) * size_t(n_embd), uint32_t(40 + pos0));
             std::vector<float> got = x;  // computed in place
             dev->begin_attention_layer(il, layer, pos0, n, angles.data(), got.data(), got.data());

@@ -357,7 +357,7 @@ private slots:
     // The four-token kernels give each token what the one-token kernel gives it.
     void four_token_kernels_match_one_token() {
         const int64_t n = 4096;
-        for (DType t : {DType::Q4_K, DType::Q5_K}) {
+        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
             std::mt19937_64 rng{uint64_t(t)};
             std::vector<uint8_t> w(row_bytes(t, n));
             random_row(t, n, 0.05f, rng, w.data());
@@ -371,7 +371,8 @@ private slots:
             for (int i = 0; i < available_kernel_count(); ++i) {
                 const KernelTable& k = available_kernels(i);
                 float out[4];
-                (t == DType::Q4_K ? k.dot_q4_k_q8_k_x4 : k.dot_q5_k_q8_k_x4)(n, w.data(), ptrs, out);
+                const auto x4 = t == DType::Q4_K ? k.dot_q4_k_q8_k_x4 : t == DType::Q5_K ? k.dot_q5_k_q8_k_x4 : k.dot_q6_k_q8_k_x4;
+                x4(n, w.data(), ptrs, out);
                 for (int j = 0; j < 4; ++j) {
                     const Exact e = exact_dot(t, w, DType::Q8_K, xs[size_t(j)], n);
                     QVERIFY2(std::fabs(out[j] - e.dot) <= 1e-5 * e.magnitude,

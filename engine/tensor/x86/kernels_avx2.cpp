@@ -215,6 +215,7 @@ const KernelTable& avx2_kernels() {
         t.dot_q6_k_q8_k = dot_q6_k_q8_k_avx2;
         t.dot_q4_k_q8_k_x4 = dot_q4_k_q8_k_x4_avx2;
         t.dot_q5_k_q8_k_x4 = dot_q5_k_q8_k_x4_avx2;
+        t.dot_q6_k_q8_k_x4 = dot_tokens4_by_calls<dot_q6_k_q8_k_avx2>;
         return t;
     }();
     return table;

@@ -16,4 +16,6 @@ float dot_q4_k_q8_k_avx512(int64_t n, const void* w, const void* x);
 float dot_q5_k_q8_k_avx512(int64_t n, const void* w, const void* x);
 void dot_q4_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, float* out);
 void dot_q5_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, float* out);
+float dot_q6_k_q8_k_avx512(int64_t n, const void* w, const void* x);
+void dot_q6_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, float* out);
 }
