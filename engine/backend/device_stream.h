@@ -2,6 +2,7 @@
 // The stream half of a device (architecture.md, "Devices"): work queued on what the memory
 // half holds, joined by wait(). Adding an operation changes this half only.
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -19,6 +20,7 @@ struct AttentionLayer {
     tensor::WeightView wo;
     tensor::RopePairs pairs;
     bool residual;  // out = x + the sub-layer's result; else the result alone
+    std::array<const float*, 3> bias{};  // Q, K and V biases, or none (CPU only: the plan keeps such layers' attention off the device)
 };
 
 struct DeviceTraffic {

@@ -13,8 +13,9 @@ struct Entry {
     std::unique_ptr<Architecture> (*load)(const gguf::File&, const ModelParams&);
 };
 
-constexpr std::array<Entry, 3> kArchitectures{{
+constexpr std::array<Entry, 4> kArchitectures{{
     {"llama", load_llama},
+    {"qwen2", load_qwen2},
     {"bamboo", load_bamboo},
     {"falcon", load_falcon},
 }};

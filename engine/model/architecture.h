@@ -92,6 +92,7 @@ std::unique_ptr<Architecture> load_architecture(const gguf::File& file, const Mo
 
 // Per-architecture constructors, each defined in its own file.
 std::unique_ptr<Architecture> load_llama(const gguf::File& file, const ModelParams& params);
+std::unique_ptr<Architecture> load_qwen2(const gguf::File& file, const ModelParams& params);
 std::unique_ptr<Architecture> load_bamboo(const gguf::File& file, const ModelParams& params);
 std::unique_ptr<Architecture> load_falcon(const gguf::File& file, const ModelParams& params);
 

@@ -83,6 +83,13 @@ void Executor::attention_sublayer(int32_t il, const backend::AttentionLayer& lay
         linear(products, layer.qkv[1], s_.attn_in.data(), n, s_.k.data());
         linear(products, layer.qkv[2], s_.attn_in.data(), n, s_.v.data());
     }
+    if (layer.bias[0]) {
+        for (int32_t t = 0; t < n; ++t) {
+            add_in_place(s_.q.data() + size_t(t) * n_embd, layer.bias[0], n_embd);
+            add_in_place(s_.k.data() + size_t(t) * n_gqa, layer.bias[1], n_gqa);
+            add_in_place(s_.v.data() + size_t(t) * n_gqa, layer.bias[2], n_gqa);
+        }
+    }
     for (int32_t t = 0; t < n; ++t) {
         const float* angles = s_.rope.data() + size_t(t) * hd;
         tensor::rope_rotate(s_.q.data() + size_t(t) * n_embd, hp_.n_head, hd, angles, layer.pairs);

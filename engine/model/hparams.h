@@ -8,6 +8,7 @@
 
 #include "ember/model.h"
 #include "gguf/gguf_reader.h"
+#include "tensor/rope.h"
 
 namespace ember::model {
 
@@ -44,6 +45,10 @@ struct HParams : ModelShape {
     // above which a neuron counts as active. max_predictor_rank == 0: a dense model.
     int32_t max_predictor_rank = 0;
     bool fused_qkv = false;  // one QKV matrix (Falcon): the scratch needs room for its output
+    // Q, K and V products add a bias (Qwen 2). A device then computes the products and the CPU
+    // the rest of attention: the device's whole sub-layer has no biases.
+    bool qkv_bias = false;
+    tensor::RopePairs rope_pairs = tensor::RopePairs::Adjacent;
     float sparse_threshold = 0.0f;
 
     int32_t head_dim() const { return n_embd / n_head; }

@@ -1,6 +1,7 @@
 #include "model/llama_family.h"
 
 #include <algorithm>
+#include <array>
 #include <vector>
 
 #include "common/error.h"
@@ -22,6 +23,7 @@ struct LlamaLayer {
     tensor::WeightView gate;    // [n_embd] -> [n_ff]
     tensor::WeightView up;      // [n_embd] -> [n_ff]
     tensor::WeightView down;    // [n_ff] -> [n_embd] (dense files)
+    std::array<const float*, 3> bias{};  // Q, K, V biases (Qwen 2)
     SparseFfnWeights sparse;    // gate, up, down_t, fc1, fc2 (PowerInfer files)
 };
 
@@ -55,6 +57,9 @@ public:
                 {},
                 {},
             };
+            if (hp_.qkv_bias)
+                L.bias = {bind.vector(p + "attn_q.bias", n_embd), bind.vector(p + "attn_k.bias", n_gqa),
+                          bind.vector(p + "attn_v.bias", n_gqa)};
             if (sparse) {
                 const tensor::WeightView fc1 = bind.matrix_any_rows(p + "fc1.weight", n_embd, n_ff);
                 L.sparse = SparseFfnWeights{L.gate, L.up, bind.stored_matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
@@ -98,8 +103,8 @@ public:
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
             const LlamaLayer& L = layers_[size_t(il)];
             const tensor::WeightView qkv[] = {L.wq, L.wk, L.wv};
-            ex.attention_sublayer(il, {{L.attn_norm, nullptr, hp_.norm_eps}, qkv, L.wo, tensor::RopePairs::Adjacent, true},
-                                  kv, s.x.data(), s.x.data());
+            ex.attention_sublayer(il, {{L.attn_norm, nullptr, hp_.norm_eps}, qkv, L.wo, hp_.rope_pairs, true, L.bias}, kv,
+                                  s.x.data(), s.x.data());
             ex.emit("ffn_inp", il, s.x.data(), n_embd);
             tensor::rms_norm(s.x.data(), L.ffn_norm, s.ffn_in.data(), n_embd, n, hp_.norm_eps);
             ex.emit("ffn_norm", il, s.ffn_in.data(), n_embd);

