@@ -385,7 +385,7 @@ void HubController::refresh_fits() {
             continue;
         }
         const Fit fit = estimate_fit(*fp.footprint, q);
-        static const char* const kinds[] = {"gpu", "hybrid", "cpu", "toolarge"};
+        static const char* const kinds[] = {"gpu", "hybrid", "cpu", "toolarge", "cannotrun"};
         QString text = QString::fromStdString(fit.text);
         if (preview && (fit.kind == FitKind::AllOnGpu || fit.kind == FitKind::Hybrid))
             text += tr(" (preview of a %1 GiB GPU)").arg(card);

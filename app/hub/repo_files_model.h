@@ -26,7 +26,7 @@ public:
         DownloadFilesRole,
         DownloadBytesRole,
         FitRole,      // model files: "all on GPU", "hybrid: …", "CPU only …", "too large …"; empty until known
-        FitKindRole,  // "gpu", "hybrid", "cpu", "toolarge", "unknown" (with FitRole saying why), or empty
+        FitKindRole,  // "gpu", "hybrid", "cpu", "toolarge", "cannotrun" or "unknown" (with FitRole saying why), or empty
     };
     Q_ENUM(Role)
 

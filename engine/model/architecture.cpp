@@ -57,6 +57,12 @@ sparse::PlacementCosts Architecture::placement_costs(int32_t n_ctx) const {
     return c;
 }
 
+bool architecture_supported(std::string_view name) {
+    for (const auto& e : kArchitectures)
+        if (e.name == name) return true;
+    return false;
+}
+
 std::unique_ptr<Architecture> load_architecture(const gguf::File& file, const ModelParams& params) {
     auto arch = file.get_string("general.architecture");
     if (!arch) fail(file.path() + ": missing metadata key 'general.architecture'");

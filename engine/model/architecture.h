@@ -91,6 +91,9 @@ inline uint64_t kv_cache_half_bytes(const HParams& hp, int32_t n_ctx) {
 std::unique_ptr<Architecture> load_architecture(const gguf::File& file, const ModelParams& params);
 
 // Per-architecture constructors, each defined in its own file.
+// Whether load_architecture knows `general.architecture` = name.
+bool architecture_supported(std::string_view name);
+
 std::unique_ptr<Architecture> load_llama(const gguf::File& file, const ModelParams& params);
 std::unique_ptr<Architecture> load_qwen2(const gguf::File& file, const ModelParams& params);
 std::unique_ptr<Architecture> load_bamboo(const gguf::File& file, const ModelParams& params);

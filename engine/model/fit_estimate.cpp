@@ -6,7 +6,10 @@
 #include "common/error.h"
 #include "ember/fit.h"
 #include "gguf/gguf_reader.h"
+#include "model/architecture.h"
 #include "sparse/placement.h"
+#include "tensor/dtype.h"
+#include "tokenizer/pretokenizer.h"
 
 namespace ember {
 namespace {
@@ -52,6 +55,20 @@ Fit dense_fit(const sparse::Placement& p, int32_t n_layer, Fit fit) {
         fit.text = "CPU only (GPU budget too small)";
     }
     return fit;
+}
+
+// The first reason Model::load would refuse the file, from its header; empty when there is none.
+std::string why_not_runnable(const gguf::File& f) {
+    const std::string arch = f.get_string("general.architecture").value_or("");
+    if (!model::architecture_supported(arch)) return "architecture " + arch + " is not supported";
+    for (const gguf::TensorInfo& t : f.tensors())
+        if (t.ne.size() >= 2 && !tensor::dtype_from_ggml(t.type))
+            return gguf::ggml_type_name(t.type) + " weights are not supported (tensor " + t.name + ")";
+    const std::string tok = f.get_string("tokenizer.ggml.model").value_or("");
+    if (tok != "llama" && tok != "gpt2") return "tokenizer " + (tok.empty() ? std::string("(none)") : tok) + " is not supported";
+    if (const auto pre = f.get_string("tokenizer.ggml.pre"); pre && tok == "gpt2" && !tokenizer::pre_tokenizer_from_name(*pre))
+        return "pre-tokenizer " + *pre + " is not supported";
+    return {};
 }
 
 }  // namespace
@@ -116,6 +133,7 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
             }
         }
         if (!has_output) fp.output_bytes += embd_bytes;  // the LM head is the embedding table
+        fp.cannot_run = why_not_runnable(*file);
         return fp;
     } catch (const EngineError& e) {
         return e.error();
@@ -124,6 +142,11 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
 
 Fit estimate_fit(const ModelFootprint& fp, const FitQuery& q) {
     Fit fit;
+    if (!fp.cannot_run.empty()) {
+        fit.kind = FitKind::CannotRun;
+        fit.text = "can't run yet: " + fp.cannot_run;
+        return fit;
+    }
     const int32_t n_ctx = std::max(q.n_ctx, 1);
     const uint64_t kv = fp.kv_bytes_per_token * uint64_t(n_ctx);
     const uint64_t scratch = fp.scratch_bytes_per_token * uint64_t(std::clamp(q.n_batch, 1, n_ctx));

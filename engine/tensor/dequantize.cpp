@@ -134,7 +134,9 @@ void dequantize_q3_k(const BlockQ3_K* b, float* y, int64_t n) {
     }
 }
 
-void dequantize_q4_k(const BlockQ4_K* b, float* y, int64_t n) {
+// Q4_K and Q5_K: value = d·scale·q − dmin·min per sub-block of 32.
+template <typename Block>
+void dequantize_k_with_mins(const Block* b, float* y, int64_t n) {
     for (int64_t i = 0; i < n / kQK_K; ++i) {
         const float d = fp16_to_f32(b[i].d), dmin = fp16_to_f32(b[i].dmin);
         float* out = y + i * kQK_K;
@@ -142,25 +144,7 @@ void dequantize_q4_k(const BlockQ4_K* b, float* y, int64_t n) {
             int sc, m;
             k_scale_min(j, b[i].scales, sc, m);
             const float d1 = d * float(sc), m1 = dmin * float(m);
-            const uint8_t* q = b[i].qs + 32 * (j / 2);
-            for (int l = 0; l < 32; ++l) out[32 * j + l] = d1 * float(j % 2 ? q[l] >> 4 : q[l] & 0xF) - m1;
-        }
-    }
-}
-
-void dequantize_q5_k(const BlockQ5_K* b, float* y, int64_t n) {
-    for (int64_t i = 0; i < n / kQK_K; ++i) {
-        const float d = fp16_to_f32(b[i].d), dmin = fp16_to_f32(b[i].dmin);
-        float* out = y + i * kQK_K;
-        for (int j = 0; j < 8; ++j) {
-            int sc, m;
-            k_scale_min(j, b[i].scales, sc, m);
-            const float d1 = d * float(sc), m1 = dmin * float(m);
-            const uint8_t* q = b[i].qs + 32 * (j / 2);
-            for (int l = 0; l < 32; ++l) {
-                const int low = j % 2 ? q[l] >> 4 : q[l] & 0xF;
-                out[32 * j + l] = d1 * float(low | (((b[i].qh[l] >> j) & 1) << 4)) - m1;
-            }
+            for (int l = 0; l < 32; ++l) out[32 * j + l] = d1 * float(k_quant(b[i], j, l)) - m1;
         }
     }
 }
@@ -210,8 +194,8 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
         case DType::IQ4_NL: dequantize_iq4_nl(static_cast<const BlockIQ4_NL*>(src), dst, n); return;
         case DType::Q2_K: dequantize_q2_k(static_cast<const BlockQ2_K*>(src), dst, n); return;
         case DType::Q3_K: dequantize_q3_k(static_cast<const BlockQ3_K*>(src), dst, n); return;
-        case DType::Q4_K: dequantize_q4_k(static_cast<const BlockQ4_K*>(src), dst, n); return;
-        case DType::Q5_K: dequantize_q5_k(static_cast<const BlockQ5_K*>(src), dst, n); return;
+        case DType::Q4_K: dequantize_k_with_mins(static_cast<const BlockQ4_K*>(src), dst, n); return;
+        case DType::Q5_K: dequantize_k_with_mins(static_cast<const BlockQ5_K*>(src), dst, n); return;
         case DType::Q6_K: dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, n); return;
         case DType::Q8_K: dequantize_q8_k(static_cast<const BlockQ8_K*>(src), dst, n); return;
         case DType::IQ4_XS: dequantize_iq4_xs(static_cast<const BlockIQ4_XS*>(src), dst, n); return;

@@ -2,6 +2,7 @@
 // Block layouts, bit-exact with GGUF (docs/FORMATS.md §5).
 
 #include <cstdint>
+#include <cstring>
 
 namespace ember::tensor {
 
@@ -102,6 +103,31 @@ inline void k_scale_min(int j, const uint8_t* q, int& scale, int& min) {
         scale = (q[j + 4] & 0xF) | ((q[j - 4] >> 6) << 4);
         min = (q[j + 4] >> 4) | ((q[j] >> 6) << 4);
     }
+}
+
+// Element l (< 32) of sub-block j of a Q4_K or Q5_K block: its nibble, and for Q5_K the fifth
+// bit from qh.
+inline int k_quant(const BlockQ4_K& b, int j, int l) {
+    const uint8_t q = b.qs[32 * (j / 2) + l];
+    return j % 2 ? q >> 4 : q & 0xF;
+}
+inline int k_quant(const BlockQ5_K& b, int j, int l) {
+    const uint8_t q = b.qs[32 * (j / 2) + l];
+    return (j % 2 ? q >> 4 : q & 0xF) | (((b.qh[l] >> j) & 1) << 4);
+}
+
+// All eight 6-bit scales (out[0..7]) and minimums (out[8..15]) of a Q4_K/Q5_K block at once,
+// as k_scale_min gives them one by one.
+inline void k_scales_and_mins(const uint8_t* packed, uint8_t* out) {
+    uint32_t u[4];
+    std::memcpy(u, packed, 12);
+    constexpr uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
+    u[3] = ((u[2] >> 4) & low4) | (((u[1] >> 6) & low2) << 4);
+    const uint32_t mins_low = u[1] & low6;
+    u[1] = (u[2] & low4) | (((u[0] >> 6) & low2) << 4);
+    u[2] = mins_low;
+    u[0] &= low6;
+    std::memcpy(out, u, 16);
 }
 
 // Q3_K's sixteen scales, unpacked and with the +32 removed.

@@ -29,6 +29,28 @@ uint32_t high_bits(const uint8_t* qh) {
     return h;
 }
 
+// Q4_K and Q5_K: sub-block j's scale weights Σ q·x, its minimum the activation's group sums.
+template <typename Block>
+float dot_k_with_mins(int64_t n, const void* wv, const void* xv) {
+    auto* w = static_cast<const Block*>(wv);
+    auto* x = static_cast<const BlockQ8_K*>(xv);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / kQK_K; ++i) {
+        int isum = 0, msum = 0;
+        for (int j = 0; j < 8; ++j) {
+            int sc, m;
+            k_scale_min(j, w[i].scales, sc, m);
+            int jsum = 0;
+            for (int l = 0; l < 32; ++l) jsum += k_quant(w[i], j, l) * x[i].qs[32 * j + l];
+            isum += sc * jsum;
+            msum += m * (x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
+        }
+        sum += fp16_to_f32(w[i].d) * x[i].d * float(isum);
+        sum -= fp16_to_f32(w[i].dmin) * x[i].d * float(msum);
+    }
+    return sum;
+}
+
 }  // namespace
 
 float dot_q4_1_q8_0_ref(int64_t n, const void* wv, const void* xv) {
@@ -126,50 +148,8 @@ float dot_q3_k_q8_k_ref(int64_t n, const void* wv, const void* xv) {
     return sum;
 }
 
-float dot_q4_k_q8_k_ref(int64_t n, const void* wv, const void* xv) {
-    auto* w = static_cast<const BlockQ4_K*>(wv);
-    auto* x = static_cast<const BlockQ8_K*>(xv);
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / kQK_K; ++i) {
-        int isum = 0, msum = 0;
-        for (int j = 0; j < 8; ++j) {
-            int sc, m;
-            k_scale_min(j, w[i].scales, sc, m);
-            const uint8_t* q = w[i].qs + 32 * (j / 2);
-            int jsum = 0;
-            for (int l = 0; l < 32; ++l) jsum += (j % 2 ? q[l] >> 4 : q[l] & 0xF) * x[i].qs[32 * j + l];
-            isum += sc * jsum;
-            msum += m * (x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
-        }
-        sum += fp16_to_f32(w[i].d) * x[i].d * float(isum);
-        sum -= fp16_to_f32(w[i].dmin) * x[i].d * float(msum);
-    }
-    return sum;
-}
-
-float dot_q5_k_q8_k_ref(int64_t n, const void* wv, const void* xv) {
-    auto* w = static_cast<const BlockQ5_K*>(wv);
-    auto* x = static_cast<const BlockQ8_K*>(xv);
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / kQK_K; ++i) {
-        int isum = 0, msum = 0;
-        for (int j = 0; j < 8; ++j) {
-            int sc, m;
-            k_scale_min(j, w[i].scales, sc, m);
-            const uint8_t* q = w[i].qs + 32 * (j / 2);
-            int jsum = 0;
-            for (int l = 0; l < 32; ++l) {
-                const int low = j % 2 ? q[l] >> 4 : q[l] & 0xF;
-                jsum += (low | (((w[i].qh[l] >> j) & 1) << 4)) * x[i].qs[32 * j + l];
-            }
-            isum += sc * jsum;
-            msum += m * (x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
-        }
-        sum += fp16_to_f32(w[i].d) * x[i].d * float(isum);
-        sum -= fp16_to_f32(w[i].dmin) * x[i].d * float(msum);
-    }
-    return sum;
-}
+float dot_q4_k_q8_k_ref(int64_t n, const void* w, const void* x) { return dot_k_with_mins<BlockQ4_K>(n, w, x); }
+float dot_q5_k_q8_k_ref(int64_t n, const void* w, const void* x) { return dot_k_with_mins<BlockQ5_K>(n, w, x); }
 
 float dot_iq4_xs_q8_k_ref(int64_t n, const void* wv, const void* xv) {
     auto* w = static_cast<const BlockIQ4_XS*>(wv);

@@ -54,9 +54,10 @@ ItemDelegate {
                 text: file.fitKind === "gpu" ? qsTr("all on GPU")
                       : file.fitKind === "hybrid" ? file.fit
                       : file.fitKind === "cpu" ? qsTr("CPU only")
-                      : file.fitKind === "toolarge" ? qsTr("too large") : qsTr("fit ?")
+                      : file.fitKind === "toolarge" ? qsTr("too large")
+                      : file.fitKind === "cannotrun" ? qsTr("can't run yet") : qsTr("fit ?")
                 tint: file.fitKind === "gpu" ? "#27ae60" : file.fitKind === "hybrid" ? "#e08a2f"
-                      : file.fitKind === "toolarge" ? "#c0392b" : "#7f8c8d"
+                      : file.fitKind === "toolarge" || file.fitKind === "cannotrun" ? "#c0392b" : "#7f8c8d"
                 ToolTip.visible: fitArea.containsMouse
                 ToolTip.text: file.fit
                 Accessible.name: file.fit
@@ -70,8 +71,10 @@ ItemDelegate {
                 }
             }
             Button {
+                objectName: "downloadButton"
                 visible: file.isModel
-                text: qsTr("Download")
+                // A file the engine cannot run yet is never a plain one-click download.
+                text: file.fitKind === "cannotrun" ? qsTr("Download anyway") : qsTr("Download")
                 Accessible.name: qsTr("Download %1").arg(file.path)
                 ToolTip.visible: file.hovered
                 ToolTip.text: qsTr("%1 files, %2 in all").arg(file.downloadFiles).arg(HubController.formatBytes(file.downloadBytes))

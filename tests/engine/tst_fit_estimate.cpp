@@ -9,6 +9,7 @@
 
 #include "ember/fit.h"
 #include "ember/model.h"
+#include "gguf/gguf_writer.h"
 
 namespace {
 
@@ -24,6 +25,24 @@ std::string prefix(const QTemporaryDir& dir, const std::string& path, size_t n) 
     const std::string out = dir.path().toStdString() + "/head-" + std::to_string(n) + ".gguf";
     std::ofstream(out, std::ios::binary) << bytes;
     return out;
+}
+
+// A one-layer model header: `arch`'s keys, one [256, 2] weight of GGUF type `type`, and the
+// tokenizer keys given.
+std::string small_gguf(const QTemporaryDir& dir, const std::string& name, const std::string& arch, uint32_t type,
+                       const std::string& tokenizer, const std::string& pre) {
+    using ember::gguf::Value;
+    ember::gguf::Writer w;
+    w.set("general.architecture", Value::string(arch));
+    for (const char* key : {"block_count", "context_length", "embedding_length", "attention.head_count", "feed_forward_length"})
+        w.set(arch + "." + key, Value::u32(key == std::string("block_count") ? 1 : 256));
+    w.set("tokenizer.ggml.model", Value::string(tokenizer));
+    if (!pre.empty()) w.set("tokenizer.ggml.pre", Value::string(pre));
+    const size_t bytes = type == 16 ? 2 * 66 : type == 12 ? 2 * 144 : 2 * 256 * 4;  // IQ2_XXS, Q4_K, F32
+    w.add_tensor("blk.0.ffn_up.weight", {256, 2}, type, std::vector<uint8_t>(bytes));
+    const std::string path = dir.path().toStdString() + "/" + name + ".gguf";
+    w.write(path);
+    return path;
 }
 
 }  // namespace
@@ -55,6 +74,41 @@ private slots:
         QCOMPARE(head->n_layer, (*model)->info().n_layer);
         // One neuron: gate, up and down_t rows of n_embd Q4_0 values.
         QCOMPARE(head->neuron_bytes[0], uint64_t(3 * (*model)->info().n_embd / 32 * 18));
+    }
+
+    // What the loader would refuse, said from the header before any download, in plain words;
+    // nothing for a file it runs.
+    void a_file_the_engine_cannot_run_says_why_data() {
+        QTest::addColumn<QString>("arch");
+        QTest::addColumn<uint32_t>("type");
+        QTest::addColumn<QString>("tokenizer");
+        QTest::addColumn<QString>("pre");
+        QTest::addColumn<QString>("why");  // empty: runnable
+        QTest::newRow("runnable") << "qwen2" << 12u << "gpt2" << "qwen2" << "";
+        QTest::newRow("architecture") << "gemma3n" << 12u << "llama" << "" << "architecture gemma3n is not supported";
+        QTest::newRow("weight type") << "llama" << 16u << "llama" << ""
+                                     << "IQ2_XXS weights are not supported (tensor blk.0.ffn_up.weight)";
+        QTest::newRow("tokenizer") << "llama" << 0u << "bert" << "" << "tokenizer bert is not supported";
+        QTest::newRow("pre-tokenizer") << "llama" << 0u << "gpt2" << "tekken" << "pre-tokenizer tekken is not supported";
+    }
+    void a_file_the_engine_cannot_run_says_why() {
+        QFETCH(QString, arch);
+        QFETCH(uint32_t, type);
+        QFETCH(QString, tokenizer);
+        QFETCH(QString, pre);
+        QFETCH(QString, why);
+        const std::string path = small_gguf(dir_, QTest::currentDataTag(), arch.toStdString(), type, tokenizer.toStdString(),
+                                           pre.toStdString());
+        auto fp = ember::read_footprint(path, 0);
+        QVERIFY2(fp.ok(), fp.ok() ? "" : fp.error().message.c_str());
+        QCOMPARE(QString::fromStdString(fp->cannot_run), why);
+        const ember::Fit fit = ember::estimate_fit(*fp, {});
+        if (why.isEmpty()) {
+            QCOMPARE(fit.kind, ember::FitKind::CpuOnly);
+        } else {
+            QCOMPARE(fit.kind, ember::FitKind::CannotRun);
+            QCOMPARE(QString::fromStdString(fit.text), "can't run yet: " + why);
+        }
     }
 
     void a_header_cut_short_is_an_error_naming_the_file() {

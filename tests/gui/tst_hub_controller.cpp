@@ -24,6 +24,7 @@
 #include "app/hub/token_keychain.h"
 #include "app/settings/app_settings.h"
 #include "hub_fixture.h"
+#include "unsupported_model.h"
 
 using ember::app::DownloadListModel;
 using ember::app::HubController;
@@ -109,6 +110,9 @@ private slots:
         QVERIFY(model.open(QIODevice::ReadOnly));
         server_.add_file(QStringLiteral("Test/Small-Sparse"), QStringLiteral("model.q4_0.powerinfer.gguf"), model.readAll());
         server_.add_repo(QStringLiteral("Test/Small-Sparse"));
+        // A well-formed file of an architecture Ember does not run.
+        server_.add_file(QStringLiteral("Test/Gemma3n-Small"), QStringLiteral("gemma3n.Q4_K_M.gguf"), gui_test::gemma3n_gguf());
+        server_.add_repo(QStringLiteral("Test/Gemma3n-Small"));
         QString why;
         QVERIFY2(server_.start(&why), qPrintable(why));
     }
@@ -449,6 +453,17 @@ private slots:
         QCOMPARE(cell(files, 0, RepoFilesModel::FitKindRole).toString(), QStringLiteral("unknown"));
         const QString why = cell(files, 0, RepoFilesModel::FitRole).toString();
         QVERIFY2(why.contains(QLatin1String("not a GGUF file")), qPrintable(why));
+    }
+
+    // A file the engine cannot run says so and why before any download, in the loader's words.
+    void a_file_the_engine_cannot_run_says_so() {
+        Hub h(fresh_models_dir(), server_.endpoint());
+        HubController& hub = h.controller;
+        QVERIFY(hub.openRepo(QStringLiteral("Test/Gemma3n-Small")));
+        auto* files = hub.repo_files();
+        QTRY_COMPARE_WITH_TIMEOUT(cell(files, 0, RepoFilesModel::FitKindRole).toString(), QStringLiteral("cannotrun"), 10000);
+        QCOMPARE(cell(files, 0, RepoFilesModel::FitRole).toString(),
+                 QStringLiteral("can't run yet: architecture gemma3n is not supported"));
     }
 
     // Without a GPU the VRAM slider drives the sim device: the badges preview a card of that size

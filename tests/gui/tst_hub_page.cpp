@@ -12,6 +12,7 @@
 #include "app/app_shell.h"
 #include "gui_test_support.h"
 #include "hub_fixture.h"
+#include "unsupported_model.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
@@ -71,6 +72,37 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(item(window, "libraryList")->property("count").toInt(), 1, 15000);
         QVERIFY(QFile::exists(dir.path() + "/data/models/" + hub_test::tiny_repo + "/tiny.q4.powerinfer.gguf"));
 
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    // A file the engine cannot run is badged so before any download, and its button does not
+    // offer a plain one-click download.
+    void a_file_the_engine_cannot_run_is_not_a_plain_download() {
+        hub_test::HubFixture server;
+        server.add_file(QStringLiteral("Test/Gemma3n-Small"), QStringLiteral("gemma3n.Q4_K_M.gguf"), gui_test::gemma3n_gguf());
+        server.add_repo(QStringLiteral("Test/Gemma3n-Small"));
+        QString why;
+        QVERIFY2(server.start(&why), qPrintable(why));
+        QTemporaryDir dir;
+        ember::app::AppOptions options;
+        options.data_dir = dir.path() + "/data";
+        options.model_path = gui_test::copy_demo_model(dir.path());
+        options.hub_endpoint = server.endpoint();
+        ember::app::AppShell shell(options);
+        QVERIFY(shell.start());
+        auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        item(window, "mainTabs")->setProperty("currentIndex", 1);
+        QTRY_VERIFY(item(window, "modelsPage")->isVisible());
+        shell.hub().openRepo(QStringLiteral("Test/Gemma3n-Small"));
+        QTRY_COMPARE_WITH_TIMEOUT(item(window, "repoFiles")->property("count").toInt(), 1, 10000);
+        // Delegates are found through the item tree: they are not QObject children of the window.
+        const auto text_of = [&](const char* name) {
+            QQuickItem* found = gui_test::find_item(window->contentItem(), QString::fromLatin1(name));
+            return found ? found->property("text").toString() : QString();
+        };
+        QTRY_COMPARE_WITH_TIMEOUT(text_of("fitBadge"), QStringLiteral("can't run yet"), 10000);
+        QCOMPARE(text_of("downloadButton"), QStringLiteral("Download anyway"));
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 };

@@ -26,6 +26,10 @@ struct ModelFootprint {
     std::vector<uint64_t> attn_bytes, predictor_bytes, ffn_norm_bytes, neuron_bytes, dense_ffn_bytes;
     std::vector<int64_t> n_ff;
     uint64_t output_bytes = 0;
+    // Why the engine would refuse this file, in plain words ("architecture gemma3n is not
+    // supported"); empty when it can run it. The loader's own checks on the header: the
+    // architecture, every weight's type, the tokenizer and its pre-tokenizer.
+    std::string cannot_run;
 };
 
 // header_path holds the first bytes of a GGUF file of full_size bytes (or the whole file).
@@ -38,13 +42,13 @@ struct FitQuery {
     int32_t n_batch = 512;
 };
 
-enum class FitKind { AllOnGpu, Hybrid, CpuOnly, TooLarge };
+enum class FitKind { AllOnGpu, Hybrid, CpuOnly, TooLarge, CannotRun };
 
 struct Fit {
     FitKind kind = FitKind::CpuOnly;
     double neuron_share = 0.0;  // FFN neurons on the GPU (Hybrid: the hottest ones)
     uint64_t ram_needed = 0;    // weights, KV cache and scratch in memory
-    std::string text;           // "all on GPU", "hybrid: 40 % of neurons on GPU", "CPU only", "too large …"
+    std::string text;           // "all on GPU", "hybrid: 40 % of neurons on GPU", "CPU only", "too large …", "can't run yet: …"
 };
 
 Fit estimate_fit(const ModelFootprint& footprint, const FitQuery& query);

@@ -6,8 +6,6 @@
 // from the scalar kernels (tensor/quant_dots_ref.cpp).
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "tensor/fp16.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/x86/kernels_x86.h"
@@ -15,17 +13,11 @@
 namespace ember::tensor {
 namespace {
 
-// The eight 6-bit scales (bytes 0-7) and minimums (bytes 8-15) of a Q4_K/Q5_K block.
-inline __m128i k_scales_and_mins(const uint8_t* packed) {
-    uint32_t u[4];
-    std::memcpy(u, packed, 12);
-    constexpr uint32_t low6 = 0x3f3f3f3f, low4 = 0x0f0f0f0f, low2 = 0x03030303;
-    u[3] = ((u[2] >> 4) & low4) | (((u[1] >> 6) & low2) << 4);
-    const uint32_t mins_low = u[1] & low6;
-    u[1] = (u[2] & low4) | (((u[0] >> 6) & low2) << 4);
-    u[2] = mins_low;
-    u[0] &= low6;
-    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(u));
+// The eight scales (bytes 0-7) and minimums (bytes 8-15) of a Q4_K/Q5_K block.
+inline __m128i scales_and_mins_vector(const uint8_t* packed) {
+    alignas(16) uint8_t bytes[16];
+    ember::tensor::k_scales_and_mins(packed, bytes);
+    return _mm_load_si128(reinterpret_cast<const __m128i*>(bytes));
 }
 
 // 32 bytes twice, the upper copy shifted right by `shift` bits (per 64-bit lane).
@@ -48,7 +40,7 @@ void dot_k_with_mins(int64_t n, const void* wv, const void* const* xv, float* ou
         acc_min[t] = _mm_setzero_ps();
     }
     for (int64_t i = 0; i < n / kQK_K; ++i) {
-        const __m128i scales_mins = k_scales_and_mins(w[i].scales);
+        const __m128i scales_mins = scales_and_mins_vector(w[i].scales);
         const __m128i mins = _mm_cvtepu8_epi16(_mm_unpackhi_epi64(scales_mins, scales_mins));
         const __m512i scales16 = _mm512_cvtepu8_epi16(_mm256_castsi128_si256(scales_mins));  // 16-bit lanes 0-7: the scales
         __m512i q[4], s[4];
