@@ -56,6 +56,7 @@ public:
                 bind.matrix(p + "ffn_up.weight", n_embd, n_ff),
                 {},
                 {},
+                {},
             };
             if (hp_.qkv_bias)
                 L.bias = {bind.vector(p + "attn_q.bias", n_embd), bind.vector(p + "attn_k.bias", n_gqa),
