@@ -9,6 +9,8 @@
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtTest>
 
+#include <memory>
+
 #include "app/app_shell.h"
 #include "gui_test_support.h"
 #include "hub_fixture.h"
@@ -21,6 +23,16 @@ namespace {
 
 QQuickItem* item(QQuickWindow* window, const char* name) {
     return window->findChild<QQuickItem*>(QString::fromLatin1(name));
+}
+
+// The app on the demo model, its Hub at `endpoint`, in a data folder of `dir`.
+std::unique_ptr<ember::app::AppShell> start_app(const QTemporaryDir& dir, const QString& endpoint) {
+    ember::app::AppOptions options;
+    options.data_dir = dir.path() + "/data";
+    options.model_path = gui_test::copy_demo_model(dir.path());
+    options.hub_endpoint = endpoint;
+    auto shell = std::make_unique<ember::app::AppShell>(options);
+    return shell->start() ? std::move(shell) : nullptr;
 }
 
 }  // namespace
@@ -38,13 +50,9 @@ private slots:
         QVERIFY2(server.start(&why), qPrintable(why));
 
         QTemporaryDir dir;
-        ember::app::AppOptions options;
-        options.data_dir = dir.path() + "/data";
-        options.model_path = gui_test::copy_demo_model(dir.path());
-        options.hub_endpoint = server.endpoint();
-        ember::app::AppShell shell(options);
-        QVERIFY(shell.start());
-        auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+        const auto shell = start_app(dir, server.endpoint());
+        QVERIFY(shell);
+        auto* window = qobject_cast<QQuickWindow*>(shell->qml().rootObjects().first());
         QVERIFY(window);
         QVERIFY(QTest::qWaitForWindowExposed(window));
         window->requestActivate();
@@ -64,7 +72,7 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(results->property("count").toInt(), 1, 10000);
 
         // Open it and download its small model.
-        auto& hub = shell.hub();
+        auto& hub = shell->hub();
         hub.openRepo(QString::fromLatin1(hub_test::tiny_repo));
         QTRY_COMPARE_WITH_TIMEOUT(item(window, "repoFiles")->property("count").toInt(), 9, 10000);
         QVERIFY(hub.download(QStringLiteral("tiny.q4.powerinfer.gguf")));
@@ -84,17 +92,13 @@ private slots:
         QString why;
         QVERIFY2(server.start(&why), qPrintable(why));
         QTemporaryDir dir;
-        ember::app::AppOptions options;
-        options.data_dir = dir.path() + "/data";
-        options.model_path = gui_test::copy_demo_model(dir.path());
-        options.hub_endpoint = server.endpoint();
-        ember::app::AppShell shell(options);
-        QVERIFY(shell.start());
-        auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+        const auto shell = start_app(dir, server.endpoint());
+        QVERIFY(shell);
+        auto* window = qobject_cast<QQuickWindow*>(shell->qml().rootObjects().first());
         QVERIFY(QTest::qWaitForWindowExposed(window));
         item(window, "mainTabs")->setProperty("currentIndex", 1);
         QTRY_VERIFY(item(window, "modelsPage")->isVisible());
-        shell.hub().openRepo(QStringLiteral("Test/Gemma3n-Small"));
+        shell->hub().openRepo(QStringLiteral("Test/Gemma3n-Small"));
         QTRY_COMPARE_WITH_TIMEOUT(item(window, "repoFiles")->property("count").toInt(), 1, 10000);
         // Delegates are found through the item tree: they are not QObject children of the window.
         const auto text_of = [&](const char* name) {
