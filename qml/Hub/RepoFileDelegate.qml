@@ -42,22 +42,25 @@ ItemDelegate {
                 tint: "#8e44ad"
             }
             Label {
-                Layout.fillWidth: true
                 text: HubController.formatBytes(file.size)
                 opacity: 0.7
             }
+            // In a narrow pane the fit badge gives way (elided; the tooltip has it whole), never
+            // drawn over its neighbours.
             Badge {
                 objectName: "fitBadge"
-                visible: file.isModel && file.fitKind.length > 0
-                Layout.maximumWidth: 220
+                // A file that cannot run says why on a line of its own (below) instead.
+                visible: file.isModel && file.fitKind.length > 0 && file.fitKind !== "cannotrun"
+                Layout.fillWidth: true
+                Layout.minimumWidth: 24
+                Layout.maximumWidth: Math.min(220, implicitWidth)
                 elide: Text.ElideRight
                 text: file.fitKind === "gpu" ? qsTr("all on GPU")
                       : file.fitKind === "hybrid" ? file.fit
                       : file.fitKind === "cpu" ? qsTr("CPU only")
-                      : file.fitKind === "toolarge" ? qsTr("too large")
-                      : file.fitKind === "cannotrun" ? qsTr("can't run yet") : qsTr("fit ?")
+                      : file.fitKind === "toolarge" ? qsTr("too large") : qsTr("fit ?")
                 tint: file.fitKind === "gpu" ? "#27ae60" : file.fitKind === "hybrid" ? "#e08a2f"
-                      : file.fitKind === "toolarge" || file.fitKind === "cannotrun" ? "#c0392b" : "#7f8c8d"
+                      : file.fitKind === "toolarge" ? "#c0392b" : "#7f8c8d"
                 ToolTip.visible: fitArea.containsMouse
                 ToolTip.text: file.fit
                 Accessible.name: file.fit
@@ -70,6 +73,10 @@ ItemDelegate {
                     acceptedButtons: Qt.NoButton
                 }
             }
+            Item {
+                Layout.fillWidth: true
+                Layout.preferredWidth: 0
+            }
             Button {
                 objectName: "downloadButton"
                 visible: file.isModel
@@ -80,6 +87,14 @@ ItemDelegate {
                 ToolTip.text: qsTr("%1 files, %2 in all").arg(file.downloadFiles).arg(HubController.formatBytes(file.downloadBytes))
                 onClicked: HubController.download(file.path)
             }
+        }
+        Label {
+            objectName: "cannotRunReason"
+            visible: file.isModel && file.fitKind === "cannotrun"
+            Layout.fillWidth: true
+            text: file.fit
+            wrapMode: Text.Wrap
+            color: "#c0392b"
         }
     }
 }
