@@ -10,6 +10,7 @@
 #include "sparse/placement.h"
 #include "tensor/dtype.h"
 #include "tokenizer/pretokenizer.h"
+#include "tokenizer/vocab.h"
 
 namespace ember {
 namespace {
@@ -65,8 +66,10 @@ std::string why_not_runnable(const gguf::File& f) {
         if (t.ne.size() >= 2 && !tensor::dtype_from_ggml(t.type))
             return gguf::ggml_type_name(t.type) + " weights are not supported (tensor " + t.name + ")";
     const std::string tok = f.get_string("tokenizer.ggml.model").value_or("");
-    if (tok != "llama" && tok != "gpt2") return "tokenizer " + (tok.empty() ? std::string("(none)") : tok) + " is not supported";
-    if (const auto pre = f.get_string("tokenizer.ggml.pre"); pre && tok == "gpt2" && !tokenizer::pre_tokenizer_from_name(*pre))
+    const std::optional<tokenizer::VocabKind> kind = tokenizer::vocab_kind_from_model(tok);
+    if (!kind) return "tokenizer " + (tok.empty() ? std::string("(none)") : tok) + " is not supported";
+    if (const auto pre = f.get_string("tokenizer.ggml.pre");
+        pre && *kind == tokenizer::VocabKind::Bpe && !tokenizer::pre_tokenizer_from_name(*pre))
         return "pre-tokenizer " + *pre + " is not supported";
     return {};
 }

@@ -50,11 +50,11 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
     prepared.reserve(n_batch, std::max(hp.n_embd, hp.n_ff));
     // PowerInfer's model families (ReLU FFNs) run as PowerInfer's runtime runs them, every other
     // model as upstream llama.cpp does: each is the reference its files are checked against.
-    const bool powerinfer = hp.ffn_gate != FfnGate::SiluPar;
-    prepared.set_q8_k_scale(powerinfer ? tensor::Q8KScale::PowerInfer : tensor::Q8KScale::Upstream);
+    const tensor::Q8KScale scale = hp.ffn_gate != FfnGate::SiluPar ? tensor::Q8KScale::PowerInfer : tensor::Q8KScale::Upstream;
+    prepared.set_q8_k_scale(scale);
     if (hp.max_predictor_rank > 0) {
         sparse = std::make_unique<SparseScratch>(hp.n_ff, hp.max_predictor_rank, hp.n_embd, hp.n_layer);
-        sparse->prepared_x.set_q8_k_scale(tensor::Q8KScale::PowerInfer);
+        sparse->prepared_x.set_q8_k_scale(scale);
     }
 }
 

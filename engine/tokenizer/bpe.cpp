@@ -33,9 +33,6 @@ BpeEncoder::BpeEncoder(const Vocab& vocab) : unk_id_(vocab.unk_id), pre_(vocab.p
         const auto it = ids.find(s);
         return it == ids.end() ? -1 : it->second;
     };
-    // Llama 3's tokenizer takes a chunk that is itself a token as that token, merges or not
-    // (Hugging Face's ignore_merges; llama.cpp does the same for this pre-tokenizer).
-    if (pre_ == PreTokenizer::Llama3) whole_chunks_ = ids;
 
     std::string piece;
     for (uint32_t b = 0; b < 256; ++b) {
@@ -62,6 +59,9 @@ BpeEncoder::BpeEncoder(const Vocab& vocab) : unk_id_(vocab.unk_id), pre_(vocab.p
         if (l < 0 || r < 0 || result < 0) continue;
         merges_.emplace(key(l, r), Merge{int32_t(rank), result});  // a repeated rule keeps its first rank
     }
+    // Llama 3's tokenizer takes a chunk that is itself a token as that token, merges or not
+    // (Hugging Face's ignore_merges; llama.cpp does the same for this pre-tokenizer).
+    if (pre_ == PreTokenizer::Llama3) whole_chunks_ = std::move(ids);
 }
 
 void BpeEncoder::encode(std::string_view text, std::vector<int32_t>& out) const {

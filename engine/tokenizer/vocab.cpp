@@ -107,15 +107,21 @@ bool is_byte_piece(std::string_view piece) {
 
 }  // namespace
 
+std::optional<VocabKind> vocab_kind_from_model(std::string_view model) {
+    if (model == "llama") return VocabKind::Spm;
+    if (model == "gpt2") return VocabKind::Bpe;
+    return std::nullopt;
+}
+
 Vocab vocab_from_gguf(const gguf::File& file) {
     const Reader r(file);
     Vocab v;
 
     const std::optional<std::string> model = file.get_string(kModelKey);
     if (!model) r.fail_key(kModelKey, "is missing");
-    if (*model == "llama") v.kind = VocabKind::Spm;
-    else if (*model == "gpt2") v.kind = VocabKind::Bpe;
-    else r.fail_key(kModelKey, "= " + quoted(*model) + " is not a supported tokenizer ('llama' or 'gpt2')");
+    const std::optional<VocabKind> kind = vocab_kind_from_model(*model);
+    if (!kind) r.fail_key(kModelKey, "= " + quoted(*model) + " is not a supported tokenizer ('llama' or 'gpt2')");
+    v.kind = *kind;
     const bool spm = v.kind == VocabKind::Spm;
     if (const std::optional<std::string> pre = file.get_string(kPreKey); pre && !spm) {
         const std::optional<PreTokenizer> known = pre_tokenizer_from_name(*pre);

@@ -2,7 +2,9 @@
 // The tokenizer vocabulary as stored in GGUF metadata (docs/FORMATS.md §2.2), plain data.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tokenizer/pretokenizer.h"
@@ -39,6 +41,9 @@ struct Vocab {
     // it and were made for GPT-2's rules.
     PreTokenizer pre = PreTokenizer::Gpt2;
 };
+
+// The kind `tokenizer.ggml.model` names ("llama", "gpt2"), nullopt for one Ember does not have.
+std::optional<VocabKind> vocab_kind_from_model(std::string_view model);
 
 // Reads and validates the tokenizer keys: the model name is known, the arrays are present
 // with the right element types and equal lengths, types are known, SPM byte tokens are
