@@ -20,7 +20,9 @@ struct AttentionLayer {
     tensor::WeightView wo;
     tensor::RopePairs pairs;
     bool residual;  // out = x + the sub-layer's result; else the result alone
-    std::array<const float*, 3> bias{};  // Q, K and V biases, or none (CPU only: the plan keeps such layers' attention off the device)
+    // CPU only (the plan keeps such layers' whole sub-layer off the device):
+    std::array<const float*, 3> bias{};     // Q, K and V biases, or none
+    std::array<const float*, 2> qk_norm{};  // Q's and K's per-head RMSNorm weights [head_dim], or none
 };
 
 struct DeviceTraffic {

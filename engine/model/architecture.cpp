@@ -13,9 +13,10 @@ struct Entry {
     std::unique_ptr<Architecture> (*load)(const gguf::File&, const ModelParams&);
 };
 
-constexpr std::array<Entry, 4> kArchitectures{{
+constexpr std::array<Entry, 5> kArchitectures{{
     {"llama", load_llama},
     {"qwen2", load_qwen2},
+    {"qwen3", load_qwen3},
     {"bamboo", load_bamboo},
     {"falcon", load_falcon},
 }};

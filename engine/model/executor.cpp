@@ -63,13 +63,13 @@ void Executor::attention_sublayer(int32_t il, const backend::AttentionLayer& lay
         return;
     }
     const Where products = on == AttentionOn::DeviceProducts ? Where::Device : Where::Cpu;
-    const int64_t n_embd = hp_.n_embd, n_gqa = hp_.n_embd_gqa();
+    const int64_t n_embd = hp_.n_embd, n_q = hp_.n_embd_q(), n_gqa = hp_.n_embd_gqa();
     const int32_t hd = hp_.head_dim(), n = n_;
     tensor::normalize(layer.norm, x, s_.attn_in.data(), n_embd, n);
     emit("attn_norm", il, s_.attn_in.data(), n_embd);
     if (layer.qkv.size() == 1) {
         linear(products, layer.qkv[0], s_.attn_in.data(), n, s_.qkv.data());
-        tensor::split_qkv(s_.qkv.data(), n, size_t(n_embd), size_t(n_gqa), s_.q.data(), s_.k.data(), s_.v.data());
+        tensor::split_qkv(s_.qkv.data(), n, size_t(n_q), size_t(n_gqa), s_.q.data(), s_.k.data(), s_.v.data());
     } else if (products == Where::Device && tensor::activation_type(layer.qkv[0].type) == tensor::activation_type(layer.qkv[1].type) &&
                tensor::activation_type(layer.qkv[0].type) == tensor::activation_type(layer.qkv[2].type)) {
         // Q, K and V read the input in the same form: one upload, one round trip for the three.
@@ -85,21 +85,26 @@ void Executor::attention_sublayer(int32_t il, const backend::AttentionLayer& lay
     }
     if (layer.bias[0]) {
         for (int32_t t = 0; t < n; ++t) {
-            add_in_place(s_.q.data() + size_t(t) * n_embd, layer.bias[0], n_embd);
+            add_in_place(s_.q.data() + size_t(t) * n_q, layer.bias[0], n_q);
             add_in_place(s_.k.data() + size_t(t) * n_gqa, layer.bias[1], n_gqa);
             add_in_place(s_.v.data() + size_t(t) * n_gqa, layer.bias[2], n_gqa);
         }
     }
+    if (layer.qk_norm[0]) {
+        // Every head's row is its own RMSNorm row.
+        tensor::rms_norm(s_.q.data(), layer.qk_norm[0], s_.q.data(), hd, int64_t(n) * hp_.n_head, hp_.norm_eps);
+        tensor::rms_norm(s_.k.data(), layer.qk_norm[1], s_.k.data(), hd, int64_t(n) * hp_.n_head_kv, hp_.norm_eps);
+    }
     for (int32_t t = 0; t < n; ++t) {
         const float* angles = s_.rope.data() + size_t(t) * hd;
-        tensor::rope_rotate(s_.q.data() + size_t(t) * n_embd, hp_.n_head, hd, angles, layer.pairs);
+        tensor::rope_rotate(s_.q.data() + size_t(t) * n_q, hp_.n_head, hd, angles, layer.pairs);
         tensor::rope_rotate(s_.k.data() + size_t(t) * n_gqa, hp_.n_head_kv, hd, angles, layer.pairs);
     }
-    emit("q", il, s_.q.data(), n_embd);
+    emit("q", il, s_.q.data(), n_q);
     emit("k", il, s_.k.data(), n_gqa);
     emit("v", il, s_.v.data(), n_gqa);
     cpu_attention(il, kv);
-    emit("kqv_out", il, s_.attn.data(), n_embd);
+    emit("kqv_out", il, s_.attn.data(), n_q);
     linear(products, layer.wo, s_.attn.data(), n, s_.attn_out.data());
     emit("attn_out", il, s_.attn_out.data(), n_embd);
     for (int64_t i = 0; i < n * n_embd; ++i) out[i] = layer.residual ? x[i] + s_.attn_out[size_t(i)] : s_.attn_out[size_t(i)];
@@ -121,11 +126,11 @@ void Executor::cpu_attention(int32_t il, KvCache& kv) {
     s_.pool.run(int64_t(n) * hp_.n_head, [&](int64_t task, int thread) {
         const int32_t t = int32_t(task / hp_.n_head), h = int32_t(task % hp_.n_head);
         const size_t kv_offset = size_t(h / group) * size_t(hd);
-        tensor::attend_head(s_.q.data() + size_t(t) * hp_.n_embd + size_t(h) * hd, kv.k(il, 0) + kv_offset,
+        tensor::attend_head(s_.q.data() + size_t(t) * hp_.n_embd_q() + size_t(h) * hd, kv.k(il, 0) + kv_offset,
                             kv.v(il, 0) + kv_offset, size_t(n_gqa), pos0 + t + 1, hd, kq_scale,
                             s_.half.data() + size_t(thread) * half_stride,
                             s_.scores.data() + size_t(thread) * score_stride,
-                            s_.attn.data() + size_t(t) * hp_.n_embd + size_t(h) * hd);
+                            s_.attn.data() + size_t(t) * hp_.n_embd_q() + size_t(h) * hd);
     });
 }
 

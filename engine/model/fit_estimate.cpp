@@ -92,11 +92,13 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
                                       ? required(*file, p + "attention.head_count_kv", uint64_t(n_head))
                                       : n_head;
         const int32_t n_ff = required(*file, p + "feed_forward_length", 1u << 20);
-        const uint64_t n_gqa = uint64_t(n_embd / n_head) * uint64_t(n_head_kv);
+        const uint64_t head_dim = file->find(p + "attention.key_length") ? required(*file, p + "attention.key_length", 1u << 12)
+                                                                         : uint64_t(n_embd / n_head);
+        const uint64_t n_gqa = head_dim * uint64_t(n_head_kv), n_q = head_dim * uint64_t(n_head);
         fp.kv_bytes_per_token = 2 * uint64_t(fp.n_layer) * n_gqa * 2;
         // As the session sizes its buffers: the residual stream and its copies, Q/K/V, and
         // the FFN's gate and up rows for every token of a batch.
-        fp.scratch_bytes_per_token = (5 * uint64_t(n_embd) + 2 * n_gqa + 2 * uint64_t(n_ff)) * sizeof(float);
+        fp.scratch_bytes_per_token = (3 * uint64_t(n_embd) + 2 * n_q + 2 * n_gqa + 2 * uint64_t(n_ff)) * sizeof(float);
 
         const size_t L = size_t(fp.n_layer);
         fp.attn_bytes.assign(L, 0);

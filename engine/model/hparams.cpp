@@ -34,9 +34,19 @@ HParams read_hparams(const gguf::File& f, const std::string& arch, const std::st
     hp.n_head = required_count(f, p + "attention.head_count", 1 << 12);
     hp.n_head_kv = f.find(p + "attention.head_count_kv") ? required_count(f, p + "attention.head_count_kv", hp.n_head)
                                                           : hp.n_head;
-    if (hp.n_embd % hp.n_head != 0)
-        fail(f.path() + ": " + p + "embedding_length " + std::to_string(hp.n_embd) +
-             " is not divisible by attention.head_count " + std::to_string(hp.n_head));
+    if (f.find(p + "attention.key_length")) {
+        hp.n_embd_head = required_count(f, p + "attention.key_length", 1 << 12);
+        const int32_t v = f.find(p + "attention.value_length") ? required_count(f, p + "attention.value_length", 1 << 12)
+                                                               : hp.n_embd_head;
+        if (v != hp.n_embd_head)
+            fail(f.path() + ": " + p + "attention.value_length " + std::to_string(v) +
+                 " differs from attention.key_length " + std::to_string(hp.n_embd_head) + " (not supported)");
+    } else {
+        if (hp.n_embd % hp.n_head != 0)
+            fail(f.path() + ": " + p + "embedding_length " + std::to_string(hp.n_embd) +
+                 " is not divisible by attention.head_count " + std::to_string(hp.n_head));
+        hp.n_embd_head = hp.n_embd / hp.n_head;
+    }
     if (hp.n_head % hp.n_head_kv != 0)
         fail(f.path() + ": " + p + "attention.head_count " + std::to_string(hp.n_head) +
              " is not divisible by attention.head_count_kv " + std::to_string(hp.n_head_kv));

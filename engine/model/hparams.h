@@ -48,11 +48,21 @@ struct HParams : ModelShape {
     // Q, K and V products add a bias (Qwen 2). A device then computes the products and the CPU
     // the rest of attention: the device's whole sub-layer has no biases.
     bool qkv_bias = false;
+    // Q and K rows RMS-normalized per head before RoPE (Qwen 3). As with biases, the device runs
+    // the products and the CPU the rest.
+    bool qk_norm = false;
     tensor::RopePairs rope_pairs = tensor::RopePairs::Adjacent;
     float sparse_threshold = 0.0f;
+    // `{arch}.attention.key_length`; models whose heads are not n_embd / n_head wide (Qwen 3)
+    // write it, and then Q and the attention's output are n_head · head_dim long, not n_embd.
+    int32_t n_embd_head = 0;
 
-    int32_t head_dim() const { return n_embd / n_head; }
-    int32_t n_embd_gqa() const { return head_dim() * n_head_kv; }
+    int32_t head_dim() const { return n_embd_head; }
+    int32_t n_embd_q() const { return n_embd_head * n_head; }
+    int32_t n_embd_gqa() const { return n_embd_head * n_head_kv; }
+    // Whether a device can run the whole attention sub-layer with this layer's KV cache: its
+    // kernels have no biases, no Q/K norms, and heads n_embd / n_head wide.
+    bool device_attention_sublayer() const { return !qkv_bias && !qk_norm && n_embd_q() == n_embd; }
 };
 
 // Reads the `{arch}.*` keys every supported architecture shares, with the norm epsilon under

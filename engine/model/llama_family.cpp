@@ -15,15 +15,16 @@ namespace {
 
 struct LlamaLayer {
     const float* attn_norm;     // [n_embd]
-    tensor::WeightView wq;      // [n_embd] -> [n_embd], rows permuted for adjacent-pair RoPE
+    tensor::WeightView wq;      // [n_embd] -> [n_embd_q], rows permuted for adjacent-pair RoPE
     tensor::WeightView wk;      // [n_embd] -> [n_embd_gqa], likewise
     tensor::WeightView wv;      // [n_embd] -> [n_embd_gqa]
-    tensor::WeightView wo;      // [n_embd] -> [n_embd]
+    tensor::WeightView wo;      // [n_embd_q] -> [n_embd]
     const float* ffn_norm;      // [n_embd]
     tensor::WeightView gate;    // [n_embd] -> [n_ff]
     tensor::WeightView up;      // [n_embd] -> [n_ff]
     tensor::WeightView down;    // [n_ff] -> [n_embd] (dense files)
-    std::array<const float*, 3> bias{};  // Q, K, V biases (Qwen 2)
+    std::array<const float*, 3> bias{};     // Q, K, V biases (Qwen 2)
+    std::array<const float*, 2> qk_norm{};  // Q's and K's per-head RMSNorm weights (Qwen 3)
     SparseFfnWeights sparse;    // gate, up, down_t, fc1, fc2 (PowerInfer files)
 };
 
@@ -31,7 +32,7 @@ class LlamaFamily final : public Architecture {
 public:
     LlamaFamily(const gguf::File& file, const ModelParams& params, HParams hp) {
         hp_ = std::move(hp);
-        const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff, n_gqa = hp_.n_embd_gqa(), n_vocab = hp_.n_vocab;
+        const int64_t n_embd = hp_.n_embd, n_q = hp_.n_embd_q(), n_ff = hp_.n_ff, n_gqa = hp_.n_embd_gqa(), n_vocab = hp_.n_vocab;
 
         TensorBinder bind(file);
         uint64_t ffn_bytes = 0, predictor_bytes = 0;
@@ -47,20 +48,24 @@ public:
             const std::string p = "blk." + std::to_string(il) + ".";
             LlamaLayer L{
                 bind.vector(p + "attn_norm.weight", n_embd),
-                bind.matrix(p + "attn_q.weight", n_embd, n_embd),
+                bind.matrix(p + "attn_q.weight", n_embd, n_q),
                 bind.matrix(p + "attn_k.weight", n_embd, n_gqa),
                 bind.matrix(p + "attn_v.weight", n_embd, n_gqa),
-                bind.matrix(p + "attn_output.weight", n_embd, n_embd),
+                bind.matrix(p + "attn_output.weight", n_q, n_embd),
                 bind.vector(p + "ffn_norm.weight", n_embd),
                 bind.matrix(p + "ffn_gate.weight", n_embd, n_ff),
                 bind.matrix(p + "ffn_up.weight", n_embd, n_ff),
                 {},
                 {},
                 {},
+                {},
             };
             if (hp_.qkv_bias)
-                L.bias = {bind.vector(p + "attn_q.bias", n_embd), bind.vector(p + "attn_k.bias", n_gqa),
+                L.bias = {bind.vector(p + "attn_q.bias", n_q), bind.vector(p + "attn_k.bias", n_gqa),
                           bind.vector(p + "attn_v.bias", n_gqa)};
+            if (hp_.qk_norm)
+                L.qk_norm = {bind.vector(p + "attn_q_norm.weight", hp_.head_dim()),
+                             bind.vector(p + "attn_k_norm.weight", hp_.head_dim())};
             if (sparse) {
                 const tensor::WeightView fc1 = bind.matrix_any_rows(p + "fc1.weight", n_embd, n_ff);
                 L.sparse = SparseFfnWeights{L.gate, L.up, bind.stored_matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
@@ -104,7 +109,8 @@ public:
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
             const LlamaLayer& L = layers_[size_t(il)];
             const tensor::WeightView qkv[] = {L.wq, L.wk, L.wv};
-            ex.attention_sublayer(il, {{L.attn_norm, nullptr, hp_.norm_eps}, qkv, L.wo, hp_.rope_pairs, true, L.bias}, kv,
+            ex.attention_sublayer(il, {{L.attn_norm, nullptr, hp_.norm_eps}, qkv, L.wo, hp_.rope_pairs, true, L.bias, L.qk_norm},
+                                  kv,
                                   s.x.data(), s.x.data());
             ex.emit("ffn_inp", il, s.x.data(), n_embd);
             tensor::rms_norm(s.x.data(), L.ffn_norm, s.ffn_in.data(), n_embd, n, hp_.norm_eps);

@@ -14,16 +14,16 @@ struct BufferSize {
 };
 
 std::vector<BufferSize> buffer_table(const HParams& hp, int32_t n_ctx) {
-    const int64_t n_embd = hp.n_embd, n_gqa = hp.n_embd_gqa(), n_ff = hp.n_ff;
+    const int64_t n_embd = hp.n_embd, n_q = hp.n_embd_q(), n_gqa = hp.n_embd_gqa(), n_ff = hp.n_ff;
     using S = Scratch;
     return {
         {&S::x, nullptr, n_embd, 0},
         {&S::attn_in, nullptr, n_embd, 0},
-        {&S::qkv, nullptr, hp.fused_qkv ? n_embd + 2 * n_gqa : 0, 0},
-        {&S::q, nullptr, n_embd, 0},
+        {&S::qkv, nullptr, hp.fused_qkv ? n_q + 2 * n_gqa : 0, 0},
+        {&S::q, nullptr, n_q, 0},
         {&S::k, nullptr, n_gqa, 0},
         {&S::v, nullptr, n_gqa, 0},
-        {&S::attn, nullptr, n_embd, 0},
+        {&S::attn, nullptr, n_q, 0},
         {&S::attn_out, nullptr, n_embd, 0},
         {&S::ffn_in, nullptr, n_embd, 0},
         {&S::ffn_gate, nullptr, n_ff, 0},
@@ -47,7 +47,7 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
         if (b.f16) (this->*b.f16).resize(n);
         bytes_ += n * (b.f32 ? sizeof(float) : sizeof(uint16_t));
     }
-    prepared.reserve(n_batch, std::max(hp.n_embd, hp.n_ff));
+    prepared.reserve(n_batch, std::max({hp.n_embd, hp.n_embd_q(), hp.n_ff}));
     // PowerInfer's model families (ReLU FFNs) run as PowerInfer's runtime runs them, every other
     // model as upstream llama.cpp does: each is the reference its files are checked against.
     const tensor::Q8KScale scale = hp.ffn_gate != FfnGate::SiluPar ? tensor::Q8KScale::PowerInfer : tensor::Q8KScale::Upstream;

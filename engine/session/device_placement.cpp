@@ -114,7 +114,7 @@ DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement
     }
     if (p.output_on_device) d.plan.lm_head = place({arch_.lm_head()});
     const model::HParams& hp = arch_.hparams();
-    if (hp.qkv_bias) n_kv = 0;
+    if (!hp.device_attention_sublayer()) n_kv = 0;
     if (n_kv > 0) {
         d.kv = {n_kv, kv.n_ctx(), hp.n_head, hp.n_head_kv, hp.head_dim()};
         for (int32_t il = 0; il < n_kv; ++il) d.plan.layers[size_t(il)].attention = model::AttentionOn::DeviceSublayer;

@@ -40,7 +40,8 @@ struct Shape {
     std::string vocab_dir;     // a Hugging Face BPE tokenizer folder; empty: placeholder pieces
     std::string pre = "gpt-2"; // its tokenizer.ggml.pre
     bool llama3 = false;       // Llama 3.1's layout: rope_freqs.weight, no output.weight (tied LM head)
-    std::string arch = "llama";  // or "qwen2": Q/K/V biases
+    std::string arch = "llama";  // or "qwen2": Q/K/V biases; "qwen3": per-head Q/K norms
+    int head_dim = 0;            // > 0: heads of this width, written as attention.key_length
 };
 
 // fc2 rows whose scores s = fc2 · h (h >= 0, the ReLU of fc1 · u) are >= 0 for about `share`
@@ -150,6 +151,11 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
     w.set(a + "attention.head_count_kv", gguf::Value::u32(uint32_t(s.n_head_kv)));
     w.set(a + "attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-5f));
     w.set(a + "rope.freq_base", gguf::Value::f32(10000.0f));
+    const int64_t head_dim = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
+    if (s.head_dim > 0 || s.arch == "qwen3") {
+        w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(head_dim)));
+        w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(head_dim)));
+    }
     if (!s.vocab_dir.empty()) s.n_vocab = int(tools::write_hf_vocab(w, s.vocab_dir, s.pre));
     else write_placeholder_vocab(w, s.n_vocab);
 
@@ -177,13 +183,24 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         for (int64_t i = 0; i < n; ++i) std::memcpy(bytes.data() + 4 * i, &one, 4);
         w.add_tensor(name, {n}, 0, std::move(bytes));
     };
-    const int64_t n_gqa = int64_t(s.n_embd) / s.n_head * s.n_head_kv;
+    // Norm weights near 1, not 1: a weight applied to the wrong element shows in the output.
+    auto near_one = [&](const std::string& name, int64_t n) {
+        std::mt19937_64 rng(seed++);
+        std::normal_distribution<float> dist(1.0f, 0.2f);
+        std::vector<uint8_t> bytes(size_t(n) * 4);
+        for (int64_t i = 0; i < n; ++i) {
+            const float v = dist(rng);
+            std::memcpy(bytes.data() + 4 * i, &v, 4);
+        }
+        w.add_tensor(name, {n}, 0, std::move(bytes));
+    };
+    const int64_t n_q = head_dim * s.n_head, n_gqa = head_dim * s.n_head_kv;
     // A tied LM head needs the output matrix's spread (below) in the embeddings.
     matrix("token_embd.weight", s.n_embd, s.n_vocab, s.llama3 ? 4.0f : 0.5f);
     ones("output_norm.weight", s.n_embd);
     if (s.llama3) {
         // Factors as Llama 3.1's scaling gives them: 1 for the fast dimensions, up to 8 for the slow.
-        const int64_t half = s.n_embd / s.n_head / 2;
+        const int64_t half = head_dim / 2;
         std::vector<uint8_t> bytes(size_t(half) * 4);
         for (int64_t j = 0; j < half; ++j) {
             const float f = 1.0f + 7.0f * float(j) / float(half - 1);
@@ -197,15 +214,19 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
     if (!s.llama3) matrix("output.weight", s.n_embd, s.n_vocab, 4.0f);
     for (il = 0; il < s.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
-        matrix(p + "attn_q.weight", s.n_embd, s.n_embd);
+        matrix(p + "attn_q.weight", s.n_embd, n_q);
         matrix(p + "attn_k.weight", s.n_embd, n_gqa);
         matrix(p + "attn_v.weight", s.n_embd, n_gqa);
         if (s.arch == "qwen2") {
-            bias(p + "attn_q.bias", s.n_embd);
+            bias(p + "attn_q.bias", n_q);
             bias(p + "attn_k.bias", n_gqa);
             bias(p + "attn_v.bias", n_gqa);
         }
-        matrix(p + "attn_output.weight", s.n_embd, s.n_embd);
+        if (s.arch == "qwen3") {
+            near_one(p + "attn_q_norm.weight", head_dim);
+            near_one(p + "attn_k_norm.weight", head_dim);
+        }
+        matrix(p + "attn_output.weight", n_q, s.n_embd);
         matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
         matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
         if (s.rank > 0) {
@@ -240,6 +261,7 @@ int main(int argc, char** argv) {
             else if (a == "--n-embd") shape.n_embd = count(65536);
             else if (a == "--n-head") shape.n_head = shape.n_head_kv = count(1024);
             else if (a == "--n-head-kv") shape.n_head_kv = count(1024);
+            else if (a == "--head-dim") shape.head_dim = count(4096);
             else if (a == "--n-ff") shape.n_ff = count(1 << 20);
             else if (a == "--n-vocab") shape.n_vocab = count(1 << 20);
             else if (a == "--sparse-rank") shape.rank = count(1 << 16);
@@ -248,7 +270,8 @@ int main(int argc, char** argv) {
             else if (a == "--llama3") shape.llama3 = true;
             else if (a == "--arch") {
                 shape.arch = next_value(argc, argv, i);
-                if (shape.arch != "llama" && shape.arch != "qwen2") throw UsageError("--arch must be llama or qwen2");
+                if (shape.arch != "llama" && shape.arch != "qwen2" && shape.arch != "qwen3")
+                    throw UsageError("--arch must be llama, qwen2 or qwen3");
             }
             else if (a == "--active-share") {
                 shape.active_share = parse_float(a, next_value(argc, argv, i));
@@ -261,13 +284,14 @@ int main(int argc, char** argv) {
     } catch (const UsageError& e) {
         std::fprintf(stderr,
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
-                     "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--n-ff N] [--n-vocab N]\n"
-                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2]\n"
+                     "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--head-dim N] [--n-ff N] [--n-vocab N]\n"
+                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
                      "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
                      "the vocabulary of a Hugging Face byte-level BPE tokenizer, tokenizer.ggml.pre = --pre; --llama3 writes\n"
                      "Llama 3.1's layout: RoPE frequency factors and base 500000, the LM head tied to the embeddings;\n"
-                     "--arch qwen2 writes Qwen 2's graph, with Q/K/V biases)\n",
+                     "--arch qwen2 writes Qwen 2's graph, with Q/K/V biases; --arch qwen3 Qwen 3's, with per-head Q/K norms;\n"
+                     "--head-dim sets the heads' width when it is not n_embd / n_head)\n",
                      e.what());
         return 2;
     }

@@ -30,12 +30,13 @@ std::string prefix(const QTemporaryDir& dir, const std::string& path, size_t n) 
 // A one-layer model header: `arch`'s keys, one [256, 2] weight of GGUF type `type`, and the
 // tokenizer keys given.
 std::string small_gguf(const QTemporaryDir& dir, const std::string& name, const std::string& arch, uint32_t type,
-                       const std::string& tokenizer, const std::string& pre) {
+                       const std::string& tokenizer, const std::string& pre, uint32_t key_length = 0) {
     using ember::gguf::Value;
     ember::gguf::Writer w;
     w.set("general.architecture", Value::string(arch));
     for (const char* key : {"block_count", "context_length", "embedding_length", "attention.head_count", "feed_forward_length"})
         w.set(arch + "." + key, Value::u32(key == std::string("block_count") ? 1 : 256));
+    if (key_length > 0) w.set(arch + ".attention.key_length", Value::u32(key_length));
     w.set("tokenizer.ggml.model", Value::string(tokenizer));
     if (!pre.empty()) w.set("tokenizer.ggml.pre", Value::string(pre));
     const size_t bytes = type == 16 ? 2 * 66 : type == 12 ? 2 * 144 : 2 * 256 * 4;  // IQ2_XXS, Q4_K, F32
@@ -74,6 +75,15 @@ private slots:
         QCOMPARE(head->n_layer, (*model)->info().n_layer);
         // One neuron: gate, up and down_t rows of n_embd Q4_0 values.
         QCOMPARE(head->neuron_bytes[0], uint64_t(3 * (*model)->info().n_embd / 32 * 18));
+    }
+
+    // 256 heads over n_embd 256: one dimension each, unless key_length says wider (Qwen 3).
+    void kv_cache_size_follows_the_heads_width() {
+        auto narrow = ember::read_footprint(small_gguf(dir_, "narrow", "qwen3", 12, "gpt2", "qwen2"), 0);
+        auto wide = ember::read_footprint(small_gguf(dir_, "wide", "qwen3", 12, "gpt2", "qwen2", 8), 0);
+        QVERIFY(narrow.ok() && wide.ok());
+        QCOMPARE(narrow->kv_bytes_per_token, uint64_t(2 * 256 * 1 * 2));  // K and V, F16, one layer
+        QCOMPARE(wide->kv_bytes_per_token, uint64_t(2 * 256 * 8 * 2));
     }
 
     // What the loader would refuse, said from the header before any download, in plain words;

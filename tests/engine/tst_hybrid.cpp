@@ -1,6 +1,7 @@
 // Hybrid execution on the `sim` device: hot neurons chosen from the activation statistics for a
 // byte budget run on the device, cold ones on the CPU. The text must not depend on the split,
 // the device must stay within its budget, and a re-plan moves only the neurons that change side.
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -310,6 +311,43 @@ private slots:
                   r.note.empty() ? "" : "; ", r.note.c_str());
         }
         QVERIFY(some_layers_seen);
+    }
+
+    void attention_the_device_cannot_run_whole_stays_split_data() {
+        QTest::addColumn<QString>("device");
+        QTest::addColumn<QStringList>("layout");  // ember-synth-model arguments
+        const QStringList qwen2{"--arch", "qwen2"}, qwen3{"--arch", "qwen3", "--head-dim", "64"};
+        QTest::newRow("sim qwen2") << "sim" << qwen2;
+        QTest::newRow("sim qwen3") << "sim" << qwen3;
+        for (const ember::GpuInfo& g : ember::probe_gpus().gpus)
+            if (g.unusable.empty()) {
+                QTest::addRow("gpu:%d qwen2", g.index) << QStringLiteral("gpu:%1").arg(g.index) << qwen2;
+                QTest::addRow("gpu:%d qwen3", g.index) << QStringLiteral("gpu:%1").arg(g.index) << qwen3;
+            }
+    }
+
+    // Q/K/V biases (Qwen 2), per-head Q/K norms and heads wider than n_embd / n_head (Qwen 3):
+    // the device's attention sub-layer has none of them, so such layers run their products
+    // there and the rest of attention, with the KV cache, on the CPU; the text stays the same.
+    void attention_the_device_cannot_run_whole_stays_split() {
+        QFETCH(QString, device);
+        QFETCH(QStringList, layout);
+        const QString path = dir_.path() + "/" + QString(QTest::currentDataTag()).replace(' ', '-') + ".gguf";
+        QProcess synth;
+        synth.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model",
+                    QStringList{"-o", path, "--type", "Q8_0", "--n-layer", "2", "--n-embd", "128", "--n-head", "4",
+                                "--n-head-kv", "2", "--n-ff", "256", "--n-vocab", "600"} + layout);
+        QVERIFY(synth.waitForFinished(60000));
+        QVERIFY2(synth.exitCode() == 0, synth.readAllStandardError().constData());
+        auto model = test_helpers::load_model(path);
+        auto cpu = test_helpers::open_session(model, 64, 2);
+        const std::string want = greedy_text(*cpu, *model, kPrompts[0]);
+        auto s = sim_session(model, uint64_t(1) << 30, false, false, device.toStdString());
+        QCOMPARE(greedy_text(*s, *model, kPrompts[0]), want);
+        const ember::DeviceReport r = s->device_report();
+        QVERIFY(r.dense_products > 0);
+        QCOMPARE(r.attention_sublayers, uint64_t(0));
+        QCOMPARE(r.kv_bytes, uint64_t(0));
     }
 
     void device_errors() {

