@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <climits>
 #include <cmath>
 
 #include "common/error.h"
@@ -35,9 +36,12 @@ void Executor::begin_batch(const KvCache& kv, int32_t n) {
     n_ = n;
     pos0_ = kv.n_past();
     const int32_t hd = hp_.head_dim();
-    for (int32_t t = 0; t < n; ++t)
+    for (int32_t t = 0; t < n; ++t) {
         tensor::rope_angles(kv.n_past() + t, hd, hp_.rope_freq_base, hp_.rope_freq_scale, hp_.rope_freq_factors,
                             s_.rope.data() + size_t(t) * hd);
+        if (hp_.n_swa > 0)
+            tensor::rope_angles(kv.n_past() + t, hd, hp_.rope_freq_base_swa, 1.0f, nullptr, s_.rope_swa.data() + size_t(t) * hd);
+    }
 }
 
 // ---- Products ---------------------------------------------------------------------------
@@ -95,8 +99,9 @@ void Executor::attention_sublayer(int32_t il, const backend::AttentionLayer& lay
         tensor::rms_norm(s_.q.data(), layer.qk_norm[0], s_.q.data(), hd, int64_t(n) * hp_.n_head, hp_.norm_eps);
         tensor::rms_norm(s_.k.data(), layer.qk_norm[1], s_.k.data(), hd, int64_t(n) * hp_.n_head_kv, hp_.norm_eps);
     }
+    const float* rope = hp_.swa_layer(il) ? s_.rope_swa.data() : s_.rope.data();
     for (int32_t t = 0; t < n; ++t) {
-        const float* angles = s_.rope.data() + size_t(t) * hd;
+        const float* angles = rope + size_t(t) * hd;
         tensor::rope_rotate(s_.q.data() + size_t(t) * n_q, hp_.n_head, hd, angles, layer.pairs);
         tensor::rope_rotate(s_.k.data() + size_t(t) * n_gqa, hp_.n_head_kv, hd, angles, layer.pairs);
     }
@@ -120,14 +125,17 @@ void Executor::cpu_attention(int32_t il, KvCache& kv) {
         kern.f32_to_f16(s_.v.data() + size_t(t) * n_gqa, kv.v(il, pos0 + t), n_gqa);
     }
     const int32_t group = hp_.n_head / hp_.n_head_kv;
-    const float kq_scale = 1.0f / std::sqrt(float(hd));
+    const float kq_scale = hp_.attn_scale > 0.0f ? hp_.attn_scale : 1.0f / std::sqrt(float(hd));
+    // A sliding-window layer's token at position p sees positions p - n_swa + 1 .. p.
+    const int32_t window = hp_.swa_layer(il) ? hp_.n_swa : INT32_MAX;
     const size_t half_stride = s_.half.size() / size_t(s_.pool.size());
     const size_t score_stride = s_.scores.size() / size_t(s_.pool.size());
     s_.pool.run(int64_t(n) * hp_.n_head, [&](int64_t task, int thread) {
         const int32_t t = int32_t(task / hp_.n_head), h = int32_t(task % hp_.n_head);
-        const size_t kv_offset = size_t(h / group) * size_t(hd);
+        const int32_t n_keys = pos0 + t + 1, first = std::max(0, n_keys - window);
+        const size_t kv_offset = size_t(first) * size_t(n_gqa) + size_t(h / group) * size_t(hd);
         tensor::attend_head(s_.q.data() + size_t(t) * hp_.n_embd_q() + size_t(h) * hd, kv.k(il, 0) + kv_offset,
-                            kv.v(il, 0) + kv_offset, size_t(n_gqa), pos0 + t + 1, hd, kq_scale,
+                            kv.v(il, 0) + kv_offset, size_t(n_gqa), n_keys - first, hd, kq_scale,
                             s_.half.data() + size_t(thread) * half_stride,
                             s_.scores.data() + size_t(thread) * score_stride,
                             s_.attn.data() + size_t(t) * hp_.n_embd_q() + size_t(h) * hd);

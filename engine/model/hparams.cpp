@@ -128,6 +128,7 @@ const char* ffn_gate_name(FfnGate gate) {
         case FfnGate::ReluPar: return "relu";
         case FfnGate::ReluSym: return "relu-sym";
         case FfnGate::Relu: return "relu";
+        case FfnGate::GeluPar: return "gelu";
     }
     return "?";
 }

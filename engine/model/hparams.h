@@ -8,6 +8,7 @@
 
 #include "ember/model.h"
 #include "gguf/gguf_reader.h"
+#include "tensor/fp16.h"
 #include "tensor/rope.h"
 
 namespace ember::model {
@@ -19,11 +20,23 @@ enum class FfnGate {
     ReluPar,  // ReLU(g)·v       ReGLU: ReluLLaMA, ProSparse
     ReluSym,  // ReLU(g)·ReLU(v) Bamboo
     Relu,     // ReLU(v)         no gate: ReluFalcon
+    GeluPar,  // GELU(g)·v       GeGLU: Gemma (GELU's tanh form, through F16 as GGML computes it)
 };
+
+// GGML's GELU: the tanh approximation, looked up for the input rounded to F16 and stored as F16
+// (its table), exact beyond ±10. Upstream runs Gemma's FFN with it.
+inline float gelu_as_ggml(float x) {
+    if (x <= -10.0f) return 0.0f;
+    if (x >= 10.0f) return x;
+    const float h = tensor::fp16_to_f32(tensor::f32_to_fp16(x));
+    const float y = 0.5f * h * (1.0f + std::tanh(0.79788456080286535588f * h * (1.0f + 0.044715f * h * h)));
+    return tensor::fp16_to_f32(tensor::f32_to_fp16(y));
+}
 
 inline float ffn_activation_value(FfnGate gate, float g, float v) {
     const auto relu = [](float x) { return x > 0.0f ? x : 0.0f; };
     switch (gate) {
+        case FfnGate::GeluPar: return gelu_as_ggml(g) * v;
         case FfnGate::SiluPar: return g / (1.0f + std::exp(-g)) * v;
         case FfnGate::ReluPar: return relu(g) * v;
         case FfnGate::ReluSym: return relu(g) * relu(v);
@@ -56,13 +69,24 @@ struct HParams : ModelShape {
     // `{arch}.attention.key_length`; models whose heads are not n_embd / n_head wide (Qwen 3)
     // write it, and then Q and the attention's output are n_head · head_dim long, not n_embd.
     int32_t n_embd_head = 0;
+    // Sliding-window attention (Gemma 3): layers for which swa_layer() holds attend to their last
+    // n_swa positions only and rotate with rope_freq_base_swa; every swa_period-th layer (the
+    // last of each period) attends to the whole context.
+    int32_t n_swa = 0;
+    int32_t swa_period = 0;
+    float rope_freq_base_swa = 10000.0f;
+    float attn_scale = 0.0f;              // scores' scale; 0: 1/sqrt(head_dim)
+    float final_logit_softcap = 0.0f;     // logits = c·tanh(logits/c) when > 0
 
     int32_t head_dim() const { return n_embd_head; }
     int32_t n_embd_q() const { return n_embd_head * n_head; }
     int32_t n_embd_gqa() const { return n_embd_head * n_head_kv; }
     // Whether a device can run the whole attention sub-layer with this layer's KV cache: its
     // kernels have no biases, no Q/K norms, and heads n_embd / n_head wide.
-    bool device_attention_sublayer() const { return !qkv_bias && !qk_norm && n_embd_q() == n_embd; }
+    bool device_attention_sublayer() const {
+        return !qkv_bias && !qk_norm && n_embd_q() == n_embd && n_swa == 0 && attn_scale == 0.0f;
+    }
+    bool swa_layer(int32_t il) const { return n_swa > 0 && (swa_period == 0 || il % swa_period < swa_period - 1); }
 };
 
 // Reads the `{arch}.*` keys every supported architecture shares, with the norm epsilon under

@@ -32,6 +32,7 @@ std::vector<BufferSize> buffer_table(const HParams& hp, int32_t n_ctx) {
         {&S::ffn_out, nullptr, n_embd, 0},
         {&S::out_norm, nullptr, n_embd, 0},
         {&S::rope, nullptr, hp.head_dim(), 0},
+        {&S::rope_swa, nullptr, hp.n_swa > 0 ? hp.head_dim() : 0, 0},
         {&S::scores, nullptr, 0, n_ctx},
         {nullptr, &S::half, 0, std::max<int64_t>(hp.head_dim(), n_ctx)},
     };
@@ -50,7 +51,8 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
     prepared.reserve(n_batch, std::max({hp.n_embd, hp.n_embd_q(), hp.n_ff}));
     // PowerInfer's model families (ReLU FFNs) run as PowerInfer's runtime runs them, every other
     // model as upstream llama.cpp does: each is the reference its files are checked against.
-    const tensor::Q8KScale scale = hp.ffn_gate != FfnGate::SiluPar ? tensor::Q8KScale::PowerInfer : tensor::Q8KScale::Upstream;
+    const bool upstream = hp.ffn_gate == FfnGate::SiluPar || hp.ffn_gate == FfnGate::GeluPar;
+    const tensor::Q8KScale scale = upstream ? tensor::Q8KScale::Upstream : tensor::Q8KScale::PowerInfer;
     prepared.set_q8_k_scale(scale);
     if (hp.max_predictor_rank > 0) {
         sparse = std::make_unique<SparseScratch>(hp.n_ff, hp.max_predictor_rank, hp.n_embd, hp.n_layer);

@@ -23,11 +23,11 @@ struct Scratch {
     // Per batch token ([n_batch][...]):
     std::vector<float> x;         // [n_embd] the residual stream
     std::vector<float> attn_in;   // [n_embd] attention's normalized input
-    std::vector<float> qkv;       // [n_embd + 2 n_embd_gqa] a fused QKV product (architectures with one)
-    std::vector<float> q;         // [n_embd] queries, after RoPE
+    std::vector<float> qkv;       // [n_embd_q + 2 n_embd_gqa] a fused QKV product (architectures with one)
+    std::vector<float> q;         // [n_embd_q] queries, after RoPE
     std::vector<float> k;         // [n_embd_gqa] keys, after RoPE
     std::vector<float> v;         // [n_embd_gqa] values
-    std::vector<float> attn;      // [n_embd] attention's result, before the output product
+    std::vector<float> attn;      // [n_embd_q] attention's result, before the output product
     std::vector<float> attn_out;  // [n_embd] the attention sub-layer's output
     std::vector<float> ffn_in;    // [n_embd] the FFN's normalized input
     std::vector<float> ffn_gate;  // [n_ff] dense FFN: gate · x
@@ -36,6 +36,7 @@ struct Scratch {
     std::vector<float> ffn_out;   // [n_embd] the FFN's output
     std::vector<float> out_norm;  // [n_embd] the LM head's normalized input
     std::vector<float> rope;      // [head_dim] the token's RoPE angles (tensor::rope_angles)
+    std::vector<float> rope_swa;  // [head_dim] the same for sliding-window layers' own base
     // Per worker thread ([n_threads][...]):
     std::vector<float> scores;    // [n_ctx] one head's attention weights
     std::vector<uint16_t> half;   // [max(head_dim, n_ctx)] F16 staging of one head

@@ -68,7 +68,7 @@ void SpmEncoder::encode(std::string_view text, std::vector<int32_t>& out) const 
 
     std::string norm;
     norm.reserve(text.size() + 2 * (1 + size_t(std::count(text.begin(), text.end(), ' '))));
-    norm += kSpaceMark;
+    if (vocab_.add_space_prefix) norm += kSpaceMark;
     for (char c : text) {
         if (c == ' ') norm += kSpaceMark;
         else norm += c;

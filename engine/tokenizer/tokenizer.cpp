@@ -194,7 +194,7 @@ int32_t Tokenizer::n_vocab() const { return int32_t(impl_->vocab.tokens.size());
 int32_t Tokenizer::bos() const { return impl_->vocab.bos_id; }
 int32_t Tokenizer::eos() const { return impl_->vocab.eos_id; }
 bool Tokenizer::add_bos() const { return impl_->vocab.add_bos; }
-bool Tokenizer::adds_dummy_prefix() const { return impl_->vocab.kind == VocabKind::Spm; }
+bool Tokenizer::adds_dummy_prefix() const { return impl_->vocab.kind == VocabKind::Spm && impl_->vocab.add_space_prefix; }
 
 bool Tokenizer::is_end_of_generation(int32_t id) const {
     if (id < 0) return false;

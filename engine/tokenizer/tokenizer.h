@@ -60,7 +60,7 @@ public:
     int32_t bos() const;  // -1 if none
     int32_t eos() const;  // -1 if none
     bool add_bos() const;
-    bool adds_dummy_prefix() const;  // true for SPM
+    bool adds_dummy_prefix() const;  // SPM, unless the vocabulary turns it off
     // eos, and control tokens that end a turn in chat vocabularies (<|im_end|>, <|eot_id|>, ...).
     bool is_end_of_generation(int32_t id) const;
 

@@ -37,6 +37,9 @@ struct Vocab {
     int32_t unk_id = -1;
     int32_t pad_id = -1;
     bool add_bos = true;  // tokenizer.ggml.add_bos_token; default true for SPM, false for BPE
+    // SPM only: tokenizer.ggml.add_space_prefix (default true): a space before the text, as
+    // SentencePiece's dummy prefix. Gemma's vocabularies turn it off.
+    bool add_space_prefix = true;
     // BPE only: tokenizer.ggml.pre. Files without the key (PowerInfer's Falcon among them) predate
     // it and were made for GPT-2's rules.
     PreTokenizer pre = PreTokenizer::Gpt2;

@@ -40,7 +40,7 @@ struct Shape {
     std::string vocab_dir;     // a Hugging Face BPE tokenizer folder; empty: placeholder pieces
     std::string pre = "gpt-2"; // its tokenizer.ggml.pre
     bool llama3 = false;       // Llama 3.1's layout: rope_freqs.weight, no output.weight (tied LM head)
-    std::string arch = "llama";  // or "qwen2": Q/K/V biases; "qwen3": per-head Q/K norms
+    std::string arch = "llama";  // or "qwen2": Q/K/V biases; "qwen3": per-head Q/K norms; "gemma3"
     int head_dim = 0;            // > 0: heads of this width, written as attention.key_length
 };
 
@@ -156,8 +156,20 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(head_dim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(head_dim)));
     }
+    const bool gemma = s.arch == "gemma3";
+    if (gemma) {
+        // Gemma 3's pattern, shortened so a small model has both kinds of layer: even layers attend
+        // to a window of 8 positions with base 10000, odd layers to everything with base 1e6.
+        w.set(a + "attention.sliding_window", gguf::Value::u32(8));
+        w.set(a + "attention.sliding_window_pattern", gguf::Value::u32(2));
+        w.set(a + "rope.freq_base", gguf::Value::f32(1000000.0f));
+        w.set(a + "rope.freq_base_swa", gguf::Value::f32(10000.0f));
+        w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(head_dim)));
+        w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(head_dim)));
+    }
     if (!s.vocab_dir.empty()) s.n_vocab = int(tools::write_hf_vocab(w, s.vocab_dir, s.pre));
     else write_placeholder_vocab(w, s.n_vocab);
+    if (gemma) w.set("tokenizer.ggml.add_space_prefix", gguf::Value::boolean(false));
 
     tensor::ThreadPool pool(tensor::default_thread_count());
     uint64_t seed = 1;
@@ -196,7 +208,8 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
     };
     const int64_t n_q = head_dim * s.n_head, n_gqa = head_dim * s.n_head_kv;
     // A tied LM head needs the output matrix's spread (below) in the embeddings.
-    matrix("token_embd.weight", s.n_embd, s.n_vocab, s.llama3 ? 4.0f : 0.5f);
+    const bool tied = s.llama3 || gemma;
+    matrix("token_embd.weight", s.n_embd, s.n_vocab, tied ? 4.0f : 0.5f);
     ones("output_norm.weight", s.n_embd);
     if (s.llama3) {
         // Factors as Llama 3.1's scaling gives them: 1 for the fast dimensions, up to 8 for the slow.
@@ -211,7 +224,7 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
     }
     // Logits with a spread of ~4 (the normalized hidden state has unit RMS): next-token
     // distributions as peaked as a trained model's, so a greedy choice is rarely a near tie.
-    if (!s.llama3) matrix("output.weight", s.n_embd, s.n_vocab, 4.0f);
+    if (!tied) matrix("output.weight", s.n_embd, s.n_vocab, 4.0f);
     for (il = 0; il < s.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         matrix(p + "attn_q.weight", s.n_embd, n_q);
@@ -222,9 +235,13 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
             bias(p + "attn_k.bias", n_gqa);
             bias(p + "attn_v.bias", n_gqa);
         }
-        if (s.arch == "qwen3") {
+        if (s.arch == "qwen3" || gemma) {
             near_one(p + "attn_q_norm.weight", head_dim);
             near_one(p + "attn_k_norm.weight", head_dim);
+        }
+        if (gemma) {
+            near_one(p + "post_attention_norm.weight", s.n_embd);
+            near_one(p + "post_ffw_norm.weight", s.n_embd);
         }
         matrix(p + "attn_output.weight", n_q, s.n_embd);
         matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
@@ -270,8 +287,8 @@ int main(int argc, char** argv) {
             else if (a == "--llama3") shape.llama3 = true;
             else if (a == "--arch") {
                 shape.arch = next_value(argc, argv, i);
-                if (shape.arch != "llama" && shape.arch != "qwen2" && shape.arch != "qwen3")
-                    throw UsageError("--arch must be llama, qwen2 or qwen3");
+                if (shape.arch != "llama" && shape.arch != "qwen2" && shape.arch != "qwen3" && shape.arch != "gemma3")
+                    throw UsageError("--arch must be llama, qwen2, qwen3 or gemma3");
             }
             else if (a == "--active-share") {
                 shape.active_share = parse_float(a, next_value(argc, argv, i));
@@ -285,12 +302,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--head-dim N] [--n-ff N] [--n-vocab N]\n"
-                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3]\n"
+                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3|gemma3]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
                      "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
                      "the vocabulary of a Hugging Face byte-level BPE tokenizer, tokenizer.ggml.pre = --pre; --llama3 writes\n"
                      "Llama 3.1's layout: RoPE frequency factors and base 500000, the LM head tied to the embeddings;\n"
                      "--arch qwen2 writes Qwen 2's graph, with Q/K/V biases; --arch qwen3 Qwen 3's, with per-head Q/K norms;\n"
+                     "--arch gemma3 Gemma 3's, with post-norms, GeGLU and sliding-window layers, its LM head tied;\n"
                      "--head-dim sets the heads' width when it is not n_embd / n_head)\n",
                      e.what());
         return 2;

