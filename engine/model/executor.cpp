@@ -40,7 +40,8 @@ void Executor::begin_batch(const KvCache& kv, int32_t n) {
         tensor::rope_angles(kv.n_past() + t, hd, hp_.rope_freq_base, hp_.rope_freq_scale, hp_.rope_freq_factors,
                             s_.rope.data() + size_t(t) * hd);
         if (hp_.n_swa > 0)
-            tensor::rope_angles(kv.n_past() + t, hd, hp_.rope_freq_base_swa, 1.0f, nullptr, s_.rope_swa.data() + size_t(t) * hd);
+            tensor::rope_angles(kv.n_past() + t, hd, hp_.rope_freq_base_swa, hp_.rope_freq_scale_swa, nullptr,
+                                s_.rope_swa.data() + size_t(t) * hd);
     }
 }
 
@@ -138,7 +139,7 @@ void Executor::cpu_attention(int32_t il, KvCache& kv) {
                             kv.v(il, 0) + kv_offset, size_t(n_gqa), n_keys - first, hd, kq_scale,
                             s_.half.data() + size_t(thread) * half_stride,
                             s_.scores.data() + size_t(thread) * score_stride,
-                            s_.attn.data() + size_t(t) * hp_.n_embd_q() + size_t(h) * hd);
+                            s_.attn.data() + size_t(t) * hp_.n_embd_q() + size_t(h) * hd, hp_.attn_softcap);
     });
 }
 

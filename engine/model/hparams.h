@@ -69,13 +69,15 @@ struct HParams : ModelShape {
     // `{arch}.attention.key_length`; models whose heads are not n_embd / n_head wide (Qwen 3)
     // write it, and then Q and the attention's output are n_head · head_dim long, not n_embd.
     int32_t n_embd_head = 0;
-    // Sliding-window attention (Gemma 3): layers for which swa_layer() holds attend to their last
-    // n_swa positions only and rotate with rope_freq_base_swa; every swa_period-th layer (the
-    // last of each period) attends to the whole context.
+    // Sliding-window attention (Gemma): layers for which swa_layer() holds attend to their last
+    // n_swa positions only and rotate with their own RoPE base and scale; every swa_period-th
+    // layer (the last of each period) attends to the whole context.
     int32_t n_swa = 0;
     int32_t swa_period = 0;
     float rope_freq_base_swa = 10000.0f;
+    float rope_freq_scale_swa = 1.0f;
     float attn_scale = 0.0f;              // scores' scale; 0: 1/sqrt(head_dim)
+    float attn_softcap = 0.0f;            // scores = c·tanh(scores/c) before the softmax when > 0
     float final_logit_softcap = 0.0f;     // logits = c·tanh(logits/c) when > 0
 
     int32_t head_dim() const { return n_embd_head; }
@@ -84,7 +86,7 @@ struct HParams : ModelShape {
     // Whether a device can run the whole attention sub-layer with this layer's KV cache: its
     // kernels have no biases, no Q/K norms, and heads n_embd / n_head wide.
     bool device_attention_sublayer() const {
-        return !qkv_bias && !qk_norm && n_embd_q() == n_embd && n_swa == 0 && attn_scale == 0.0f;
+        return !qkv_bias && !qk_norm && n_embd_q() == n_embd && n_swa == 0 && attn_scale == 0.0f && attn_softcap == 0.0f;
     }
     bool swa_layer(int32_t il) const { return n_swa > 0 && (swa_period == 0 || il % swa_period < swa_period - 1); }
 };

@@ -9,12 +9,13 @@
 namespace ember::tensor {
 
 void attend_head(const float* q, const uint16_t* k, const uint16_t* v, size_t stride, int32_t n_keys, int32_t head_dim,
-                 float scale, uint16_t* half, float* scores, float* out) {
+                 float scale, uint16_t* half, float* scores, float* out, float softcap) {
     const KernelTable& kern = kernels();
     kern.f32_to_f16(q, half, head_dim);
     float max = -INFINITY;
     for (int32_t p = 0; p < n_keys; ++p) {
         scores[p] = kern.dot_f16(head_dim, k + size_t(p) * stride, half) * scale;
+        if (softcap > 0.0f) scores[p] = softcap * std::tanh(scores[p] / softcap);
         max = std::max(max, scores[p]);
     }
     double sum = 0.0;

@@ -40,7 +40,7 @@ struct Shape {
     std::string vocab_dir;     // a Hugging Face BPE tokenizer folder; empty: placeholder pieces
     std::string pre = "gpt-2"; // its tokenizer.ggml.pre
     bool llama3 = false;       // Llama 3.1's layout: rope_freqs.weight, no output.weight (tied LM head)
-    std::string arch = "llama";  // or "qwen2": Q/K/V biases; "qwen3": per-head Q/K norms; "gemma3"
+    std::string arch = "llama";  // or "qwen2": Q/K/V biases; "qwen3": per-head Q/K norms; "gemma2", "gemma3"
     int head_dim = 0;            // > 0: heads of this width, written as attention.key_length
 };
 
@@ -156,14 +156,20 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(head_dim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(head_dim)));
     }
-    const bool gemma = s.arch == "gemma3";
+    const bool gemma = s.arch == "gemma2" || s.arch == "gemma3";
     if (gemma) {
-        // Gemma 3's pattern, shortened so a small model has both kinds of layer: even layers attend
-        // to a window of 8 positions with base 10000, odd layers to everything with base 1e6.
+        // Gemma's pattern, shortened so a small model has both kinds of layer: even layers attend
+        // to a window of 8 positions (Gemma 3: with base 10000), odd layers to everything.
         w.set(a + "attention.sliding_window", gguf::Value::u32(8));
         w.set(a + "attention.sliding_window_pattern", gguf::Value::u32(2));
-        w.set(a + "rope.freq_base", gguf::Value::f32(1000000.0f));
-        w.set(a + "rope.freq_base_swa", gguf::Value::f32(10000.0f));
+        if (s.arch == "gemma3") {
+            w.set(a + "rope.freq_base", gguf::Value::f32(1000000.0f));
+            w.set(a + "rope.freq_base_swa", gguf::Value::f32(10000.0f));
+        } else {
+            // Caps low enough to bite on a random model's scores and logits (Gemma 2 has 50 and 30).
+            w.set(a + "attn_logit_softcapping", gguf::Value::f32(0.25f));
+            w.set(a + "final_logit_softcapping", gguf::Value::f32(15.0f));
+        }
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(head_dim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(head_dim)));
     }
@@ -235,7 +241,7 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
             bias(p + "attn_k.bias", n_gqa);
             bias(p + "attn_v.bias", n_gqa);
         }
-        if (s.arch == "qwen3" || gemma) {
+        if (s.arch == "qwen3" || s.arch == "gemma3") {
             near_one(p + "attn_q_norm.weight", head_dim);
             near_one(p + "attn_k_norm.weight", head_dim);
         }
@@ -287,8 +293,9 @@ int main(int argc, char** argv) {
             else if (a == "--llama3") shape.llama3 = true;
             else if (a == "--arch") {
                 shape.arch = next_value(argc, argv, i);
-                if (shape.arch != "llama" && shape.arch != "qwen2" && shape.arch != "qwen3" && shape.arch != "gemma3")
-                    throw UsageError("--arch must be llama, qwen2, qwen3 or gemma3");
+                if (shape.arch != "llama" && shape.arch != "qwen2" && shape.arch != "qwen3" && shape.arch != "gemma2" &&
+                    shape.arch != "gemma3")
+                    throw UsageError("--arch must be llama, qwen2, qwen3, gemma2 or gemma3");
             }
             else if (a == "--active-share") {
                 shape.active_share = parse_float(a, next_value(argc, argv, i));
@@ -302,13 +309,13 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--head-dim N] [--n-ff N] [--n-vocab N]\n"
-                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3|gemma3]\n"
+                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3|gemma2|gemma3]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
                      "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
                      "the vocabulary of a Hugging Face byte-level BPE tokenizer, tokenizer.ggml.pre = --pre; --llama3 writes\n"
                      "Llama 3.1's layout: RoPE frequency factors and base 500000, the LM head tied to the embeddings;\n"
                      "--arch qwen2 writes Qwen 2's graph, with Q/K/V biases; --arch qwen3 Qwen 3's, with per-head Q/K norms;\n"
-                     "--arch gemma3 Gemma 3's, with post-norms, GeGLU and sliding-window layers, its LM head tied;\n"
+                     "--arch gemma2 and gemma3 Gemma's, with post-norms, GeGLU and sliding-window layers, the LM head tied;\n"
                      "--head-dim sets the heads' width when it is not n_embd / n_head)\n",
                      e.what());
         return 2;

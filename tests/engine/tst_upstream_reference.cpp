@@ -121,6 +121,11 @@ private slots:
         const QStringList gemma3{"--arch", "gemma3", "--head-dim", "128"};
         QTest::newRow("Gemma 3 graph, F16") << QStringLiteral("F16") << gemma3 << 0.05 << 0.01 << 0.05;
         QTest::newRow("Gemma 3 graph, Q4_K_M") << QStringLiteral("Q4_K_M") << gemma3 << 0.5 << 0.1 << 0.6;
+        // Gemma 2's: no Q/K norms, soft-capped attention scores and logits (caps set low enough
+        // to bite on a random model), one layer in two windowed.
+        const QStringList gemma2{"--arch", "gemma2", "--head-dim", "128"};
+        QTest::newRow("Gemma 2 graph, F16") << QStringLiteral("F16") << gemma2 << 0.05 << 0.01 << 0.05;
+        QTest::newRow("Gemma 2 graph, Q4_K_M") << QStringLiteral("Q4_K_M") << gemma2 << 0.5 << 0.1 << 0.6;
     }
 
     void every_weight_type_runs_as_upstream_runs_it() {

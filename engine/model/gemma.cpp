@@ -1,9 +1,10 @@
-// `gemma3` (Gemma 3's text models): the LLaMA layer with four more norms and a different FFN
-// (docs/FORMATS.md §4.7). The embeddings are scaled by sqrt(n_embd); Q and K are RMS-normalized
-// per head before NeoX RoPE; the attention's and the FFN's outputs are each RMS-normalized again
-// (attn_post_norm, ffn_post_norm) before they join the residual stream; the FFN is GeGLU. Five
-// layers in six attend to a sliding window of recent positions with RoPE base 10000, the sixth
-// to the whole context with the file's base. The LM head is tied to the embeddings.
+// `gemma2` and `gemma3` (Gemma 2's and Gemma 3's text models): the LLaMA layer with more norms
+// and a different FFN (docs/FORMATS.md §4.7). The embeddings are scaled by sqrt(n_embd); the
+// attention's and the FFN's outputs are each RMS-normalized again (attn_post_norm, ffn_post_norm)
+// before they join the residual stream; the FFN is GeGLU; NeoX RoPE. Sliding-window layers
+// alternate with whole-context ones (Gemma 2: one in two, window 4096; Gemma 3: five in six, with
+// RoPE base 10000). Gemma 3 RMS-normalizes Q and K per head; Gemma 2 instead soft-caps the
+// attention scores and the logits. The LM head is tied to the embeddings.
 #include <array>
 #include <cmath>
 #include <vector>
@@ -22,7 +23,7 @@ struct GemmaLayer {
     const float* attn_norm;       // [n_embd]
     tensor::WeightView wq, wk, wv;  // [n_embd] -> [n_embd_q], [n_embd_gqa], [n_embd_gqa]
     tensor::WeightView wo;        // [n_embd_q] -> [n_embd]
-    std::array<const float*, 2> qk_norm{};  // [head_dim] each
+    std::array<const float*, 2> qk_norm{};  // [head_dim] each; Gemma 3 only
     const float* attn_post_norm;  // [n_embd]
     const float* ffn_norm;        // [n_embd]
     tensor::WeightView gate, up;  // [n_embd] -> [n_ff]
@@ -37,9 +38,9 @@ uint32_t optional_uint(const gguf::File& f, const std::string& key, uint32_t fal
     return uint32_t(*v);
 }
 
-class Gemma3 final : public Architecture {
+class Gemma final : public Architecture {
 public:
-    Gemma3(const gguf::File& file, HParams hp) {
+    Gemma(const gguf::File& file, HParams hp) {
         hp_ = std::move(hp);
         const int64_t n_embd = hp_.n_embd, n_q = hp_.n_embd_q(), n_gqa = hp_.n_embd_gqa(), n_ff = hp_.n_ff;
         TensorBinder bind(file);
@@ -55,7 +56,7 @@ public:
                 bind.matrix(p + "attn_k.weight", n_embd, n_gqa),
                 bind.matrix(p + "attn_v.weight", n_embd, n_gqa),
                 bind.matrix(p + "attn_output.weight", n_q, n_embd),
-                {bind.vector(p + "attn_q_norm.weight", hp_.head_dim()), bind.vector(p + "attn_k_norm.weight", hp_.head_dim())},
+                {},
                 bind.vector(p + "post_attention_norm.weight", n_embd),
                 bind.vector(p + "ffn_norm.weight", n_embd),
                 bind.matrix(p + "ffn_gate.weight", n_embd, n_ff),
@@ -63,6 +64,9 @@ public:
                 bind.matrix(p + "ffn_down.weight", n_ff, n_embd),
                 bind.vector(p + "post_ffw_norm.weight", n_embd),
             };
+            if (hp_.qk_norm)
+                L.qk_norm = {bind.vector(p + "attn_q_norm.weight", hp_.head_dim()),
+                             bind.vector(p + "attn_k_norm.weight", hp_.head_dim())};
             ffn_bytes += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(L.down);
             layers_.push_back(L);
         }
@@ -124,27 +128,39 @@ private:
     std::vector<GemmaLayer> layers_;
 };
 
-}  // namespace
-
-std::unique_ptr<Architecture> load_gemma3(const gguf::File& file, const ModelParams& params) {
-    HParams hp = read_hparams(file, "gemma3", "attention.layer_norm_rms_epsilon");
+std::unique_ptr<Architecture> load_gemma(const gguf::File& file, const ModelParams& params, const std::string& arch) {
+    const bool gemma3 = arch == "gemma3";
+    const std::string p = arch + ".";
+    HParams hp = read_hparams(file, arch, "attention.layer_norm_rms_epsilon");
     if (params.ffn_activation == FfnActivation::Relu)
-        fail(file.path() + ": a gemma3 model runs GELU(gate)·up; --ffn-act relu does not apply");
-    if (is_powerinfer_layout(file)) fail(file.path() + ": sparse (PowerInfer-layout) gemma3 files are not supported");
+        fail(file.path() + ": a " + arch + " model runs GELU(gate)·up; --ffn-act relu does not apply");
+    if (is_powerinfer_layout(file)) fail(file.path() + ": sparse (PowerInfer-layout) " + arch + " files are not supported");
     hp.ffn_gate = FfnGate::GeluPar;
     hp.ffn_gate_source = "architecture";
-    hp.qk_norm = true;
+    hp.qk_norm = gemma3;
     hp.rope_pairs = tensor::RopePairs::NeoX;
-    hp.n_swa = int32_t(optional_uint(file, "gemma3.attention.sliding_window", 0));
-    if (hp.n_swa > 0) {
-        hp.swa_period = int32_t(optional_uint(file, "gemma3.attention.sliding_window_pattern", 6));
-        if (auto base = file.get_float("gemma3.rope.freq_base_swa")) hp.rope_freq_base_swa = float(*base);
-    }
-    if (auto cap = file.get_float("gemma3.final_logit_softcapping")) hp.final_logit_softcap = float(*cap);
+    // The defaults are llama.cpp's for files that lack a key.
+    hp.n_swa = int32_t(optional_uint(file, p + "attention.sliding_window", gemma3 ? 0 : 4096));
+    hp.swa_period = int32_t(optional_uint(file, p + "attention.sliding_window_pattern", gemma3 ? 6 : 2));
+    hp.rope_freq_base_swa = gemma3 ? 10000.0f : hp.rope_freq_base;
+    hp.rope_freq_scale_swa = gemma3 ? 1.0f : hp.rope_freq_scale;
+    if (auto base = file.get_float(p + "rope.freq_base_swa")) hp.rope_freq_base_swa = float(*base);
+    if (!gemma3) hp.attn_softcap = float(file.get_float(p + "attn_logit_softcapping").value_or(50.0));
+    hp.final_logit_softcap = float(file.get_float(p + "final_logit_softcapping").value_or(gemma3 ? 0.0 : 30.0));
     // As Google's reference and llama.cpp: queries scaled by 1/sqrt(head_dim), except in the
-    // 27B model (62 layers), whose query_pre_attn_scalar is n_embd / n_head.
-    if (hp.n_layer == 62) hp.attn_scale = 1.0f / std::sqrt(float(hp.n_embd / hp.n_head));
-    return std::make_unique<Gemma3>(file, std::move(hp));
+    // 27B models (Gemma 2: 46 layers, Gemma 3: 62), whose query_pre_attn_scalar is n_embd / n_head.
+    if (hp.n_layer == (gemma3 ? 62 : 46)) hp.attn_scale = 1.0f / std::sqrt(float(hp.n_embd / hp.n_head));
+    return std::make_unique<Gemma>(file, std::move(hp));
+}
+
+}  // namespace
+
+std::unique_ptr<Architecture> load_gemma2(const gguf::File& file, const ModelParams& params) {
+    return load_gemma(file, params, "gemma2");
+}
+
+std::unique_ptr<Architecture> load_gemma3(const gguf::File& file, const ModelParams& params) {
+    return load_gemma(file, params, "gemma3");
 }
 
 }  // namespace ember::model
