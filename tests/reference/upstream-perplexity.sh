@@ -25,8 +25,11 @@ ln -sf "$libs"/libggml-cpu-*.so "$work/bin/"
 data=../data/tiny-relu-llama
 "$work/bin/llama-quantize" "$data/model.dense.gguf" "$data/model.dense.q4_k_m.upstream.gguf" Q4_K_M >/dev/null 2>&1
 for m in model.dense.gguf model.dense.q4_k_m.upstream.gguf; do
-    echo "== $m"
-    # -b 256: one 256-token chunk per batch, as Ember evaluates it.
-    "$work/bin/llama-perplexity" -m "$data/$m" -f "$data/val.txt" -c 256 -b 256 -t 2 --load-mode none 2>&1 |
-        grep -E 'calculating perplexity over|Final estimate'
+    # The whole text (BENCHMARKS.md) and its first 40 chunks (the test). -b 256: one 256-token
+    # chunk per batch, as Ember evaluates it.
+    for chunks in -1 40; do
+        echo "== $m, --chunks $chunks"
+        "$work/bin/llama-perplexity" -m "$data/$m" -f "$data/val.txt" -c 256 -b 256 -t 2 --chunks $chunks \
+            --load-mode none 2>&1 | grep -E 'calculating perplexity over|Final estimate'
+    done
 done
