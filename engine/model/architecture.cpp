@@ -13,10 +13,11 @@ struct Entry {
     std::unique_ptr<Architecture> (*load)(const gguf::File&, const ModelParams&);
 };
 
-constexpr std::array<Entry, 7> kArchitectures{{
+constexpr std::array<Entry, 8> kArchitectures{{
     {"llama", load_llama},
     {"qwen2", load_qwen2},
     {"qwen3", load_qwen3},
+    {"phi3", load_phi3},
     {"gemma2", load_gemma2},
     {"gemma3", load_gemma3},
     {"bamboo", load_bamboo},

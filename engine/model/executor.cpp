@@ -36,8 +36,10 @@ void Executor::begin_batch(const KvCache& kv, int32_t n) {
     n_ = n;
     pos0_ = kv.n_past();
     const int32_t hd = hp_.head_dim();
+    const float* factors =
+        hp_.rope_freq_factors_long && kv.n_ctx() > hp_.n_ctx_orig ? hp_.rope_freq_factors_long : hp_.rope_freq_factors;
     for (int32_t t = 0; t < n; ++t) {
-        tensor::rope_angles(kv.n_past() + t, hd, hp_.rope_freq_base, hp_.rope_freq_scale, hp_.rope_freq_factors,
+        tensor::rope_angles(kv.n_past() + t, hd, hp_.rope_freq_base, hp_.rope_freq_scale, factors,
                             s_.rope.data() + size_t(t) * hd);
         if (hp_.n_swa > 0)
             tensor::rope_angles(kv.n_past() + t, hd, hp_.rope_freq_base_swa, hp_.rope_freq_scale_swa, nullptr,
@@ -126,7 +128,9 @@ void Executor::cpu_attention(int32_t il, KvCache& kv) {
         kern.f32_to_f16(s_.v.data() + size_t(t) * n_gqa, kv.v(il, pos0 + t), n_gqa);
     }
     const int32_t group = hp_.n_head / hp_.n_head_kv;
-    const float kq_scale = hp_.attn_scale > 0.0f ? hp_.attn_scale : 1.0f / std::sqrt(float(hd));
+    // RoPE's attention factor scales Q's and K's rotated values, so their products by its square.
+    const float kq_scale = (hp_.attn_scale > 0.0f ? hp_.attn_scale : 1.0f / std::sqrt(float(hd))) *
+                           hp_.rope_attn_factor * hp_.rope_attn_factor;
     // A sliding-window layer's token at position p sees positions p - n_swa + 1 .. p.
     const int32_t window = hp_.swa_layer(il) ? hp_.n_swa : INT32_MAX;
     const size_t half_stride = s_.half.size() / size_t(s_.pool.size());

@@ -52,12 +52,19 @@ struct HParams : ModelShape {
     float rope_freq_base = 10000.0f;
     float rope_freq_scale = 1.0f;
     const float* rope_freq_factors = nullptr;  // [head_dim/2] `rope_freqs.weight`, in the model's file
+    // Phi 3's long-context factors (`rope_factors_long`), used instead of the short ones
+    // (rope_freq_factors) when the session's context is longer than n_ctx_orig; and its
+    // `rope.scaling.attn_factor`, which scales the rotated Q and K.
+    const float* rope_freq_factors_long = nullptr;
+    int32_t n_ctx_orig = 0;
+    float rope_attn_factor = 1.0f;
     FfnGate ffn_gate = FfnGate::SiluPar;
     std::string ffn_gate_source;  // why this activation: the file, the user, the architecture, a hint
     // Sparse (PowerInfer) files: the largest predictor rank, and the score threshold at or
     // above which a neuron counts as active. max_predictor_rank == 0: a dense model.
     int32_t max_predictor_rank = 0;
     bool fused_qkv = false;  // one QKV matrix (Falcon): the scratch needs room for its output
+    bool fused_gate_up = false;  // ffn_up holds the gate's rows, then the up rows (Phi 3)
     // Q, K and V products add a bias (Qwen 2). A device then computes the products and the CPU
     // the rest of attention: the device's whole sub-layer has no biases.
     bool qkv_bias = false;
@@ -86,7 +93,8 @@ struct HParams : ModelShape {
     // Whether a device can run the whole attention sub-layer with this layer's KV cache: its
     // kernels have no biases, no Q/K norms, and heads n_embd / n_head wide.
     bool device_attention_sublayer() const {
-        return !qkv_bias && !qk_norm && n_embd_q() == n_embd && n_swa == 0 && attn_scale == 0.0f && attn_softcap == 0.0f;
+        return !qkv_bias && !qk_norm && n_embd_q() == n_embd && n_swa == 0 && attn_scale == 0.0f && attn_softcap == 0.0f &&
+               rope_attn_factor == 1.0f;
     }
     bool swa_layer(int32_t il) const { return n_swa > 0 && (swa_period == 0 || il % swa_period < swa_period - 1); }
 };

@@ -41,25 +41,38 @@ public:
         // Files with a tied LM head have no output.weight.
         output_ = file.find_tensor("output.weight") ? bind.matrix("output.weight", n_embd, n_vocab) : token_embd_;
         if (file.find_tensor("rope_freqs.weight")) hp_.rope_freq_factors = bind.vector("rope_freqs.weight", hp_.head_dim() / 2);
+        if (file.find_tensor("rope_factors_long.weight")) {
+            hp_.rope_freq_factors = bind.vector("rope_factors_short.weight", hp_.head_dim() / 2);
+            hp_.rope_freq_factors_long = bind.vector("rope_factors_long.weight", hp_.head_dim() / 2);
+        }
+        const bool fused_qkv = file.find_tensor("blk.0.attn_qkv.weight") != nullptr;
         const bool sparse = is_powerinfer_layout(file);
         if (sparse) hp_.sparse_threshold = resolve_sparse_threshold(file, params.sparse_threshold);
         layers_.reserve(size_t(hp_.n_layer));
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
             const std::string p = "blk." + std::to_string(il) + ".";
-            LlamaLayer L{
-                bind.vector(p + "attn_norm.weight", n_embd),
-                bind.matrix(p + "attn_q.weight", n_embd, n_q),
-                bind.matrix(p + "attn_k.weight", n_embd, n_gqa),
-                bind.matrix(p + "attn_v.weight", n_embd, n_gqa),
-                bind.matrix(p + "attn_output.weight", n_q, n_embd),
-                bind.vector(p + "ffn_norm.weight", n_embd),
-                bind.matrix(p + "ffn_gate.weight", n_embd, n_ff),
-                bind.matrix(p + "ffn_up.weight", n_embd, n_ff),
-                {},
-                {},
-                {},
-                {},
-            };
+            LlamaLayer L{};
+            L.attn_norm = bind.vector(p + "attn_norm.weight", n_embd);
+            if (fused_qkv) {  // Phi 3: Q's rows, then K's, then V's
+                const tensor::WeightView qkv = bind.matrix(p + "attn_qkv.weight", n_embd, n_q + 2 * n_gqa);
+                L.wq = qkv.rows(0, n_q);
+                L.wk = qkv.rows(n_q, n_gqa);
+                L.wv = qkv.rows(n_q + n_gqa, n_gqa);
+            } else {
+                L.wq = bind.matrix(p + "attn_q.weight", n_embd, n_q);
+                L.wk = bind.matrix(p + "attn_k.weight", n_embd, n_gqa);
+                L.wv = bind.matrix(p + "attn_v.weight", n_embd, n_gqa);
+            }
+            L.wo = bind.matrix(p + "attn_output.weight", n_q, n_embd);
+            L.ffn_norm = bind.vector(p + "ffn_norm.weight", n_embd);
+            if (hp_.fused_gate_up) {  // Phi 3: the gate's rows, then the up rows
+                const tensor::WeightView gate_up = bind.matrix(p + "ffn_up.weight", n_embd, 2 * n_ff);
+                L.gate = gate_up.rows(0, n_ff);
+                L.up = gate_up.rows(n_ff, n_ff);
+            } else {
+                L.gate = bind.matrix(p + "ffn_gate.weight", n_embd, n_ff);
+                L.up = bind.matrix(p + "ffn_up.weight", n_embd, n_ff);
+            }
             if (hp_.qkv_bias)
                 L.bias = {bind.vector(p + "attn_q.bias", n_q), bind.vector(p + "attn_k.bias", n_gqa),
                           bind.vector(p + "attn_v.bias", n_gqa)};

@@ -173,6 +173,13 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(head_dim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(head_dim)));
     }
+    const bool phi3 = s.arch == "phi3";
+    if (phi3) {
+        // Phi 3.5's long-context RoPE: long factors past 256 positions of context (so the 512-token
+        // contexts of the tests use them) and the attention factor its converter writes.
+        w.set(a + "rope.scaling.original_context_length", gguf::Value::u32(256));
+        w.set(a + "rope.scaling.attn_factor", gguf::Value::f32(1.19f));
+    }
     if (!s.vocab_dir.empty()) s.n_vocab = int(tools::write_hf_vocab(w, s.vocab_dir, s.pre));
     else write_placeholder_vocab(w, s.n_vocab);
     if (gemma) w.set("tokenizer.ggml.add_space_prefix", gguf::Value::boolean(false));
@@ -228,14 +235,30 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         w.add_tensor("rope_freqs.weight", {half}, 0, std::move(bytes));
         w.set(a + "rope.freq_base", gguf::Value::f32(500000.0f));
     }
+    if (phi3) {
+        // Short factors near 1, long ones rising to 8 over the slow dimensions.
+        const int64_t half = head_dim / 2;
+        for (const auto& [name, top] : {std::pair{"rope_factors_short.weight", 1.5f}, std::pair{"rope_factors_long.weight", 8.0f}}) {
+            std::vector<uint8_t> bytes(size_t(half) * 4);
+            for (int64_t j = 0; j < half; ++j) {
+                const float f = 1.0f + (top - 1.0f) * float(j) / float(half - 1);
+                std::memcpy(bytes.data() + 4 * j, &f, 4);
+            }
+            w.add_tensor(name, {half}, 0, std::move(bytes));
+        }
+    }
     // Logits with a spread of ~4 (the normalized hidden state has unit RMS): next-token
     // distributions as peaked as a trained model's, so a greedy choice is rarely a near tie.
     if (!tied) matrix("output.weight", s.n_embd, s.n_vocab, 4.0f);
     for (il = 0; il < s.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
-        matrix(p + "attn_q.weight", s.n_embd, n_q);
-        matrix(p + "attn_k.weight", s.n_embd, n_gqa);
-        matrix(p + "attn_v.weight", s.n_embd, n_gqa);
+        if (phi3) {
+            matrix(p + "attn_qkv.weight", s.n_embd, n_q + 2 * n_gqa);
+        } else {
+            matrix(p + "attn_q.weight", s.n_embd, n_q);
+            matrix(p + "attn_k.weight", s.n_embd, n_gqa);
+            matrix(p + "attn_v.weight", s.n_embd, n_gqa);
+        }
         if (s.arch == "qwen2") {
             bias(p + "attn_q.bias", n_q);
             bias(p + "attn_k.bias", n_gqa);
@@ -250,8 +273,12 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
             near_one(p + "post_ffw_norm.weight", s.n_embd);
         }
         matrix(p + "attn_output.weight", n_q, s.n_embd);
-        matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
-        matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
+        if (phi3) {
+            matrix(p + "ffn_up.weight", s.n_embd, 2 * s.n_ff);  // the gate's rows, then up's
+        } else {
+            matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
+            matrix(p + "ffn_up.weight", s.n_embd, s.n_ff);
+        }
         if (s.rank > 0) {
             matrix(p + "ffn_down_t.weight", s.n_embd, s.n_ff);
             matrix(p + "fc1.weight", s.n_embd, s.rank);
@@ -294,8 +321,8 @@ int main(int argc, char** argv) {
             else if (a == "--arch") {
                 shape.arch = next_value(argc, argv, i);
                 if (shape.arch != "llama" && shape.arch != "qwen2" && shape.arch != "qwen3" && shape.arch != "gemma2" &&
-                    shape.arch != "gemma3")
-                    throw UsageError("--arch must be llama, qwen2, qwen3, gemma2 or gemma3");
+                    shape.arch != "gemma3" && shape.arch != "phi3")
+                    throw UsageError("--arch must be llama, qwen2, qwen3, phi3, gemma2 or gemma3");
             }
             else if (a == "--active-share") {
                 shape.active_share = parse_float(a, next_value(argc, argv, i));
@@ -309,13 +336,14 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--head-dim N] [--n-ff N] [--n-vocab N]\n"
-                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3|gemma2|gemma3]\n"
+                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3|phi3|gemma2|gemma3]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
                      "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
                      "the vocabulary of a Hugging Face byte-level BPE tokenizer, tokenizer.ggml.pre = --pre; --llama3 writes\n"
                      "Llama 3.1's layout: RoPE frequency factors and base 500000, the LM head tied to the embeddings;\n"
                      "--arch qwen2 writes Qwen 2's graph, with Q/K/V biases; --arch qwen3 Qwen 3's, with per-head Q/K norms;\n"
                      "--arch gemma2 and gemma3 Gemma's, with post-norms, GeGLU and sliding-window layers, the LM head tied;\n"
+                     "--arch phi3 Phi 3.5's, with fused QKV and gate-up matrices and long-context RoPE factors;\n"
                      "--head-dim sets the heads' width when it is not n_embd / n_head)\n",
                      e.what());
         return 2;

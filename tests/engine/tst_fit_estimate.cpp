@@ -30,13 +30,14 @@ std::string prefix(const QTemporaryDir& dir, const std::string& path, size_t n) 
 // A one-layer model header: `arch`'s keys, one [256, 2] weight of GGUF type `type`, and the
 // tokenizer keys given.
 std::string small_gguf(const QTemporaryDir& dir, const std::string& name, const std::string& arch, uint32_t type,
-                       const std::string& tokenizer, const std::string& pre, uint32_t key_length = 0) {
+                       const std::string& tokenizer, const std::string& pre, uint32_t key_length = 0, uint32_t n_rot = 0) {
     using ember::gguf::Value;
     ember::gguf::Writer w;
     w.set("general.architecture", Value::string(arch));
     for (const char* key : {"block_count", "context_length", "embedding_length", "attention.head_count", "feed_forward_length"})
         w.set(arch + "." + key, Value::u32(key == std::string("block_count") ? 1 : 256));
     if (key_length > 0) w.set(arch + ".attention.key_length", Value::u32(key_length));
+    if (n_rot > 0) w.set(arch + ".rope.dimension_count", Value::u32(n_rot));
     w.set("tokenizer.ggml.model", Value::string(tokenizer));
     if (!pre.empty()) w.set("tokenizer.ggml.pre", Value::string(pre));
     const size_t bytes = type == 16 ? 2 * 66 : type == 12 ? 2 * 144 : 2 * 256 * 4;  // IQ2_XXS, Q4_K, F32
@@ -84,6 +85,17 @@ private slots:
         QVERIFY(narrow.ok() && wide.ok());
         QCOMPARE(narrow->kv_bytes_per_token, uint64_t(2 * 256 * 1 * 2));  // K and V, F16, one layer
         QCOMPARE(wide->kv_bytes_per_token, uint64_t(2 * 256 * 8 * 2));
+    }
+
+    // Phi-4-mini rotates 96 of its 128 head dimensions; the loader refuses that, so does the badge.
+    void partial_rope_cannot_run() {
+        auto partial = ember::read_footprint(small_gguf(dir_, "partial", "phi3", 12, "llama", "", 8, 6), 0);
+        QVERIFY(partial.ok());
+        QCOMPARE(QString::fromStdString(partial->cannot_run),
+                 QStringLiteral("RoPE on part of each head (6 of 8 dimensions) is not supported"));
+        auto whole = ember::read_footprint(small_gguf(dir_, "whole", "phi3", 12, "llama", "", 8, 8), 0);
+        QVERIFY(whole.ok());
+        QCOMPARE(QString::fromStdString(whole->cannot_run), QString());
     }
 
     // What the loader would refuse, said from the header before any download, in plain words;

@@ -316,19 +316,23 @@ private slots:
     void attention_the_device_cannot_run_whole_stays_split_data() {
         QTest::addColumn<QString>("device");
         QTest::addColumn<QStringList>("layout");  // ember-synth-model arguments
-        const QStringList qwen2{"--arch", "qwen2"}, qwen3{"--arch", "qwen3", "--head-dim", "64"};
-        QTest::newRow("sim qwen2") << "sim" << qwen2;
-        QTest::newRow("sim qwen3") << "sim" << qwen3;
-        for (const ember::GpuInfo& g : ember::probe_gpus().gpus)
-            if (g.unusable.empty()) {
-                QTest::addRow("gpu:%d qwen2", g.index) << QStringLiteral("gpu:%1").arg(g.index) << qwen2;
-                QTest::addRow("gpu:%d qwen3", g.index) << QStringLiteral("gpu:%1").arg(g.index) << qwen3;
-            }
+        const std::pair<const char*, QStringList> layouts[] = {
+            {"qwen2", {"--arch", "qwen2"}},
+            {"qwen3", {"--arch", "qwen3", "--head-dim", "64"}},
+            {"gemma3", {"--arch", "gemma3", "--head-dim", "64"}},
+            {"phi3", {"--arch", "phi3"}},  // its products are row ranges of fused matrices
+        };
+        for (const auto& [name, layout] : layouts) {
+            QTest::addRow("sim %s", name) << "sim" << layout;
+            for (const ember::GpuInfo& g : ember::probe_gpus().gpus)
+                if (g.unusable.empty()) QTest::addRow("gpu:%d %s", g.index, name) << QStringLiteral("gpu:%1").arg(g.index) << layout;
+        }
     }
 
-    // Q/K/V biases (Qwen 2), per-head Q/K norms and heads wider than n_embd / n_head (Qwen 3):
-    // the device's attention sub-layer has none of them, so such layers run their products
-    // there and the rest of attention, with the KV cache, on the CPU; the text stays the same.
+    // Q/K/V biases (Qwen 2), per-head Q/K norms and heads wider than n_embd / n_head (Qwen 3),
+    // sliding windows (Gemma), RoPE's attention factor (Phi 3.5): the device's attention
+    // sub-layer has none of them, so such layers run their products there and the rest of
+    // attention, with the KV cache, on the CPU; the text stays the same.
     void attention_the_device_cannot_run_whole_stays_split() {
         QFETCH(QString, device);
         QFETCH(QStringList, layout);

@@ -124,6 +124,9 @@ private slots:
         // to bite on a random model), one layer in two windowed.
         const QStringList gemma2{"--arch", "gemma2", "--head-dim", "128"};
         QTest::newRow("Gemma 2 graph, F16") << QStringLiteral("F16") << gemma2 << 0.05 << 0.01 << 0.05;
+        // Phi 3.5's: fused QKV and gate-up matrices, the long RoPE factors (the 512-token context
+        // is past the file's original 256) and the RoPE attention factor.
+        QTest::newRow("Phi 3 graph, F16") << QStringLiteral("F16") << QStringList{"--arch", "phi3"} << 0.05 << 0.01 << 0.05;
     }
 
     void every_weight_type_runs_as_upstream_runs_it() {
