@@ -86,14 +86,19 @@ ApplicationWindow {
         }
     }
 
+    // Closing a dialog gives the keyboard back to the message box.
     SearchPopup {
         id: search
+        onClosed: chatView.focusMessage()
     }
     ShortcutSheet {
         id: shortcutSheet
+        onClosed: chatView.focusMessage()
     }
     Welcome {
         id: welcome
+
+        onClosed: chatView.focusMessage()
 
         onShowModel: repo => {
             tabs.currentIndex = 1;
@@ -147,6 +152,8 @@ ApplicationWindow {
                 }
 
                 ChatView {
+                    id: chatView
+
                     Layout.fillWidth: true
                     Layout.fillHeight: true
                 }

@@ -6,6 +6,8 @@ import Ember.App
 Pane {
     id: view
 
+    function focusMessage() { composer.focusMessage(); }
+
     padding: 0
 
     ColumnLayout {
@@ -78,6 +80,8 @@ Pane {
             }
         }
         Composer {
+            id: composer
+
             Layout.fillWidth: true
         }
     }

@@ -21,8 +21,13 @@ ToolBar {
         input.clear();
     }
 
+    // Typing goes to the message box at start and again after a dialog closes.
+    function focusMessage() { input.forceActiveFocus(); }
+    Component.onCompleted: focusMessage()
+
     ChatSettings {
         id: chatSettings
+        onClosed: composer.focusMessage()
     }
     Shortcut {
         sequence: "Ctrl+,"
@@ -42,15 +47,42 @@ ToolBar {
         RowLayout {
             spacing: 8
 
-            TextField {
-                id: input
-
-                objectName: "promptInput"
+            // The message grows with its lines up to about eight, then scrolls. Enter sends,
+            // Shift+Enter starts a new line; pasted text keeps its lines.
+            ScrollView {
+                objectName: "promptBox"
                 Layout.fillWidth: true
-                placeholderText: qsTr("Message (Enter to send, Esc to stop)")
-                enabled: EngineController.status === EngineController.Ready || EngineController.status === EngineController.Generating
-                onAccepted: composer.submit()
-                Accessible.name: qsTr("Message")
+                Layout.preferredHeight: Math.min(input.implicitHeight,
+                                                 8 * lineMetrics.height + input.topPadding + input.bottomPadding)
+                ScrollBar.horizontal.policy: ScrollBar.AlwaysOff
+
+                FontMetrics {
+                    id: lineMetrics
+                    font: input.font
+                }
+
+                TextArea {
+                    id: input
+
+                    readonly property bool usable: EngineController.status === EngineController.Ready
+                                                   || EngineController.status === EngineController.Generating
+
+                    objectName: "promptInput"
+                    wrapMode: TextEdit.Wrap
+                    focus: true
+                    enabled: usable
+                    placeholderText: usable ? qsTr("Message (Enter to send, Shift+Enter for a new line, Esc to stop)")
+                                   : EngineController.status === EngineController.Loading ? qsTr("Loading the model…")
+                                   : qsTr("No model loaded — choose one in Models")
+                    Accessible.name: qsTr("Message")
+                    Keys.onPressed: (event) => {
+                        if ((event.key === Qt.Key_Return || event.key === Qt.Key_Enter)
+                                && !(event.modifiers & Qt.ShiftModifier)) {
+                            composer.submit();
+                            event.accepted = true;
+                        }
+                    }
+                }
             }
             Button {
                 text: ChatController.generating ? qsTr("Stop") : qsTr("Send")

@@ -533,6 +533,54 @@ private slots:
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
+    // The message box has the keyboard at start and after a dialog closes; Shift+Enter starts a
+    // new line, pasted lines stay lines, Enter sends the whole message.
+    void message_box_takes_lines_and_keeps_the_keyboard() {
+        QTemporaryDir dir;
+        ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
+        QVERIFY(shell.start());
+        auto& chat = shell.chat();
+        QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
+        auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+        QVERIFY(window);
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        window->requestActivate();
+        auto* input = window->findChild<QQuickItem*>(QStringLiteral("promptInput"));
+        QVERIFY(input);
+        QTRY_VERIFY(input->hasActiveFocus());
+        const auto* box = window->findChild<QQuickItem*>(QStringLiteral("promptBox"));
+        QVERIFY(box);
+        const qreal one_line = box->height();
+
+        const auto type = [&](const char* text) {
+            for (const char* c = text; *c; ++c) QTest::keyClick(window, *c);
+        };
+        type("first line");
+        QTest::keyClick(window, Qt::Key_Return, Qt::ShiftModifier);
+        type("second line");
+        QGuiApplication::clipboard()->setText(QStringLiteral("\nint main() {\n    return 0;\n}"));
+        QTest::keyClick(window, Qt::Key_V, Qt::ControlModifier);
+        const QString message = QStringLiteral("first line\nsecond line\nint main() {\n    return 0;\n}");
+        QCOMPARE(input->property("text").toString(), message);
+        QVERIFY(chat.messages()->messages().isEmpty());
+        // Five lines: the box grew.
+        QTRY_VERIFY2(box->height() > 3 * one_line, qPrintable(QString("%1 -> %2").arg(one_line).arg(box->height())));
+
+        chat.set_max_tokens(8);
+        QTest::keyClick(window, Qt::Key_Return);
+        QTRY_VERIFY(!chat.messages()->messages().isEmpty());
+        QCOMPARE(chat.messages()->messages().first().content, message);
+        QCOMPARE(input->property("text").toString(), QString());
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+
+        // F1 opens the shortcut sheet, which takes the keyboard; closing it gives it back.
+        QTest::keyClick(window, Qt::Key_F1);
+        QTRY_VERIFY(!input->hasActiveFocus());
+        QTest::keyClick(window, Qt::Key_Escape);
+        QTRY_VERIFY(input->hasActiveFocus());
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
     // The chat open at close reopens at start, even when another is pinned above it; a chat
     // deleted meanwhile falls back to the top of the list.
     void last_chat_reopens() {
