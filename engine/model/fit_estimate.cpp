@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 
+#include "common/byte_size.h"
 #include "common/error.h"
 #include "ember/fit.h"
 #include "gguf/gguf_reader.h"
@@ -34,13 +35,6 @@ int32_t block_of(const std::string& name, std::string* part) {
     const size_t end = name.find('.', dot + 1);
     *part = name.substr(dot + 1, end == std::string::npos ? std::string::npos : end - dot - 1);
     return il;
-}
-
-std::string mib(uint64_t bytes) {
-    char buf[32];
-    if (bytes >= (uint64_t(1) << 30)) std::snprintf(buf, sizeof buf, "%.1f GiB", double(bytes) / double(1u << 30));
-    else std::snprintf(buf, sizeof buf, "%.0f MiB", double(bytes) / double(1u << 20));
-    return buf;
 }
 
 // A dense model places whole layers, as the session does.
@@ -167,7 +161,7 @@ Fit estimate_fit(const ModelFootprint& fp, const FitQuery& q) {
     fit.ram_needed = fp.weight_bytes + kv + scratch;
     if (q.ram_bytes > 0 && fit.ram_needed > q.ram_bytes) {
         fit.kind = FitKind::TooLarge;
-        fit.text = "too large for this machine (needs " + mib(fit.ram_needed) + " of memory, " + mib(q.ram_bytes) +
+        fit.text = "too large for this machine (needs " + byte_size(fit.ram_needed) + " of memory, " + byte_size(q.ram_bytes) +
                    " available)";
         return fit;
     }

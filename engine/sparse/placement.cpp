@@ -7,6 +7,7 @@
 #include <iterator>
 #include <numeric>
 
+#include "common/byte_size.h"
 #include "common/error.h"
 #include "gguf/ggml_type.h"
 
@@ -33,8 +34,6 @@ std::vector<int32_t> hot_order(const std::vector<double>& a) {
     std::stable_sort(ids.begin(), ids.end(), [&](int32_t x, int32_t y) { return a[size_t(x)] > a[size_t(y)]; });
     return ids;
 }
-
-std::string bytes_str(uint64_t n) { return std::to_string(n) + " bytes"; }
 
 uint64_t sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
 
@@ -144,8 +143,8 @@ Placement nothing_placed(const PlacementCosts& costs, uint64_t budget_bytes) {
     p.n_layer = int32_t(costs.attn_bytes.size());
     p.budget_bytes = budget_bytes;
     if (budget_bytes <= costs.margin_bytes)
-        p.explanation = "budget " + bytes_str(budget_bytes) + " does not exceed the compute margin of " +
-                        bytes_str(costs.margin_bytes) + ": running everything on CPU";
+        p.explanation = "budget " + byte_size(budget_bytes) + " does not exceed the compute margin of " +
+                        byte_size(costs.margin_bytes) + ": running everything on CPU";
     return p;
 }
 
@@ -164,8 +163,8 @@ Placement plan_layer_offload(const PlacementCosts& costs, uint64_t budget_bytes)
             const std::string rest = il + 1 == n_layer ? "layer " + std::to_string(il)
                                                        : "layers " + std::to_string(il) + ".." + std::to_string(n_layer - 1);
             p.explanation = rest + " and the output layer on the CPU (layer " + std::to_string(il) + " needs " +
-                            bytes_str(dense + kv_layer) + ", " + bytes_str(left) + " left of the budget " +
-                            bytes_str(budget_bytes) + " after the compute margin of " + bytes_str(costs.margin_bytes) + ")";
+                            byte_size(dense + kv_layer) + ", " + byte_size(left) + " left of the " + byte_size(budget_bytes) +
+                            " budget once " + byte_size(costs.margin_bytes) + " is kept for the device's own work)";
             break;
         }
         left -= dense + kv_layer;
@@ -179,8 +178,8 @@ Placement plan_layer_offload(const PlacementCosts& costs, uint64_t budget_bytes)
             p.dense_bytes += costs.output_bytes;
             p.output_on_device = p.dense_complete = true;
         } else {
-            p.explanation = "the output layer on the CPU (it needs " + bytes_str(costs.output_bytes) + ", " +
-                            bytes_str(left) + " left)";
+            p.explanation = "the output layer on the CPU (it needs " + byte_size(costs.output_bytes) + ", " +
+                            byte_size(left) + " left)";
         }
     }
     p.n_gpu_layers = p.n_attn_layers + (p.output_on_device ? 1 : 0);
@@ -204,8 +203,8 @@ Placement plan_placement(const PlacementCosts& costs, uint64_t budget_bytes) {
         return true;
     };
     auto stopped = [&](const std::string& what, uint64_t need) {
-        return what + " needs " + bytes_str(need) + ", " + bytes_str(left) + " left of the budget " +
-               bytes_str(budget_bytes) + " after the compute margin of " + bytes_str(costs.margin_bytes);
+        return what + " needs " + byte_size(need) + ", " + byte_size(left) + " left of the " + byte_size(budget_bytes) +
+               " budget once " + byte_size(costs.margin_bytes) + " is kept for the device's own work";
     };
 
     bool ok = true;

@@ -11,17 +11,26 @@ Flow {
 
     Repeater {
         model: [
-            {"colour": SplitColors.hot, "text": qsTr("hot: on the device")},
-            {"colour": SplitColors.cold, "text": qsTr("cold: on the CPU")},
-            {"colour": SplitColors.activeOnDevice, "text": qsTr("active, ran on the device")},
-            {"colour": SplitColors.activeOnCpu, "text": qsTr("active, ran on the CPU")}
+            {"colour": SplitColors.hot, "text": qsTr("hot: on the device"),
+             "tip": qsTr("Neurons that fire often: kept in the GPU's memory and computed there when they fire.")},
+            {"colour": SplitColors.cold, "text": qsTr("cold: on the CPU"),
+             "tip": qsTr("Neurons that fire rarely: left in system memory and computed by the CPU when they fire.")},
+            {"colour": SplitColors.activeOnDevice, "text": qsTr("active, ran on the device"),
+             "tip": qsTr("Hot neurons that fired for the latest tokens.")},
+            {"colour": SplitColors.activeOnCpu, "text": qsTr("active, ran on the CPU"),
+             "tip": qsTr("Cold neurons that fired for the latest tokens.")}
         ]
 
         Row {
             required property var modelData
 
             spacing: 4
+            ToolTip.visible: hover.hovered
+            ToolTip.text: modelData.tip
 
+            HoverHandler {
+                id: hover
+            }
             Rectangle {
                 width: 10
                 height: 10

@@ -16,9 +16,12 @@ ColumnLayout {
     }
 
     readonly property var parts: [
-        { name: qsTr("Dense"), bytes: EngineController.denseBytes, tint: "#2f6fe0" },
-        { name: qsTr("KV cache"), bytes: EngineController.kvBytes, tint: "#8e44ad" },
-        { name: qsTr("Hot neurons"), bytes: EngineController.hotBytes, tint: "#e08a2f" }
+        { name: qsTr("Dense"), bytes: EngineController.denseBytes, tint: "#2f6fe0",
+          tip: qsTr("Attention, the predictors and the output layer: the parts every token uses.") },
+        { name: qsTr("KV cache"), bytes: EngineController.kvBytes, tint: "#8e44ad",
+          tip: qsTr("The conversation so far, as the model keeps it in memory.") },
+        { name: qsTr("Hot neurons"), bytes: EngineController.hotBytes, tint: "#e08a2f",
+          tip: qsTr("The FFN neurons that fire most often, held by the GPU.") }
     ]
 
     spacing: 4
@@ -54,6 +57,11 @@ ColumnLayout {
             Row {
                 required property var modelData
                 spacing: 4
+                ToolTip.visible: hover.hovered
+                ToolTip.text: modelData.tip
+                HoverHandler {
+                    id: hover
+                }
                 Rectangle {
                     width: 10
                     height: 10

@@ -62,7 +62,11 @@ ItemDelegate {
                 tint: file.fitKind === "gpu" ? "#27ae60" : file.fitKind === "hybrid" ? "#e08a2f"
                       : file.fitKind === "toolarge" ? "#c0392b" : "#7f8c8d"
                 ToolTip.visible: fitArea.containsMouse
-                ToolTip.text: file.fit
+                ToolTip.text: (file.fitKind === "gpu" ? qsTr("The whole model fits in your GPU's memory: the fastest way to run it.")
+                               : file.fitKind === "hybrid" ? qsTr("The often-firing neurons go to the GPU, the rest run on the CPU.")
+                               : file.fitKind === "cpu" ? qsTr("Runs on the CPU from system memory; no GPU is used.")
+                               : file.fitKind === "toolarge" ? qsTr("Needs more memory than this computer has.")
+                               : qsTr("Ember could not tell how this file fits.")) + "\n" + file.fit
                 Accessible.name: file.fit
 
                 MouseArea {

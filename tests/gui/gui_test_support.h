@@ -36,4 +36,14 @@ inline QQuickItem* find_item(QQuickItem* root, const QString& name) {
     return nullptr;
 }
 
+// Whether a visible item under `root` shows exactly `text` (a tooltip is found in the window's
+// overlay, which is under its content item).
+inline bool shows_text(QQuickItem* root, const QString& text) {
+    if (!root || !root->isVisible()) return false;
+    if (root->property("text").toString() == text) return true;
+    for (QQuickItem* child : root->childItems())
+        if (shows_text(child, text)) return true;
+    return false;
+}
+
 }  // namespace gui_test

@@ -185,6 +185,11 @@ private slots:
         QVERIFY(legend);
         QTRY_COMPARE(legend->property("text").toString(),
                      QStringLiteral("KV cache %1 MiB").arg(engine.kv_bytes() / 1048576.0, 0, 'f', 1));
+        // Hovering a part of the legend says in a line what it is.
+        const QString tip = QStringLiteral("The conversation so far, as the model keeps it in memory.");
+        QVERIFY(!gui_test::shows_text(window->contentItem(), tip));
+        QTest::mouseMove(window, legend->mapToScene(QPointF(legend->width() / 2, legend->height() / 2)).toPoint());
+        QTRY_VERIFY(gui_test::shows_text(window->contentItem(), tip));
 
         // Everything is in the database: the user's message and both answers as siblings, the
         // stopped one and the regenerated one, with their text and stats.

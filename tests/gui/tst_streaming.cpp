@@ -6,6 +6,7 @@
 #include <QFileInfo>
 #include <QQuickWindow>
 #include <QSignalSpy>
+#include <QStyleHints>
 #include <QTemporaryDir>
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtTest>
@@ -48,6 +49,9 @@ class TestStreaming : public QObject {
 private slots:
     void initTestCase() {
         gui_test::install_warning_recorder();
+        // A steady text cursor: the message box has the keyboard, and its blinking would be
+        // frames that are not the answer's.
+        QGuiApplication::styleHints()->setCursorFlashTime(0);
         QVERIFY(dir_.isValid());
         model_ = gui_test::copy_demo_model(dir_.path());
         ember::app::AppOptions o;
