@@ -25,10 +25,24 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         // Without a GPU the slider previews cards up to twice the model's size.
         max_budget_ = 2 * QFileInfo(m.path).size();
         emit modelChanged();
+        set_load_error({});
         set_status(Status::Ready);
     }, Qt::QueuedConnection);
-    connect(worker_, &EngineWorker::load_failed, this, [this](const QString& e) { set_status(Status::Error, e); },
-            Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::load_failed, this, [this](const QString& path, const QString& e, bool kept) {
+        const QString why = tr("%1 could not be loaded: %2").arg(QFileInfo(path).fileName(), e);
+        if (kept) {
+            // loaded() came first: the model from before runs again.
+            set_load_error(why + "\n" + tr("Still using %1.").arg(model_.name));
+            set_status(Status::Ready);
+            return;
+        }
+        if (!model_.path.isEmpty()) {
+            model_ = {};
+            emit modelChanged();
+        }
+        set_load_error(why);
+        set_status(Status::Error, why);
+    }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::unloaded, this, [this] {
         model_ = {};
         device_ = {};
@@ -114,6 +128,14 @@ void EngineController::set_status(Status status, const QString& error) {
     error_ = error;
     emit statusChanged();
 }
+
+void EngineController::set_load_error(const QString& error) {
+    if (error == load_error_) return;
+    load_error_ = error;
+    emit loadErrorChanged();
+}
+
+void EngineController::dismissLoadError() { set_load_error({}); }
 
 void EngineController::loadModel(const QString& path, double budgetBytes) {
     set_status(Status::Loading);

@@ -22,6 +22,9 @@ class EngineController : public QObject {
 
     Q_PROPERTY(Status status READ status NOTIFY statusChanged)
     Q_PROPERTY(QString error READ error NOTIFY statusChanged)
+    // Why the last file chosen did not load, naming it, and which model runs instead; empty
+    // after a load that worked or once dismissed.
+    Q_PROPERTY(QString loadError READ load_error NOTIFY loadErrorChanged)
     Q_PROPERTY(QString modelPath READ model_path NOTIFY modelChanged)
     Q_PROPERTY(QString modelName READ model_name NOTIFY modelChanged)
     Q_PROPERTY(QString modelDescription READ model_description NOTIFY modelChanged)
@@ -72,6 +75,7 @@ public:
 
     Status status() const { return status_; }
     QString error() const { return error_; }
+    QString load_error() const { return load_error_; }
     QString model_path() const { return model_.path; }
     QString model_name() const { return model_.name; }
     QString model_description() const { return model_.description; }
@@ -112,10 +116,12 @@ public:
     // n_ctx: the context the session must hold (it is resized first when it differs); 0 keeps it.
     void generate(const GenerationRequest& request);
     Q_INVOKABLE void stop();
+    Q_INVOKABLE void dismissLoadError();
     Q_INVOKABLE void setBudget(double bytes);
 
 signals:
     void statusChanged();
+    void loadErrorChanged();
     void modelChanged();
     void deviceChanged();
     void splitChanged();
@@ -127,6 +133,7 @@ signals:
 
 private:
     void set_status(Status status, const QString& error = {});
+    void set_load_error(const QString& error);
     void show_split();
 
     QThread thread_;
@@ -136,6 +143,7 @@ private:
     QTimer split_timer_;
     Status status_ = Status::Empty;
     QString error_;
+    QString load_error_;
     LoadedModel model_;
     DeviceState device_;
     bool gpu_enabled_ = true;

@@ -61,21 +61,34 @@ void EngineWorker::unload() {
         session_.reset();
     }
     model_.reset();
+    loaded_path_.clear();
     context_.clear();
     previous_.clear();
     emit unloaded();
 }
 
 void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, bool use_gpu) {
+    const QString before = loaded_path_;
+    const qint64 before_budget = qint64(session_params_.device_budget_bytes);
+    const auto fail = [&](const std::string& message) {
+        // The first model goes before the second loads, so the machine never holds both.
+        bool kept = false;
+        if (!before.isEmpty() && before != path) {
+            load(before, before_budget, n_ctx, use_gpu);
+            kept = loaded_path_ == before;
+        }
+        emit load_failed(path, QString::fromStdString(message), kept);
+    };
     {
         std::lock_guard lock(session_mutex_);
         session_.reset();
     }
     model_.reset();
+    loaded_path_.clear();
     context_.clear();
     previous_.clear();
     auto model = ember::Model::load(path.toStdString());
-    if (!model) return emit load_failed(QString::fromStdString(model.error().message));
+    if (!model) return fail(model.error().message);
     ember::SessionParams sp;
     sp.n_ctx = n_ctx;
     gpu_free_bytes_ = 0;
@@ -100,8 +113,9 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, boo
         sp.device = "sim";
         session = ember::Session::create(*model, sp);
     }
-    if (!session) return emit load_failed(QString::fromStdString(session.error().message));
+    if (!session) return fail(session.error().message);
     model_ = *model;
+    loaded_path_ = path;
     session_params_ = sp;
     {
         std::lock_guard lock(session_mutex_);

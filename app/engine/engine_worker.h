@@ -70,7 +70,9 @@ public:
     void request_budget(qint64 bytes);
 
 public slots:
-    // use_gpu false: the user turned the GPU off; the sim device previews one instead.
+    // use_gpu false: the user turned the GPU off; the sim device previews one instead. A file
+    // that fails to load gives way to the model loaded before it, loaded again (the two are never
+    // in memory together): loaded() for that one, then load_failed().
     void load(const QString& path, qint64 budget_bytes, int n_ctx, bool use_gpu);
     // Frees the session and the model (memory and device memory).
     void unload();
@@ -79,7 +81,8 @@ public slots:
 
 signals:
     void loaded(const ember::app::LoadedModel& model);
-    void load_failed(const QString& error);
+    // model_kept: the model loaded before is loaded again (else none is).
+    void load_failed(const QString& path, const QString& error, bool model_kept);
     void unloaded();
     // While generating: the text of the tokens since the previous token() (the first token alone),
     // and the split readings of the same tokens; at most ~20 times a second.
@@ -105,6 +108,7 @@ private:
     std::unique_ptr<ember::Session> session_;  // replaced under session_mutex_ (request_stop reads it)
     std::mutex session_mutex_;
     ember::SessionParams session_params_;  // what session_ was made with
+    QString loaded_path_;                  // the file model_ came from; empty without one
     std::vector<int32_t> context_;  // tokens in the session's KV cache
     std::vector<ember::LayerSparsity> previous_;
     std::vector<int> hot_per_layer_;

@@ -51,6 +51,29 @@ Pane {
             }
         }
 
+        // A file that did not load says so here, in full, with what runs instead.
+        Pane {
+            objectName: "loadErrorBar"
+            Layout.fillWidth: true
+            visible: EngineController.loadError.length > 0
+
+            RowLayout {
+                anchors.fill: parent
+
+                Label {
+                    objectName: "loadErrorText"
+                    Layout.fillWidth: true
+                    wrapMode: Text.Wrap
+                    color: "#c0392b"
+                    text: EngineController.loadError
+                }
+                Button {
+                    text: qsTr("Dismiss")
+                    onClicked: EngineController.dismissLoadError()
+                }
+            }
+        }
+
         // A full context is never cut silently: the user decides.
         Pane {
             objectName: "contextFullBar"

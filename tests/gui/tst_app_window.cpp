@@ -586,6 +586,59 @@ private slots:
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
+    // A file that fails to load names itself and its reason in the chat and gives way to the model
+    // that ran before, loaded again: the title, the message box and the engine all stay with it.
+    // Without a model before it, the message box says there is none and what to do.
+    void a_file_that_fails_to_load_keeps_the_model_before_it() {
+        QTemporaryDir dir;
+        const QString broken = dir.path() + "/broken-download.gguf";
+        {
+            QFile f(broken);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("GGUF\x03\x00\x00\x00 a download cut short");
+        }
+        {
+            ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
+            QVERIFY(shell.start());
+            auto& engine = shell.engine();
+            QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
+            const QString model = engine.model_path();
+            auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+            QVERIFY(QTest::qWaitForWindowExposed(window));
+            auto* bar = window->findChild<QQuickItem*>(QStringLiteral("loadErrorBar"));
+            QVERIFY(bar);
+            QVERIFY(!bar->isVisible());
+
+            engine.loadModel(broken, 64.0 * 1024 * 1024);
+            QTRY_VERIFY_WITH_TIMEOUT(!engine.load_error().isEmpty(), 30000);
+            QCOMPARE(engine.status(), ember::app::EngineController::Status::Ready);
+            QCOMPARE(engine.model_path(), model);
+            QTRY_VERIFY(window->title().contains(engine.model_name()));
+            QVERIFY(bar->isVisible());
+            const QString shown = window->findChild<QQuickItem*>(QStringLiteral("loadErrorText"))->property("text").toString();
+            QVERIFY2(shown.startsWith("broken-download.gguf could not be loaded: ") && shown.contains("Still using ember-demo"),
+                     qPrintable(shown));
+            QVERIFY(window->findChild<QQuickItem*>(QStringLiteral("promptInput"))->isEnabled());
+            // It still answers.
+            shell.chat().set_max_tokens(4);
+            shell.chat().send(QStringLiteral("In the beginning"));
+            QTRY_VERIFY_WITH_TIMEOUT(!shell.chat().generating(), 30000);
+            QVERIFY(!shell.chat().messages()->messages().back().content.isEmpty());
+            engine.dismissLoadError();
+            QTRY_VERIFY(!bar->isVisible());
+        }
+        ember::app::AppShell shell(options(dir.path() + "/data2", broken));
+        QVERIFY(shell.start());
+        QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Error, 30000);
+        QVERIFY(shell.engine().load_error().startsWith("broken-download.gguf could not be loaded: "));
+        auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+        auto* input = window->findChild<QQuickItem*>(QStringLiteral("promptInput"));
+        QVERIFY(!input->isEnabled());
+        QCOMPARE(input->property("placeholderText").toString(), QStringLiteral("No model loaded — choose one in Models"));
+        QVERIFY(window->findChild<QQuickItem*>(QStringLiteral("loadErrorBar"))->isVisible());
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
     // The chat open at close reopens at start, even when another is pinned above it; a chat
     // deleted meanwhile falls back to the top of the list.
     void last_chat_reopens() {
