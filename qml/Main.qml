@@ -8,7 +8,15 @@ ApplicationWindow {
 
     width: 1180
     height: 760
+    // An 800×600 screen, less its panel and title bar.
+    minimumWidth: 760
+    minimumHeight: 520
     visible: true
+
+    // The chat list and the device panel beside the chat: shown when the window has room for
+    // them, hidden below 1100 px so the chat keeps its width; each has a button to show it anyway.
+    property bool showChats: width >= 1100
+    property bool showPanel: width >= 1100
     title: EngineController.modelName.length > 0 ? qsTr("Ember — %1").arg(EngineController.modelName) : qsTr("Ember")
 
     header: StatusBar {}
@@ -122,19 +130,46 @@ ApplicationWindow {
         anchors.fill: parent
         spacing: 0
 
-        TabBar {
-            id: tabs
-
-            objectName: "mainTabs"
+        RowLayout {
             Layout.fillWidth: true
+            spacing: 0
 
-            TabButton {
-                text: qsTr("Chat")
-                Accessible.name: qsTr("Chat")
+            TabBar {
+                id: tabs
+
+                objectName: "mainTabs"
+                Layout.fillWidth: true
+
+                TabButton {
+                    text: qsTr("Chat")
+                    Accessible.name: qsTr("Chat")
+                }
+                TabButton {
+                    text: qsTr("Models")
+                    Accessible.name: qsTr("Models")
+                }
             }
-            TabButton {
-                text: qsTr("Models")
-                Accessible.name: qsTr("Models")
+            ToolButton {
+                objectName: "showChatsButton"
+                visible: tabs.currentIndex === 0
+                text: qsTr("Chats")
+                checkable: true
+                checked: window.showChats
+                onToggled: window.showChats = checked
+                Accessible.name: qsTr("Show the list of chats")
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Show or hide the list of chats")
+            }
+            ToolButton {
+                objectName: "showPanelButton"
+                visible: tabs.currentIndex === 0
+                text: qsTr("Device")
+                checkable: true
+                checked: window.showPanel
+                onToggled: window.showPanel = checked
+                Accessible.name: qsTr("Show the device panel")
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Show or hide the GPU/CPU split, the VRAM budget and appearance")
             }
         }
 
@@ -147,6 +182,8 @@ ApplicationWindow {
                 spacing: 0
 
                 ConversationList {
+                    objectName: "chatsPane"
+                    visible: window.showChats
                     Layout.preferredWidth: 260
                     Layout.fillHeight: true
                 }
@@ -159,6 +196,8 @@ ApplicationWindow {
                 }
 
                 SidePanel {
+                    objectName: "sidePanel"
+                    visible: window.showPanel
                     Layout.preferredWidth: 340
                     Layout.fillHeight: true
                 }

@@ -73,7 +73,14 @@ int main(int argc, char** argv) {
     wait_for([&] { return !chat.generating(); }, 60000);
     wait_for([] { return false; }, 300);  // let the last frame render
     window->grabWindow().save(out + "/split-view.png");
-    std::printf("%s/chat-streaming.png\n%s/split-view.png\n", qPrintable(out), qPrintable(out));
+    // The same chat in a 900×600 window: the side panes step aside.
+    const QSize wide = window->size();
+    window->resize(900, 600);
+    wait_for([] { return false; }, 300);
+    window->grabWindow().save(out + "/chat-narrow.png");
+    window->resize(wide);
+    std::printf("%s/chat-streaming.png\n%s/split-view.png\n%s/chat-narrow.png\n", qPrintable(out), qPrintable(out),
+                qPrintable(out));
     if (hub.isEmpty()) return 0;
 
     auto* tabs = window->findChild<QObject*>(QStringLiteral("mainTabs"));

@@ -85,6 +85,7 @@ ToolBar {
                 }
             }
             Button {
+                objectName: "sendButton"
                 text: ChatController.generating ? qsTr("Stop") : qsTr("Send")
                 onClicked: ChatController.generating ? ChatController.stop() : composer.submit()
             }

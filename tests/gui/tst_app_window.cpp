@@ -639,6 +639,40 @@ private slots:
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
+    // Below 1100 px the chat list and the device panel step aside so the chat keeps its width and
+    // nothing covers Send; each comes back with its button. The window is never smaller than an
+    // 800×600 screen allows.
+    void narrow_window_keeps_the_chat_whole() {
+        QTemporaryDir dir;
+        ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
+        QVERIFY(shell.start());
+        auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        QVERIFY(window->minimumWidth() <= 800 && window->minimumWidth() >= 640);
+        QVERIFY(window->minimumHeight() <= 600 && window->minimumHeight() >= 480);
+        QQuickItem* root = window->contentItem();
+        auto* panel = gui_test::find_item(root, QStringLiteral("sidePanel"));
+        auto* chats = gui_test::find_item(root, QStringLiteral("chatsPane"));
+        auto* send = gui_test::find_item(root, QStringLiteral("sendButton"));
+        auto* messages = gui_test::find_item(root, QStringLiteral("messageList"));
+        QVERIFY(panel && chats && send && messages);
+        QTRY_VERIFY(panel->isVisible() && chats->isVisible());  // 1180 px: room for both
+
+        window->resize(900, 600);
+        QTRY_VERIFY(!panel->isVisible() && !chats->isVisible());
+        QTRY_VERIFY(messages->width() > 800);
+        const QRectF send_rect = send->mapRectToScene(QRectF(0, 0, send->width(), send->height()));
+        QVERIFY2(send_rect.right() <= window->width() && send_rect.bottom() <= window->height(),
+                 qPrintable(QString("Send at %1,%2").arg(send_rect.right()).arg(send_rect.bottom())));
+
+        auto* show_panel = gui_test::find_item(root, QStringLiteral("showPanelButton"));
+        QVERIFY(show_panel);
+        QTest::mouseClick(window, Qt::LeftButton, {}, show_panel->mapToScene(QPointF(show_panel->width() / 2, show_panel->height() / 2)).toPoint());
+        QTRY_VERIFY(panel->isVisible());
+        QVERIFY(!chats->isVisible());
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
     // The chat open at close reopens at start, even when another is pinned above it; a chat
     // deleted meanwhile falls back to the top of the list.
     void last_chat_reopens() {
