@@ -53,8 +53,11 @@ Item {
 
             // Your messages as typed; answers as Markdown, code blocks and <think> sections.
             TextEdit {
+                objectName: "messageText"
                 Layout.fillWidth: true
                 visible: !delegate.editing && (delegate.role === "user" || delegate.blocks.length === 0)
+                // The window's font: the text size setting reaches the messages.
+                font: ApplicationWindow.window ? ApplicationWindow.window.font : Qt.application.font
                 // Empty while hidden: a streaming answer would otherwise lay out its whole text
                 // here, unseen, on every flush.
                 text: !visible ? "" : delegate.content.length > 0 || !delegate.generating ? delegate.content : "…"

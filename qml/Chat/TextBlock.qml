@@ -1,4 +1,5 @@
 import QtQuick
+import QtQuick.Controls
 
 // Markdown prose of an answer (CommonMark with GitHub's tables and strikethrough, Qt's renderer).
 // Every streamed token hands each block a fresh copy; only a block whose text changed is parsed
@@ -14,6 +15,8 @@ Item {
     id: root
 
     property var block: ({})
+    // The window's font, so the text size setting reaches the answers' prose.
+    readonly property font textFont: ApplicationWindow.window ? ApplicationWindow.window.font : Qt.application.font
     property bool streaming: false
     property string source      // the block's Markdown
     property int moved: 0       // characters of `source` in the pieces
@@ -108,6 +111,7 @@ Item {
 
                 text: pieceText
                 width: root.width
+                font: root.textFont
                 textFormat: TextEdit.MarkdownText
                 wrapMode: Text.Wrap
                 readOnly: true
@@ -119,7 +123,9 @@ Item {
         TextEdit {
             id: live
 
+            objectName: "liveText"
             width: root.width
+            font: root.textFont
             textFormat: TextEdit.MarkdownText
             wrapMode: Text.Wrap
             readOnly: true

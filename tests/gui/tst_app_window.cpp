@@ -392,8 +392,20 @@ private slots:
             shell.settings().set_theme(QStringLiteral("dark"));
             QTRY_COMPARE(palette->property("window").value<QColor>(), QColor(QStringLiteral("#202124")));
             QCOMPARE(palette->property("windowText").value<QColor>(), QColor(QStringLiteral("#e8e8e8")));
+            // A message, so the setting can be seen reaching the messages' text too.
+            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
+            shell.chat().set_max_tokens(4);
+            shell.chat().send(QStringLiteral("In the beginning"));
+            QTRY_VERIFY_WITH_TIMEOUT(!shell.chat().generating(), 30000);
+            QQuickItem* message = nullptr;
+            QTRY_VERIFY((message = gui_test::find_item(window->contentItem(), QStringLiteral("messageText"))));
+            QTRY_COMPARE(message->property("font").value<QFont>().pointSizeF(), base_size);
             shell.settings().set_font_scale(1.5);
             QTRY_COMPARE(window->property("font").value<QFont>().pointSizeF(), base_size * 1.5);
+            QTRY_COMPARE(message->property("font").value<QFont>().pointSizeF(), base_size * 1.5);
+            auto* answer = gui_test::find_item(window->contentItem(), QStringLiteral("liveText"));
+            QVERIFY(answer);
+            QCOMPARE(answer->property("font").value<QFont>().pointSizeF(), base_size * 1.5);
             window->resize(900, 640);
             QTRY_COMPARE(window->width(), 900);
             window->close();
