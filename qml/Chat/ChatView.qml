@@ -8,6 +8,11 @@ Pane {
 
     function focusMessage() { composer.focusMessage(); }
 
+    FontMetrics {
+        id: textMetrics
+        font: ApplicationWindow.window ? ApplicationWindow.window.font : Qt.application.font
+    }
+
     padding: 0
 
     ColumnLayout {
@@ -16,6 +21,9 @@ Pane {
 
         ListView {
             id: list
+
+            // Bubbles no wider than about 90 characters of text: lines stay readable on a wide screen.
+            readonly property real bubbleWidth: Math.min(width * 0.8, 90 * textMetrics.averageCharacterWidth + 16)
 
             objectName: "messageList"
             Layout.fillWidth: true

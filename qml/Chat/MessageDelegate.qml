@@ -36,8 +36,12 @@ Item {
     Rectangle {
         id: bubble
 
+        // The list's readable width; the warm-up copies outside any list take 80 % of their own.
+        readonly property real widest: delegate.ListView.view ? delegate.ListView.view.bubbleWidth : delegate.width * 0.8
+
+        objectName: "bubble"
         x: delegate.role === "user" ? delegate.width - width - 16 : 16
-        width: delegate.editing ? delegate.width * 0.8 : Math.min(delegate.width * 0.8, column.implicitWidth + 16)
+        width: delegate.editing ? widest : Math.min(widest, column.implicitWidth + 16)
         implicitHeight: column.implicitHeight + 16
         radius: 8
         color: delegate.role === "user" ? Qt.rgba(0.25, 0.5, 0.9, 0.18) : Qt.rgba(0.5, 0.5, 0.5, 0.12)

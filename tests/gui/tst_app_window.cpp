@@ -189,7 +189,7 @@ private slots:
         const QString tip = QStringLiteral("The conversation so far, as the model keeps it in memory.");
         QVERIFY(!gui_test::shows_text(window->contentItem(), tip));
         QTest::mouseMove(window, legend->mapToScene(QPointF(legend->width() / 2, legend->height() / 2)).toPoint());
-        QTRY_VERIFY(gui_test::shows_text(window->contentItem(), tip));
+        QTRY_VERIFY_WITH_TIMEOUT(gui_test::shows_text(window->contentItem(), tip), 30000);
 
         // Everything is in the database: the user's message and both answers as siblings, the
         // stopped one and the regenerated one, with their text and stats.
@@ -398,8 +398,8 @@ private slots:
             shell.chat().send(QStringLiteral("In the beginning"));
             QTRY_VERIFY_WITH_TIMEOUT(!shell.chat().generating(), 30000);
             QQuickItem* message = nullptr;
-            QTRY_VERIFY((message = gui_test::find_item(window->contentItem(), QStringLiteral("messageText"))));
-            QTRY_COMPARE(message->property("font").value<QFont>().pointSizeF(), base_size);
+            QTRY_VERIFY_WITH_TIMEOUT((message = gui_test::find_item(window->contentItem(), QStringLiteral("messageText"))), 30000);
+            QTRY_COMPARE_WITH_TIMEOUT(message->property("font").value<QFont>().pointSizeF(), base_size, 30000);
             shell.settings().set_font_scale(1.5);
             QTRY_COMPARE(window->property("font").value<QFont>().pointSizeF(), base_size * 1.5);
             QTRY_COMPARE(message->property("font").value<QFont>().pointSizeF(), base_size * 1.5);
@@ -564,7 +564,7 @@ private slots:
         window->requestActivate();
         auto* input = window->findChild<QQuickItem*>(QStringLiteral("promptInput"));
         QVERIFY(input);
-        QTRY_VERIFY(input->hasActiveFocus());
+        QTRY_VERIFY_WITH_TIMEOUT(input->hasActiveFocus(), 30000);
         const auto* box = window->findChild<QQuickItem*>(QStringLiteral("promptBox"));
         QVERIFY(box);
         const qreal one_line = box->height();
@@ -581,20 +581,20 @@ private slots:
         QCOMPARE(input->property("text").toString(), message);
         QVERIFY(chat.messages()->messages().isEmpty());
         // Five lines: the box grew.
-        QTRY_VERIFY2(box->height() > 3 * one_line, qPrintable(QString("%1 -> %2").arg(one_line).arg(box->height())));
+        QTRY_VERIFY2_WITH_TIMEOUT(box->height() > 3 * one_line, qPrintable(QString("%1 -> %2").arg(one_line).arg(box->height())), 30000);
 
         chat.set_max_tokens(8);
         QTest::keyClick(window, Qt::Key_Return);
-        QTRY_VERIFY(!chat.messages()->messages().isEmpty());
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.messages()->messages().isEmpty(), 30000);
         QCOMPARE(chat.messages()->messages().first().content, message);
         QCOMPARE(input->property("text").toString(), QString());
         QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
 
         // F1 opens the shortcut sheet, which takes the keyboard; closing it gives it back.
         QTest::keyClick(window, Qt::Key_F1);
-        QTRY_VERIFY(!input->hasActiveFocus());
+        QTRY_VERIFY_WITH_TIMEOUT(!input->hasActiveFocus(), 30000);
         QTest::keyClick(window, Qt::Key_Escape);
-        QTRY_VERIFY(input->hasActiveFocus());
+        QTRY_VERIFY_WITH_TIMEOUT(input->hasActiveFocus(), 30000);
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
@@ -625,7 +625,7 @@ private slots:
             QTRY_VERIFY_WITH_TIMEOUT(!engine.load_error().isEmpty(), 30000);
             QCOMPARE(engine.status(), ember::app::EngineController::Status::Ready);
             QCOMPARE(engine.model_path(), model);
-            QTRY_VERIFY(window->title().contains(engine.model_name()));
+            QTRY_VERIFY_WITH_TIMEOUT(window->title().contains(engine.model_name()), 30000);
             QVERIFY(bar->isVisible());
             const QString shown = window->findChild<QQuickItem*>(QStringLiteral("loadErrorText"))->property("text").toString();
             QVERIFY2(shown.startsWith("broken-download.gguf could not be loaded: ") && shown.contains("Still using ember-demo"),
@@ -637,7 +637,7 @@ private slots:
             QTRY_VERIFY_WITH_TIMEOUT(!shell.chat().generating(), 30000);
             QVERIFY(!shell.chat().messages()->messages().back().content.isEmpty());
             engine.dismissLoadError();
-            QTRY_VERIFY(!bar->isVisible());
+            QTRY_VERIFY_WITH_TIMEOUT(!bar->isVisible(), 30000);
         }
         ember::app::AppShell shell(options(dir.path() + "/data2", broken));
         QVERIFY(shell.start());
@@ -653,8 +653,8 @@ private slots:
 
     // Below 1100 px the chat list and the device panel step aside so the chat keeps its width and
     // nothing covers Send; each comes back with its button. The window is never smaller than an
-    // 800×600 screen allows.
-    void narrow_window_keeps_the_chat_whole() {
+    // 800×600 screen allows, and on a 4K-wide one the messages keep a readable line length.
+    void narrow_and_wide_windows_keep_the_chat_readable() {
         QTemporaryDir dir;
         ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
         QVERIFY(shell.start());
@@ -668,11 +668,11 @@ private slots:
         auto* send = gui_test::find_item(root, QStringLiteral("sendButton"));
         auto* messages = gui_test::find_item(root, QStringLiteral("messageList"));
         QVERIFY(panel && chats && send && messages);
-        QTRY_VERIFY(panel->isVisible() && chats->isVisible());  // 1180 px: room for both
+        QTRY_VERIFY_WITH_TIMEOUT(panel->isVisible() && chats->isVisible(), 30000);  // 1180 px: room for both
 
         window->resize(900, 600);
-        QTRY_VERIFY(!panel->isVisible() && !chats->isVisible());
-        QTRY_VERIFY(messages->width() > 800);
+        QTRY_VERIFY_WITH_TIMEOUT(!panel->isVisible() && !chats->isVisible(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(messages->width() > 800, 30000);
         const QRectF send_rect = send->mapRectToScene(QRectF(0, 0, send->width(), send->height()));
         QVERIFY2(send_rect.right() <= window->width() && send_rect.bottom() <= window->height(),
                  qPrintable(QString("Send at %1,%2").arg(send_rect.right()).arg(send_rect.bottom())));
@@ -680,8 +680,20 @@ private slots:
         auto* show_panel = gui_test::find_item(root, QStringLiteral("showPanelButton"));
         QVERIFY(show_panel);
         QTest::mouseClick(window, Qt::LeftButton, {}, show_panel->mapToScene(QPointF(show_panel->width() / 2, show_panel->height() / 2)).toPoint());
-        QTRY_VERIFY(panel->isVisible());
+        QTRY_VERIFY_WITH_TIMEOUT(panel->isVisible(), 30000);
         QVERIFY(!chats->isVisible());
+
+        // On a 4K-wide window a long question's bubble stays about 90 characters wide.
+        window->resize(3840, 1000);
+        QTRY_VERIFY_WITH_TIMEOUT(chats->isVisible(), 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
+        shell.chat().set_max_tokens(2);
+        shell.chat().send(QString(QStringLiteral("a long line of text without end ")).repeated(20));
+        QTRY_VERIFY_WITH_TIMEOUT(!shell.chat().generating(), 30000);
+        QQuickItem* bubble = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT((bubble = gui_test::find_item(root, QStringLiteral("bubble"))), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(bubble->width() > 300, 30000);
+        QVERIFY2(bubble->width() < 0.5 * messages->width(), qPrintable(QString("%1 of %2").arg(bubble->width()).arg(messages->width())));
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
