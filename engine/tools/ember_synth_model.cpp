@@ -192,9 +192,11 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         const tensor::DType type = mix.of(tensor_part(name), il, s.n_layer);
         w.add_tensor(name, {cols, rows}, uint32_t(type), random_tensor(type, cols, rows, seed++, pool, gain));
     };
-    auto bias = [&](const std::string& name, int64_t n) {
+    // An F32 vector of n values ~ N(mean, sd): biases around 0, norm weights around 1 (not 1: a
+    // weight applied to the wrong element then shows in the output).
+    auto vector = [&](const std::string& name, int64_t n, float mean, float sd) {
         std::mt19937_64 rng(seed++);
-        std::normal_distribution<float> dist(0.0f, 0.2f);
+        std::normal_distribution<float> dist(mean, sd);
         std::vector<uint8_t> bytes(size_t(n) * 4);
         for (int64_t i = 0; i < n; ++i) {
             const float v = dist(rng);
@@ -202,21 +204,12 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         }
         w.add_tensor(name, {n}, 0, std::move(bytes));
     };
+    auto bias = [&](const std::string& name, int64_t n) { vector(name, n, 0.0f, 0.2f); };
+    auto near_one = [&](const std::string& name, int64_t n) { vector(name, n, 1.0f, 0.2f); };
     auto ones = [&](const std::string& name, int64_t n) {
         std::vector<uint8_t> bytes(size_t(n) * 4);
         const float one = 1.0f;
         for (int64_t i = 0; i < n; ++i) std::memcpy(bytes.data() + 4 * i, &one, 4);
-        w.add_tensor(name, {n}, 0, std::move(bytes));
-    };
-    // Norm weights near 1, not 1: a weight applied to the wrong element shows in the output.
-    auto near_one = [&](const std::string& name, int64_t n) {
-        std::mt19937_64 rng(seed++);
-        std::normal_distribution<float> dist(1.0f, 0.2f);
-        std::vector<uint8_t> bytes(size_t(n) * 4);
-        for (int64_t i = 0; i < n; ++i) {
-            const float v = dist(rng);
-            std::memcpy(bytes.data() + 4 * i, &v, 4);
-        }
         w.add_tensor(name, {n}, 0, std::move(bytes));
     };
     const int64_t n_q = head_dim * s.n_head, n_gqa = head_dim * s.n_head_kv;

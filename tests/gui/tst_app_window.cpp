@@ -188,8 +188,14 @@ private slots:
         // Hovering a part of the legend says in a line what it is.
         const QString tip = QStringLiteral("The conversation so far, as the model keeps it in memory.");
         QVERIFY(!gui_test::shows_text(window->contentItem(), tip));
-        QTest::mouseMove(window, legend->mapToScene(QPointF(legend->width() / 2, legend->height() / 2)).toPoint());
-        QTRY_VERIFY_WITH_TIMEOUT(gui_test::shows_text(window->contentItem(), tip), 30000);
+        // The pointer moves there again on each try (a pixel apart): the panel may still be settling
+        // its layout under a slow build, and the item under the pointer is only found on a move.
+        int moves = 0;
+        const auto hover_legend = [&] {
+            QTest::mouseMove(window, legend->mapToScene(QPointF(legend->width() / 2 + moves++ % 2, legend->height() / 2)).toPoint());
+            return gui_test::shows_text(window->contentItem(), tip);
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(hover_legend(), 30000);
 
         // Everything is in the database: the user's message and both answers as siblings, the
         // stopped one and the regenerated one, with their text and stats.
