@@ -59,9 +59,9 @@ BpeEncoder::BpeEncoder(const Vocab& vocab) : unk_id_(vocab.unk_id), pre_(vocab.p
         if (l < 0 || r < 0 || result < 0) continue;
         merges_.emplace(key(l, r), Merge{int32_t(rank), result});  // a repeated rule keeps its first rank
     }
-    // Llama 3's tokenizer takes a chunk that is itself a token as that token, merges or not
-    // (Hugging Face's ignore_merges; llama.cpp does the same for this pre-tokenizer).
-    if (pre_ == PreTokenizer::Llama3) whole_chunks_ = std::move(ids);
+    // Llama 3's and Tekken's tokenizers take a chunk that is itself a token as that token, merges
+    // or not (Hugging Face's ignore_merges; llama.cpp does the same for these pre-tokenizers).
+    if (pre_ == PreTokenizer::Llama3 || pre_ == PreTokenizer::Tekken) whole_chunks_ = std::move(ids);
 }
 
 void BpeEncoder::encode(std::string_view text, std::vector<int32_t>& out) const {

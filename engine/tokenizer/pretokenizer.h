@@ -20,6 +20,15 @@ enum class PreTokenizer {
     // Llama 3's with \p{N} for \p{N}{1,3}: digits one at a time (Qwen 2, 2.5, 3; DeepSeek-R1's
     // Qwen distills).
     Qwen2,
+    // Words cut where case changes, as llama.cpp writes OpenAI's o200k pattern (U: a letter not
+    // a-z, L: a letter not A-Z, C: an optional contraction (?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|
+    // '[mM]|'[lL][lL]|'[dD])):
+    // [^\r\n\p{L}\p{N}]?U*L+C|[^\r\n\p{L}\p{N}]?U+L*C|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|
+    // \s*[\r\n]+|\s+(?!\S)|\s+  (GPT-4o's vocabulary)
+    Gpt4o,
+    // Gpt4o's without the contractions and with \p{N} for \p{N}{1,3} (Mistral's Tekken: Nemo,
+    // Small 3, Pixtral).
+    Tekken,
 };
 
 // The pre-tokenizer a `tokenizer.ggml.pre` value names, nullopt for one Ember does not have.

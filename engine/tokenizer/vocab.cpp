@@ -181,7 +181,8 @@ Vocab vocab_from_gguf(const gguf::File& file) {
     v.eos_id = r.token_id(kEosKey, spm ? 2 : 11, n_vocab);
     v.unk_id = r.token_id(kUnkKey, spm ? 0 : -1, n_vocab);
     v.pad_id = r.optional_token_id(kPadKey, n_vocab);
-    v.add_bos = file.get_bool(kAddBosKey).value_or(spm);
+    // Without the key: SPM adds BOS, BPE does not, except Tekken's (llama.cpp's defaults).
+    v.add_bos = file.get_bool(kAddBosKey).value_or(spm || v.pre == PreTokenizer::Tekken);
     v.add_space_prefix = spm && file.get_bool("tokenizer.ggml.add_space_prefix").value_or(true);
     return v;
 }

