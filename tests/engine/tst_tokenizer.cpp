@@ -172,6 +172,18 @@ tokenizer::Vocab tiny_spm(TokenType ab_type) {
     return v;
 }
 
+// The chunks a pre-tokenizer cuts s into; an empty list if a cut does not move forward.
+QStringList pretokenize(tokenizer::PreTokenizer pre, const std::string& s) {
+    QStringList got;
+    for (size_t pos = 0; pos < s.size();) {
+        const size_t end = tokenizer::chunk_end(pre, s, pos);
+        if (end <= pos || end > s.size()) return {};
+        got << QString::fromStdString(s.substr(pos, end - pos));
+        pos = end;
+    }
+    return got;
+}
+
 }  // namespace
 
 Q_DECLARE_METATYPE(std::vector<int32_t>)
@@ -336,17 +348,8 @@ private slots:
         QFETCH(QString, text);
         QFETCH(QStringList, llama3);
         QFETCH(QStringList, qwen2);
-        const std::string s = text.toStdString();
-        for (const auto& [pre, want] : {std::pair{tokenizer::PreTokenizer::Llama3, llama3}, std::pair{tokenizer::PreTokenizer::Qwen2, qwen2}}) {
-            QStringList got;
-            for (size_t pos = 0; pos < s.size();) {
-                const size_t end = tokenizer::chunk_end(pre, s, pos);
-                QVERIFY(end > pos && end <= s.size());
-                got << QString::fromStdString(s.substr(pos, end - pos));
-                pos = end;
-            }
-            QCOMPARE(got, want);
-        }
+        QCOMPARE(pretokenize(tokenizer::PreTokenizer::Llama3, text.toStdString()), llama3);
+        QCOMPARE(pretokenize(tokenizer::PreTokenizer::Qwen2, text.toStdString()), qwen2);
     }
 
     void gpt4o_and_tekken_pretokenizers_data() {
@@ -384,17 +387,8 @@ private slots:
         QFETCH(QString, text);
         QFETCH(QStringList, gpt4o);
         QFETCH(QStringList, tekken);
-        const std::string s = text.toStdString();
-        for (const auto& [pre, want] : {std::pair{tokenizer::PreTokenizer::Gpt4o, gpt4o}, std::pair{tokenizer::PreTokenizer::Tekken, tekken}}) {
-            QStringList got;
-            for (size_t pos = 0; pos < s.size();) {
-                const size_t end = tokenizer::chunk_end(pre, s, pos);
-                QVERIFY(end > pos && end <= s.size());
-                got << QString::fromStdString(s.substr(pos, end - pos));
-                pos = end;
-            }
-            QCOMPARE(got, want);
-        }
+        QCOMPARE(pretokenize(tokenizer::PreTokenizer::Gpt4o, text.toStdString()), gpt4o);
+        QCOMPARE(pretokenize(tokenizer::PreTokenizer::Tekken, text.toStdString()), tekken);
     }
 
     void pretokenizer_names_are_llama_cpps() {
