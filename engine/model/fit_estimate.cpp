@@ -52,18 +52,14 @@ Fit dense_fit(const sparse::Placement& p, int32_t n_layer, Fit fit) {
     return fit;
 }
 
-// The first reason Model::load would refuse the file, from its header; empty when there is none.
-std::string why_not_runnable(const gguf::File& f) {
+// The first reason Model::load would refuse the file, from its header (whose heads are head_dim
+// wide); empty when there is none.
+std::string why_not_runnable(const gguf::File& f, uint64_t head_dim) {
     const std::string arch = f.get_string("general.architecture").value_or("");
     if (!model::architecture_supported(arch)) return "architecture " + arch + " is not supported";
-    const auto n_embd = f.get_uint(arch + ".embedding_length"), n_head = f.get_uint(arch + ".attention.head_count");
-    const auto n_rot = f.get_uint(arch + ".rope.dimension_count");
-    if (n_embd && n_head && *n_head > 0 && n_rot) {
-        const uint64_t head_dim = f.get_uint(arch + ".attention.key_length").value_or(*n_embd / *n_head);
-        if (*n_rot != head_dim)
-            return "RoPE on part of each head (" + std::to_string(*n_rot) + " of " + std::to_string(head_dim) +
-                   " dimensions) is not supported";
-    }
+    if (const auto n_rot = f.get_uint(arch + ".rope.dimension_count"); n_rot && *n_rot != head_dim)
+        return "RoPE on part of each head (" + std::to_string(*n_rot) + " of " + std::to_string(head_dim) +
+               " dimensions) is not supported";
     for (const gguf::TensorInfo& t : f.tensors())
         if (t.ne.size() >= 2 && !tensor::dtype_from_ggml(t.type))
             return gguf::ggml_type_name(t.type) + " weights are not supported (tensor " + t.name + ")";
@@ -140,7 +136,7 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
             }
         }
         if (!has_output) fp.output_bytes += embd_bytes;  // the LM head is the embedding table
-        fp.cannot_run = why_not_runnable(*file);
+        fp.cannot_run = why_not_runnable(*file, head_dim);
         return fp;
     } catch (const EngineError& e) {
         return e.error();

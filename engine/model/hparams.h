@@ -91,7 +91,8 @@ struct HParams : ModelShape {
     int32_t n_embd_q() const { return n_embd_head * n_head; }
     int32_t n_embd_gqa() const { return n_embd_head * n_head_kv; }
     // Whether a device can run the whole attention sub-layer with this layer's KV cache: its
-    // kernels have no biases, no Q/K norms, and heads n_embd / n_head wide.
+    // kernels have no biases, no Q/K norms, no windows, soft-caps or score scales of their own,
+    // and heads n_embd / n_head wide.
     bool device_attention_sublayer() const {
         return !qkv_bias && !qk_norm && n_embd_q() == n_embd && n_swa == 0 && attn_scale == 0.0f && attn_softcap == 0.0f &&
                rope_attn_factor == 1.0f;
