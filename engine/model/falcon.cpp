@@ -50,7 +50,7 @@ public:
         };
         token_embd_ = bind.stored_matrix("token_embd.weight", n_embd, n_vocab);
         output_norm_ = norm("output_norm");
-        output_ = bind.has("output.weight") ? bind.matrix("output.weight", n_embd, n_vocab) : token_embd_;
+        output_ = bind.has("output.weight") ? bind.product_matrix("output.weight", n_embd, n_vocab) : token_embd_;
         const bool sparse = is_powerinfer_layout(file);
         if (sparse) hp_.sparse_threshold = resolve_sparse_threshold(file, params.sparse_threshold);
         layers_.reserve(size_t(hp_.n_layer));
@@ -59,9 +59,10 @@ public:
             FalconLayer L;
             L.ffn_norm = norm(p + "attn_norm");
             L.attn_norm = bind.has(p + "attn_norm_2.weight") ? norm(p + "attn_norm_2") : L.ffn_norm;
-            L.wqkv = bind.matrix(p + "attn_qkv.weight", n_embd, n_embd + 2 * n_gqa);
-            L.wo = bind.matrix(p + "attn_output.weight", n_embd, n_embd);
-            L.up = bind.matrix(p + "ffn_up.weight", n_embd, n_ff);
+            L.wqkv = bind.product_matrix(p + "attn_qkv.weight", n_embd, n_embd + 2 * n_gqa);
+            L.wo = bind.product_matrix(p + "attn_output.weight", n_embd, n_embd);
+            // The sparse FFN reads single up rows.
+            L.up = sparse ? bind.matrix(p + "ffn_up.weight", n_embd, n_ff) : bind.product_matrix(p + "ffn_up.weight", n_embd, n_ff);
             if (sparse) {
                 const tensor::WeightView fc1 = bind.matrix_any_rows(p + "fc1.weight", n_embd, n_ff);
                 L.sparse = SparseFfnWeights{{}, L.up, bind.stored_matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
@@ -69,7 +70,7 @@ public:
                 hp_.max_predictor_rank = std::max(hp_.max_predictor_rank, int32_t(fc1.n_rows));
                 predictor_bytes += matrix_bytes(fc1) + matrix_bytes(L.sparse.fc2);
             } else {
-                L.down = bind.matrix(p + "ffn_down.weight", n_ff, n_embd);
+                L.down = bind.product_matrix(p + "ffn_down.weight", n_ff, n_embd);
             }
             ffn_bytes += matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
             layers_.push_back(L);

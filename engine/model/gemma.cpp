@@ -47,21 +47,21 @@ public:
         uint64_t ffn_bytes = 0;
         token_embd_ = bind.stored_matrix("token_embd.weight", n_embd, hp_.n_vocab);
         output_norm_ = bind.vector("output_norm.weight", n_embd);
-        output_ = file.find_tensor("output.weight") ? bind.matrix("output.weight", n_embd, hp_.n_vocab) : token_embd_;
+        output_ = file.find_tensor("output.weight") ? bind.product_matrix("output.weight", n_embd, hp_.n_vocab) : token_embd_;
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
             const std::string p = "blk." + std::to_string(il) + ".";
             GemmaLayer L{
                 bind.vector(p + "attn_norm.weight", n_embd),
-                bind.matrix(p + "attn_q.weight", n_embd, n_q),
-                bind.matrix(p + "attn_k.weight", n_embd, n_gqa),
-                bind.matrix(p + "attn_v.weight", n_embd, n_gqa),
-                bind.matrix(p + "attn_output.weight", n_q, n_embd),
+                bind.product_matrix(p + "attn_q.weight", n_embd, n_q),
+                bind.product_matrix(p + "attn_k.weight", n_embd, n_gqa),
+                bind.product_matrix(p + "attn_v.weight", n_embd, n_gqa),
+                bind.product_matrix(p + "attn_output.weight", n_q, n_embd),
                 {},
                 bind.vector(p + "post_attention_norm.weight", n_embd),
                 bind.vector(p + "ffn_norm.weight", n_embd),
-                bind.matrix(p + "ffn_gate.weight", n_embd, n_ff),
-                bind.matrix(p + "ffn_up.weight", n_embd, n_ff),
-                bind.matrix(p + "ffn_down.weight", n_ff, n_embd),
+                bind.product_matrix(p + "ffn_gate.weight", n_embd, n_ff),
+                bind.product_matrix(p + "ffn_up.weight", n_embd, n_ff),
+                bind.product_matrix(p + "ffn_down.weight", n_ff, n_embd),
                 bind.vector(p + "post_ffw_norm.weight", n_embd),
             };
             if (hp_.qk_norm)

@@ -39,7 +39,7 @@ public:
         token_embd_ = bind.stored_matrix("token_embd.weight", n_embd, n_vocab);
         output_norm_ = bind.vector("output_norm.weight", n_embd);
         // Files with a tied LM head have no output.weight.
-        output_ = file.find_tensor("output.weight") ? bind.matrix("output.weight", n_embd, n_vocab) : token_embd_;
+        output_ = file.find_tensor("output.weight") ? bind.product_matrix("output.weight", n_embd, n_vocab) : token_embd_;
         if (file.find_tensor("rope_freqs.weight")) hp_.rope_freq_factors = bind.vector("rope_freqs.weight", hp_.head_dim() / 2);
         if (file.find_tensor("rope_factors_long.weight")) {
             hp_.rope_freq_factors = bind.vector("rope_factors_short.weight", hp_.head_dim() / 2);
@@ -47,6 +47,10 @@ public:
         }
         const bool fused_qkv = file.find_tensor("blk.0.attn_qkv.weight") != nullptr;
         const bool sparse = is_powerinfer_layout(file);
+        // The sparse FFN reads single gate and up rows; a dense one only whole matrices.
+        const auto ffn_matrix = [&](const std::string& name, int64_t n_rows, std::initializer_list<int64_t> parts) {
+            return sparse ? bind.matrix(name, n_embd, n_rows) : bind.product_matrix(name, n_embd, n_rows, parts);
+        };
         if (sparse) hp_.sparse_threshold = resolve_sparse_threshold(file, params.sparse_threshold);
         layers_.reserve(size_t(hp_.n_layer));
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
@@ -54,24 +58,24 @@ public:
             LlamaLayer L{};
             L.attn_norm = bind.vector(p + "attn_norm.weight", n_embd);
             if (fused_qkv) {  // Phi 3: Q's rows, then K's, then V's
-                const tensor::WeightView qkv = bind.matrix(p + "attn_qkv.weight", n_embd, n_q + 2 * n_gqa);
+                const tensor::WeightView qkv = bind.product_matrix(p + "attn_qkv.weight", n_embd, n_q + 2 * n_gqa, {n_q, n_gqa});
                 L.wq = qkv.rows(0, n_q);
                 L.wk = qkv.rows(n_q, n_gqa);
                 L.wv = qkv.rows(n_q + n_gqa, n_gqa);
             } else {
-                L.wq = bind.matrix(p + "attn_q.weight", n_embd, n_q);
-                L.wk = bind.matrix(p + "attn_k.weight", n_embd, n_gqa);
-                L.wv = bind.matrix(p + "attn_v.weight", n_embd, n_gqa);
+                L.wq = bind.product_matrix(p + "attn_q.weight", n_embd, n_q);
+                L.wk = bind.product_matrix(p + "attn_k.weight", n_embd, n_gqa);
+                L.wv = bind.product_matrix(p + "attn_v.weight", n_embd, n_gqa);
             }
-            L.wo = bind.matrix(p + "attn_output.weight", n_q, n_embd);
+            L.wo = bind.product_matrix(p + "attn_output.weight", n_q, n_embd);
             L.ffn_norm = bind.vector(p + "ffn_norm.weight", n_embd);
             if (hp_.fused_gate_up) {  // Phi 3: the gate's rows, then the up rows
-                const tensor::WeightView gate_up = bind.matrix(p + "ffn_up.weight", n_embd, 2 * n_ff);
+                const tensor::WeightView gate_up = ffn_matrix(p + "ffn_up.weight", 2 * n_ff, {n_ff});
                 L.gate = gate_up.rows(0, n_ff);
                 L.up = gate_up.rows(n_ff, n_ff);
             } else {
-                L.gate = bind.matrix(p + "ffn_gate.weight", n_embd, n_ff);
-                L.up = bind.matrix(p + "ffn_up.weight", n_embd, n_ff);
+                L.gate = ffn_matrix(p + "ffn_gate.weight", n_ff, {});
+                L.up = ffn_matrix(p + "ffn_up.weight", n_ff, {});
             }
             if (hp_.qkv_bias)
                 L.bias = {bind.vector(p + "attn_q.bias", n_q), bind.vector(p + "attn_k.bias", n_gqa),
@@ -85,7 +89,7 @@ public:
                                             bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff)};
                 hp_.max_predictor_rank = std::max(hp_.max_predictor_rank, int32_t(fc1.n_rows));
             } else {
-                L.down = bind.matrix(p + "ffn_down.weight", n_ff, n_embd);
+                L.down = bind.product_matrix(p + "ffn_down.weight", n_ff, n_embd);
             }
             ffn_bytes += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
             if (sparse) predictor_bytes += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);

@@ -8,6 +8,7 @@
 #include "gguf/ggml_type.h"
 #include "tensor/kernels.h"
 #include "tensor/q4_0_x16.h"
+#include "tensor/q4_k_r8.h"
 #include "tensor/thread_pool.h"
 
 namespace ember::model {
@@ -19,13 +20,15 @@ std::string shape_string(const std::vector<int64_t>& ne) {
     return s + "]";
 }
 
-// Re-lays a matrix's rows on every CPU this process may use: a 7B model's ~3.5 GiB take about a
-// second on one core.
-void interleave_rows(uint8_t* bytes, const tensor::WeightView& w) {
+// Re-lays a matrix's rows, `step` at a time, on every CPU this process may use: a 7B model's
+// ~3.5 GiB take about a second on one core.
+template <typename Relay>
+void relay_rows(uint8_t* bytes, const tensor::WeightView& w, int64_t step, Relay relay) {
+    const int64_t n_units = w.n_rows / step;
     const int64_t n_threads = std::min<int64_t>(tensor::default_thread_count(), std::max<int64_t>(1, w.n_rows / 256));
     const auto part = [&](int64_t t) {
-        for (int64_t r = w.n_rows * t / n_threads; r < w.n_rows * (t + 1) / n_threads; ++r)
-            tensor::interleave_q4_0_row(bytes + size_t(r) * w.row_bytes, w.n_cols);
+        for (int64_t u = n_units * t / n_threads; u < n_units * (t + 1) / n_threads; ++u)
+            relay(bytes + size_t(u * step) * w.row_bytes, w.n_cols);
     };
     std::vector<std::thread> helpers;
     for (int64_t t = 1; t < n_threads; ++t) helpers.emplace_back(part, t);
@@ -48,23 +51,44 @@ void TensorBinder::check_shape(const gguf::TensorInfo& t, std::initializer_list<
 }
 
 tensor::WeightView TensorBinder::matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
-    tensor::WeightView w = bind_matrix(name, n_cols, n_rows);
-    if (w.type != tensor::DType::Q4_0 || !tensor::kernels().interleave_q4_0) return w;
-    if (!interleaved_.contains(w.data)) {
+    return relaid(name, bind_matrix(name, n_cols, n_rows), false);
+}
+
+tensor::WeightView TensorBinder::product_matrix(const std::string& name, int64_t n_cols, int64_t n_rows,
+                                                std::initializer_list<int64_t> part_rows) {
+    const bool whole_groups = std::all_of(part_rows.begin(), part_rows.end(), [](int64_t n) { return n % tensor::kR8Rows == 0; });
+    return relaid(name, bind_matrix(name, n_cols, n_rows), whole_groups);
+}
+
+tensor::WeightView TensorBinder::relaid(const std::string& name, tensor::WeightView w, bool whole_products) {
+    const tensor::KernelTable& k = tensor::kernels();
+    const bool group = whole_products && w.type == tensor::DType::Q4_K && w.n_rows % tensor::kR8Rows == 0 && k.group_q4_k;
+    const bool interleave = w.type == tensor::DType::Q4_0 && k.interleave_q4_0;
+    if ((group ? interleaved_ : grouped_).contains(w.data)) fail_bound_twice(name);
+    if (!group && !interleave) return w;
+    std::set<const uint8_t*>& done = group ? grouped_ : interleaved_;
+    if (!done.contains(w.data)) {
         uint8_t* bytes = file_.writable_bytes(find(name));
         if (!bytes) return w;
-        interleave_rows(bytes, w);
-        interleaved_.insert(w.data);
+        if (group)
+            relay_rows(bytes, w, tensor::kR8Rows, tensor::group_q4_k_rows);
+        else
+            relay_rows(bytes, w, 1, tensor::interleave_q4_0_row);
+        done.insert(w.data);
     }
-    w.type = tensor::DType::Q4_0_X16;
+    w.type = group ? tensor::DType::Q4_K_R8 : tensor::DType::Q4_0_X16;
     return w;
 }
 
 tensor::WeightView TensorBinder::stored_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
     tensor::WeightView w = bind_matrix(name, n_cols, n_rows);
-    // An architecture binding one tensor both ways would read re-laid rows as stored ones.
-    if (interleaved_.contains(w.data)) fail(file_.path() + ": tensor '" + name + "' is bound twice in different layouts");
+    if (interleaved_.contains(w.data) || grouped_.contains(w.data)) fail_bound_twice(name);
     return w;
+}
+
+// An architecture binding one tensor in two layouts would read re-laid rows as stored ones.
+void TensorBinder::fail_bound_twice(const std::string& name) const {
+    fail(file_.path() + ": tensor '" + name + "' is bound twice in different layouts");
 }
 
 tensor::WeightView TensorBinder::bind_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {

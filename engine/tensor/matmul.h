@@ -20,8 +20,9 @@ struct WeightView {
     size_t row_bytes = 0;
 
     const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
-    // Rows [first, first + count): one part of a fused matrix (Phi 3's QKV, its gate and up).
-    WeightView rows(int64_t first, int64_t count) const { return {type, n_cols, count, row(first), row_bytes}; }
+    // Rows [first, first + count): one part of a fused matrix (Phi 3's QKV, its gate and up);
+    // whole groups of a Q4_K_R8 matrix.
+    WeightView rows(int64_t first, int64_t count) const;
 };
 
 // Row r as its file stores it (row_bytes bytes into out): what a device that knows only the

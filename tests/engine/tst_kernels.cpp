@@ -10,6 +10,7 @@
 #include "tensor/kernels.h"
 #include "tensor/matmul.h"
 #include "tensor/q4_0_x16.h"
+#include "tensor/q4_k_r8.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
 #include "tensor/random_blocks.h"
@@ -382,6 +383,48 @@ private slots:
         }
     }
 
+    // Every table's Q4_K_R8 kernel gives each of a group's eight rows, for each token of a
+    // batch, its exact dot product up to float rounding, for batches that end in every partial
+    // tile. The group's bytes go back to the stored rows unchanged.
+    void grouped_q4_k_kernels_match_exact_dots() {
+        const int64_t n = 2048;
+        const size_t rb = row_bytes(DType::Q4_K, n);
+        std::mt19937_64 rng{77};
+        std::vector<uint8_t> stored(rb * kR8Rows);
+        for (int r = 0; r < kR8Rows; ++r) random_row(DType::Q4_K, n, 0.05f, rng, stored.data() + size_t(r) * rb);
+        std::vector<uint8_t> group(stored);
+        group_q4_k_rows(group.data(), n);
+        QVERIFY(group != stored);
+        std::vector<uint8_t> row(rb);
+        for (int r = 0; r < kR8Rows; ++r) {
+            q4_k_row_from_r8(group.data(), n, r, row.data());
+            QVERIFY2(std::equal(row.begin(), row.end(), stored.begin() + std::ptrdiff_t(size_t(r) * rb)), qPrintable(QString("row %1").arg(r)));
+        }
+        const int64_t n_tokens = 7;
+        const size_t x_stride = row_bytes(DType::Q8_K, n);
+        std::vector<uint8_t> x(x_stride * n_tokens);
+        for (int64_t t = 0; t < n_tokens; ++t) {
+            const auto xf = random_floats(size_t(n), 60 + uint32_t(t));
+            quantize_row_q8_k_ref(xf.data(), x.data() + size_t(t) * x_stride, n);
+        }
+        for (int i = 0; i < available_kernel_count(); ++i) {
+            const KernelTable& k = available_kernels(i);
+            for (int64_t nt : {1, 2, 3, 4, 5, 7}) {
+                std::vector<float> y(size_t(nt * kR8Rows), NAN);
+                k.gemm_q4_k_r8_q8_k(n, group.data(), x.data(), x_stride, nt, y.data(), kR8Rows);
+                for (int64_t t = 0; t < nt; ++t)
+                    for (int r = 0; r < kR8Rows; ++r) {
+                        const std::vector<uint8_t> w(stored.begin() + std::ptrdiff_t(size_t(r) * rb), stored.begin() + std::ptrdiff_t(size_t(r + 1) * rb));
+                        const std::vector<uint8_t> xt(x.begin() + std::ptrdiff_t(size_t(t) * x_stride), x.begin() + std::ptrdiff_t(size_t(t + 1) * x_stride));
+                        const Exact e = exact_dot(DType::Q4_K, w, DType::Q8_K, xt, n);
+                        QVERIFY2(std::fabs(y[size_t(t * kR8Rows + r)] - e.dot) <= 1e-5 * e.magnitude,
+                                 qPrintable(QString("%1, %2 tokens: token %3 row %4: %5, exact %6").arg(k.isa).arg(nt).arg(t).arg(r)
+                                                .arg(y[size_t(t * kR8Rows + r)]).arg(e.dot)));
+                    }
+            }
+        }
+    }
+
     // The values random blocks decode to have about the asked spread and no large offset, so a
     // synthetic model of any type keeps its activations in range.
     void random_blocks_have_the_asked_spread() {
@@ -471,6 +514,39 @@ private slots:
             for (size_t i = 0; i < ya.size(); ++i)
                 QVERIFY2(std::fabs(ya[i] - yb[i]) <= 1e-5f * (1 + std::fabs(ya[i])),
                          qPrintable(QString("output %1: stored %2, re-laid %3").arg(i).arg(ya[i]).arg(yb[i])));
+        }
+    }
+
+    void matmul_over_grouped_rows_matches_stored_rows() {
+        // A Q4_K matrix grouped as Q4_K_R8 (as models are at load when the CPU's table has a
+        // grouped kernel) gives the stored matrix's products up to rounding: one token, batches
+        // that end in partial tiles and one past the 64-token block, on one thread and two alike.
+        const int64_t n_cols = 512, n_rows = 200;
+        const size_t rb = row_bytes(DType::Q4_K, n_cols);
+        std::mt19937_64 rng{78};
+        std::vector<uint8_t> stored(rb * size_t(n_rows));
+        for (int64_t r = 0; r < n_rows; ++r) random_row(DType::Q4_K, n_cols, 0.05f, rng, stored.data() + size_t(r) * rb);
+        std::vector<uint8_t> grouped(stored);
+        for (int64_t g = 0; g < n_rows / kR8Rows; ++g) group_q4_k_rows(grouped.data() + size_t(g * kR8Rows) * rb, n_cols);
+        const WeightView a{DType::Q4_K, n_cols, n_rows, stored.data(), rb};
+        const WeightView b{DType::Q4_K_R8, n_cols, n_rows, grouped.data(), rb};
+        std::vector<uint8_t> row(rb);
+        row_as_stored(b, 157, row.data());
+        QVERIFY(std::equal(row.begin(), row.end(), a.row(157)));
+        QCOMPARE(b.rows(16, 24).row(0), b.row(16));
+        QVERIFY_THROWS_EXCEPTION(std::runtime_error, b.rows(4, 8));
+        ThreadPool one(1), two(2);
+        for (int64_t n_tokens : {1, 6, 67}) {
+            const auto x = random_floats(size_t(n_cols * n_tokens), 10);
+            std::vector<float> ya(size_t(n_rows * n_tokens)), yb(ya.size()), yb2(ya.size());
+            PreparedActivations sa, sb, sb2;
+            matmul(one, a, x.data(), n_tokens, ya.data(), sa);
+            matmul(one, b, x.data(), n_tokens, yb.data(), sb);
+            matmul(two, b, x.data(), n_tokens, yb2.data(), sb2);
+            QCOMPARE(yb, yb2);
+            for (size_t i = 0; i < ya.size(); ++i)
+                QVERIFY2(std::fabs(ya[i] - yb[i]) <= 1e-4f * (1 + std::fabs(ya[i])),
+                         qPrintable(QString("%1 tokens, output %2: stored %3, grouped %4").arg(n_tokens).arg(i).arg(ya[i]).arg(yb[i])));
         }
     }
 };

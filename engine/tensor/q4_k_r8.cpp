@@ -1,0 +1,70 @@
+#include "tensor/q4_k_r8.h"
+
+#include <cstring>
+#include <vector>
+
+#include "tensor/quant_blocks.h"
+
+namespace ember::tensor {
+namespace {
+
+constexpr size_t kScaleLow = 32, kScaleHigh = 96, kQuants = 128;
+
+size_t quant_offset(int p, int c, int r) { return kQuants + size_t(256 * p + 64 * c + 8 * r); }
+
+// The 12 packed scale bytes of a Q4_K block from eight scales and eight minimums, the inverse of
+// k_scales_and_mins.
+void pack_scales_and_mins(const uint8_t* sc, const uint8_t* m, uint8_t* packed) {
+    for (int j = 0; j < 4; ++j) {
+        packed[j] = uint8_t((sc[j] & 63) | ((sc[j + 4] >> 4) << 6));
+        packed[j + 4] = uint8_t((m[j] & 63) | ((m[j + 4] >> 4) << 6));
+        packed[j + 8] = uint8_t((sc[j + 4] & 15) | ((m[j + 4] & 15) << 4));
+    }
+}
+
+}  // namespace
+
+void group_q4_k_rows(uint8_t* rows, int64_t n) {
+    const int64_t n_blocks = n / kQK_K;
+    const size_t row_bytes = size_t(n_blocks) * sizeof(BlockQ4_K);
+    const std::vector<uint8_t> stored(rows, rows + kR8Rows * row_bytes);
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        uint8_t* unit = rows + size_t(i) * kR8UnitBytes;
+        for (int r = 0; r < kR8Rows; ++r) {
+            BlockQ4_K b;
+            std::memcpy(&b, stored.data() + size_t(r) * row_bytes + size_t(i) * sizeof(BlockQ4_K), sizeof b);
+            std::memcpy(unit + 2 * r, &b.d, 2);
+            std::memcpy(unit + 16 + 2 * r, &b.dmin, 2);
+            uint8_t sm[16];  // scales 0-7, minimums 8-15
+            k_scales_and_mins(b.scales, sm);
+            for (int j = 0; j < 8; ++j) unit[kScaleLow + 8 * j + r] = uint8_t((sm[j] & 15) | ((sm[8 + j] & 15) << 4));
+            for (int k = 0; k < 4; ++k)
+                unit[kScaleHigh + 8 * k + r] = uint8_t((sm[k] >> 4) | ((sm[k + 4] >> 4) << 2) | ((sm[8 + k] >> 4) << 4) |
+                                                       ((sm[12 + k] >> 4) << 6));
+            for (int p = 0; p < 4; ++p)
+                for (int c = 0; c < 4; ++c) std::memcpy(unit + quant_offset(p, c, r), b.qs + 32 * p + 8 * c, 8);
+        }
+    }
+}
+
+void q4_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
+    for (int64_t i = 0; i < n / kQK_K; ++i) {
+        const uint8_t* unit = group + size_t(i) * kR8UnitBytes;
+        BlockQ4_K b;
+        std::memcpy(&b.d, unit + 2 * r, 2);
+        std::memcpy(&b.dmin, unit + 16 + 2 * r, 2);
+        uint8_t sc[8], m[8];
+        for (int j = 0; j < 8; ++j) {
+            const uint8_t low = unit[kScaleLow + 8 * j + r], high = unit[kScaleHigh + 8 * (j % 4) + r];
+            const int shift = j < 4 ? 0 : 2;
+            sc[j] = uint8_t((low & 15) | (((high >> shift) & 3) << 4));
+            m[j] = uint8_t((low >> 4) | (((high >> (shift + 4)) & 3) << 4));
+        }
+        pack_scales_and_mins(sc, m, b.scales);
+        for (int p = 0; p < 4; ++p)
+            for (int c = 0; c < 4; ++c) std::memcpy(b.qs + 32 * p + 8 * c, unit + quant_offset(p, c, r), 8);
+        std::memcpy(out + size_t(i) * sizeof(BlockQ4_K), &b, sizeof b);
+    }
+}
+
+}  // namespace ember::tensor
