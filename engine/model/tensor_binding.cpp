@@ -7,8 +7,8 @@
 #include "common/error.h"
 #include "gguf/ggml_type.h"
 #include "tensor/kernels.h"
+#include "tensor/grouped_rows.h"
 #include "tensor/q4_0_x16.h"
-#include "tensor/q4_k_r8.h"
 #include "tensor/thread_pool.h"
 
 namespace ember::model {
@@ -61,28 +61,30 @@ tensor::WeightView TensorBinder::product_matrix(const std::string& name, int64_t
 }
 
 tensor::WeightView TensorBinder::relaid(const std::string& name, tensor::WeightView w, bool whole_products) {
+    using tensor::DType;
     const tensor::KernelTable& k = tensor::kernels();
-    const bool group = whole_products && w.type == tensor::DType::Q4_K && w.n_rows % tensor::kR8Rows == 0 && k.group_q4_k;
-    const bool interleave = w.type == tensor::DType::Q4_0 && k.interleave_q4_0;
-    if ((group ? interleaved_ : grouped_).contains(w.data)) fail_bound_twice(name);
-    if (!group && !interleave) return w;
-    std::set<const uint8_t*>& done = group ? grouped_ : interleaved_;
-    if (!done.contains(w.data)) {
-        uint8_t* bytes = file_.writable_bytes(find(name));
-        if (!bytes) return w;
-        if (group)
-            relay_rows(bytes, w, tensor::kR8Rows, tensor::group_q4_k_rows);
-        else
-            relay_rows(bytes, w, 1, tensor::interleave_q4_0_row);
-        done.insert(w.data);
+    DType to = w.type;
+    if (whole_products && w.n_rows % tensor::kR8Rows == 0 && w.type == DType::Q4_0 && k.group_q4_0) to = DType::Q4_0_R8;
+    if (whole_products && w.n_rows % tensor::kR8Rows == 0 && w.type == DType::Q4_K && k.group_q4_k) to = DType::Q4_K_R8;
+    if (to == w.type && w.type == DType::Q4_0 && k.interleave_q4_0) to = DType::Q4_0_X16;
+    uint8_t* bytes = to == w.type ? nullptr : file_.writable_bytes(find(name));
+    if (!bytes) to = w.type;  // a mapped file's pages stay as stored
+    const auto [it, first] = layouts_.emplace(w.data, to);
+    if (it->second != to) fail_bound_twice(name);
+    if (first && to != w.type) {
+        switch (to) {
+            case DType::Q4_0_R8: relay_rows(bytes, w, tensor::kR8Rows, tensor::group_q4_0_rows); break;
+            case DType::Q4_K_R8: relay_rows(bytes, w, tensor::kR8Rows, tensor::group_q4_k_rows); break;
+            default: relay_rows(bytes, w, 1, tensor::interleave_q4_0_row); break;
+        }
     }
-    w.type = group ? tensor::DType::Q4_K_R8 : tensor::DType::Q4_0_X16;
+    w.type = to;
     return w;
 }
 
 tensor::WeightView TensorBinder::stored_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
     tensor::WeightView w = bind_matrix(name, n_cols, n_rows);
-    if (interleaved_.contains(w.data) || grouped_.contains(w.data)) fail_bound_twice(name);
+    if (layouts_.emplace(w.data, w.type).first->second != w.type) fail_bound_twice(name);
     return w;
 }
 

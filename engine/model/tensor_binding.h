@@ -3,7 +3,7 @@
 // type against the declaration before any of its bytes are used.
 
 #include <cstdint>
-#include <set>
+#include <map>
 #include <string>
 
 #include "gguf/gguf_reader.h"
@@ -22,7 +22,8 @@ public:
     tensor::WeightView matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
     // Same, for a matrix only ever read whole by matrix products (attention's projections, a
     // dense FFN, the LM head): a Q4_K one is grouped by eight rows (Q4_K_R8) when its row count
-    // allows, the CPU's kernels are faster on that and the file is a copy in memory. A fused
+    // allows, the CPU's kernels are faster on that and the file is a copy in memory; so is a
+    // Q4_0 one (Q4_0_R8, else Q4_0_X16 as matrix() gives). A fused
     // matrix names the row counts of its parts, which must then be whole groups too.
     tensor::WeightView product_matrix(const std::string& name, int64_t n_cols, int64_t n_rows,
                                       std::initializer_list<int64_t> part_rows = {});
@@ -41,15 +42,14 @@ public:
 private:
     const gguf::TensorInfo& find(const std::string& name) const;
     tensor::WeightView bind_matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
-    // w in the layout its kernels are fastest on: Q4_0_X16 for Q4_0, and for a matrix read only
-    // whole (whole_products) Q4_K_R8 for Q4_K.
+    // w in the layout its kernels are fastest on: for a matrix read only whole (whole_products)
+    // Q4_0_R8 or Q4_K_R8, else Q4_0_X16 for Q4_0.
     tensor::WeightView relaid(const std::string& name, tensor::WeightView w, bool whole_products);
     [[noreturn]] void fail_bound_twice(const std::string& name) const;
     void check_shape(const gguf::TensorInfo& t, std::initializer_list<int64_t> expected) const;
 
     const gguf::File& file_;
-    std::set<const uint8_t*> interleaved_;  // Q4_0_X16
-    std::set<const uint8_t*> grouped_;      // Q4_K_R8
+    std::map<const uint8_t*, tensor::DType> layouts_;  // the layout each bound tensor's bytes have now
     uint64_t bytes_bound_ = 0;
     uint64_t params_bound_ = 0;
 };

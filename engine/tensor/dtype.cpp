@@ -44,6 +44,7 @@ const char* dtype_name(DType t) {
         case DType::IQ4_XS: return "IQ4_XS";
         case DType::BF16: return "BF16";
         case DType::Q4_0_X16: return "Q4_0 (interleaved)";
+        case DType::Q4_0_R8: return "Q4_0 (grouped rows)";
         case DType::Q4_K_R8: return "Q4_K (grouped rows)";
     }
     return "?";
@@ -60,7 +61,7 @@ std::optional<DType> dtype_from_name(std::string_view name) {
 int64_t block_size(DType t) {
     switch (t) {
         case DType::F32: case DType::F16: case DType::BF16: return 1;
-        case DType::Q4_0: case DType::Q4_0_X16: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1:
+        case DType::Q4_0: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1:
         case DType::Q8_0: case DType::IQ4_NL:
             return kQK;
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q4_K_R8: case DType::Q5_K:
@@ -74,7 +75,7 @@ size_t block_bytes(DType t) {
     switch (t) {
         case DType::F32: return 4;
         case DType::F16: case DType::BF16: return 2;
-        case DType::Q4_0: case DType::Q4_0_X16: return sizeof(BlockQ4_0);
+        case DType::Q4_0: case DType::Q4_0_X16: case DType::Q4_0_R8: return sizeof(BlockQ4_0);
         case DType::Q4_1: return sizeof(BlockQ4_1);
         case DType::Q5_0: return sizeof(BlockQ5_0);
         case DType::Q5_1: return sizeof(BlockQ5_1);
@@ -95,7 +96,7 @@ size_t row_bytes(DType t, int64_t n) { return size_t(n / block_size(t)) * block_
 
 DType activation_type(DType weight) {
     switch (weight) {
-        case DType::Q4_0: case DType::Q4_0_X16: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1:
+        case DType::Q4_0: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1:
         case DType::Q8_0: case DType::IQ4_NL:
             return DType::Q8_0;
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q4_K_R8: case DType::Q5_K:

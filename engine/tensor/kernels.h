@@ -61,11 +61,14 @@ struct KernelTable {
     void (*dot_q4_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
     void (*dot_q5_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
     void (*dot_q6_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
-    // A Q4_K_R8 group (tensor/q4_k_r8.h) against n_tokens activation rows x_stride bytes apart:
-    // y[t * y_stride + r] = row r's dot_q4_k_q8_k with token t, to float rounding. group_q4_k
-    // says whether this table's kernel beats its row kernels, and only then does a model re-lay
-    // its Q4_K matrices at load.
+    // A group of eight grouped rows (tensor/grouped_rows.h) against n_tokens activation rows
+    // x_stride bytes apart: y[t * y_stride + r] = row r's dot product with token t as the row
+    // kernels give it, to float rounding. group_q4_0 and group_q4_k say whether this table's
+    // kernels beat its row kernels, and only then does a model re-lay its matrices at load.
+    bool group_q4_0;
     bool group_q4_k;
+    void (*gemm_q4_0_r8_q8_0)(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
+                              float* y, size_t y_stride);
     void (*gemm_q4_k_r8_q8_k)(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
 };

@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "tensor/fp16.h"
+#include "tensor/dtype.h"
+#include "tensor/grouped_rows.h"
 #include "tensor/q4_0_x16.h"
-#include "tensor/q4_k_r8.h"
 #include "tensor/quant_dots_ref.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
@@ -171,12 +172,15 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
     for (int64_t i = 0; i < n; ++i) y[i] = fp16_to_f32(x[i]);
 }
 
-void gemm_q4_k_r8_q8_k(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
-                       size_t y_stride) {
-    std::vector<uint8_t> row(size_t(n / kQK_K) * sizeof(BlockQ4_K));
+// Row by row through the row kernels, each row taken back to its stored layout.
+template <void (*RowFromGroup)(const uint8_t*, int64_t, int, uint8_t*), float (*Dot)(int64_t, const void*, const void*),
+          DType kStored>
+void gemm_by_rows(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
+                  size_t y_stride) {
+    std::vector<uint8_t> row(row_bytes(kStored, n));
     for (int r = 0; r < kR8Rows; ++r) {
-        q4_k_row_from_r8(static_cast<const uint8_t*>(group), n, r, row.data());
-        for (int64_t t = 0; t < n_tokens; ++t) y[size_t(t) * y_stride + size_t(r)] = dot_q4_k_q8_k_ref(n, row.data(), x + size_t(t) * x_stride);
+        RowFromGroup(static_cast<const uint8_t*>(group), n, r, row.data());
+        for (int64_t t = 0; t < n_tokens; ++t) y[size_t(t) * y_stride + size_t(r)] = Dot(n, row.data(), x + size_t(t) * x_stride);
     }
 }
 
@@ -215,8 +219,10 @@ const KernelTable& reference_kernels() {
         .dot_q4_k_q8_k_x4 = dot_tokens4_by_calls<dot_q4_k_q8_k_ref>,
         .dot_q5_k_q8_k_x4 = dot_tokens4_by_calls<dot_q5_k_q8_k_ref>,
         .dot_q6_k_q8_k_x4 = dot_tokens4_by_calls<dot_q6_k_q8_k>,
+        .group_q4_0 = false,
         .group_q4_k = false,
-        .gemm_q4_k_r8_q8_k = gemm_q4_k_r8_q8_k,
+        .gemm_q4_0_r8_q8_0 = gemm_by_rows<q4_0_row_from_r8, dot_q4_0_q8_0, DType::Q4_0>,
+        .gemm_q4_k_r8_q8_k = gemm_by_rows<q4_k_row_from_r8, dot_q4_k_q8_k_ref, DType::Q4_K>,
     };
     return table;
 }

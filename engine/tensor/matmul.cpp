@@ -6,8 +6,8 @@
 #include "common/error.h"
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
+#include "tensor/grouped_rows.h"
 #include "tensor/q4_0_x16.h"
-#include "tensor/q4_k_r8.h"
 #include "tensor/quantize.h"
 
 namespace ember::tensor {
@@ -48,6 +48,8 @@ void PreparedActivations::prepare(DType weight_type, const float* x, int64_t n_t
 void row_as_stored(const WeightView& w, int64_t r, uint8_t* out) {
     if (w.type == DType::Q4_0_X16)
         q4_0_row_from_x16(w.row(r), w.n_cols, out);
+    else if (w.type == DType::Q4_0_R8)
+        q4_0_row_from_r8(w.row(r / kR8Rows * kR8Rows), w.n_cols, int(r % kR8Rows), out);
     else if (w.type == DType::Q4_K_R8)
         q4_k_row_from_r8(w.row(r / kR8Rows * kR8Rows), w.n_cols, int(r % kR8Rows), out);
     else
@@ -55,7 +57,7 @@ void row_as_stored(const WeightView& w, int64_t r, uint8_t* out) {
 }
 
 WeightView WeightView::rows(int64_t first, int64_t count) const {
-    if (type == DType::Q4_K_R8 && (first % kR8Rows || count % kR8Rows))
+    if ((type == DType::Q4_0_R8 || type == DType::Q4_K_R8) && (first % kR8Rows || count % kR8Rows))
         fail("rows " + std::to_string(first) + ".." + std::to_string(first + count) + " of a matrix grouped by " +
              std::to_string(kR8Rows) + " rows");
     return {type, n_cols, count, row(first), row_bytes};
@@ -82,7 +84,7 @@ float dot_row(DType t, int64_t n, const uint8_t* w, const uint8_t* x) {
         case DType::Q5_K: return k.dot_q5_k_q8_k(n, w, x);
         case DType::Q6_K: return k.dot_q6_k_q8_k(n, w, x);
         case DType::IQ4_XS: return k.dot_iq4_xs_q8_k(n, w, x);
-        case DType::Q8_K: case DType::Q4_K_R8: break;
+        case DType::Q8_K: case DType::Q4_0_R8: case DType::Q4_K_R8: break;
     }
     fail(std::string("no single-row dot product for ") + dtype_name(t) + " weights");
 }
@@ -131,7 +133,7 @@ constexpr size_t kStreamPrefetch = 2048;
 
 namespace {
 
-// Q4_K_R8: each task takes whole groups of eight rows; a batch meets each group 64 tokens at a
+// Grouped rows: each task takes whole groups of eight rows; a batch meets each group 64 tokens at a
 // time, which keeps the task's rows and those tokens' activations in L2.
 void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                     float* y) {
@@ -141,7 +143,7 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
     if (n_tokens > 1) per_task = std::clamp<int64_t>(int64_t((128u << 10) / group_bytes), 1, per_task);
     const int64_t n_tasks = (n_groups + per_task - 1) / per_task;
     constexpr int64_t kTokenBlock = 64;
-    const auto gemm = kernels().gemm_q4_k_r8_q8_k;
+    const auto gemm = w.type == DType::Q4_0_R8 ? kernels().gemm_q4_0_r8_q8_0 : kernels().gemm_q4_k_r8_q8_k;
     pool.run(n_tasks, [&](int64_t task, int) {
         const int64_t g0 = task * per_task, g1 = std::min(n_groups, g0 + per_task);
         for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
@@ -157,7 +159,7 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
 
 void matmul_prepared(ThreadPool& pool, const WeightView& w, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                      float* y) {
-    if (w.type == DType::Q4_K_R8) return matmul_grouped(pool, w, x, x_stride, n_tokens, y);
+    if (w.type == DType::Q4_0_R8 || w.type == DType::Q4_K_R8) return matmul_grouped(pool, w, x, x_stride, n_tokens, y);
     // One token: split the rows evenly, a few tasks per thread for balance. A batch: blocks of
     // rows small enough to stay in L2 while every token's activation streams past them.
     int64_t rows_per_task = std::max<int64_t>(16, w.n_rows / (int64_t(pool.size()) * 8));

@@ -9,8 +9,8 @@
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
 #include "tensor/matmul.h"
+#include "tensor/grouped_rows.h"
 #include "tensor/q4_0_x16.h"
-#include "tensor/q4_k_r8.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
 #include "tensor/random_blocks.h"
@@ -383,43 +383,60 @@ private slots:
         }
     }
 
-    // Every table's Q4_K_R8 kernel gives each of a group's eight rows, for each token of a
+    // Every table's grouped-row kernels give each of a group's eight rows, for each token of a
     // batch, its exact dot product up to float rounding, for batches that end in every partial
     // tile. The group's bytes go back to the stored rows unchanged.
-    void grouped_q4_k_kernels_match_exact_dots() {
+    void grouped_kernels_match_exact_dots_data() {
+        QTest::addColumn<int>("type");
+        QTest::newRow("Q4_0") << int(DType::Q4_0);
+        QTest::newRow("Q4_K") << int(DType::Q4_K);
+    }
+    void grouped_kernels_match_exact_dots() {
+        QFETCH(int, type);
+        const DType t = DType(type);
+        const bool k_quant = t == DType::Q4_K;
         const int64_t n = 2048;
-        const size_t rb = row_bytes(DType::Q4_K, n);
+        const size_t rb = row_bytes(t, n);
         std::mt19937_64 rng{77};
         std::vector<uint8_t> stored(rb * kR8Rows);
-        for (int r = 0; r < kR8Rows; ++r) random_row(DType::Q4_K, n, 0.05f, rng, stored.data() + size_t(r) * rb);
+        for (int r = 0; r < kR8Rows; ++r) random_row(t, n, 0.05f, rng, stored.data() + size_t(r) * rb);
         std::vector<uint8_t> group(stored);
-        group_q4_k_rows(group.data(), n);
+        (k_quant ? group_q4_k_rows : group_q4_0_rows)(group.data(), n);
         QVERIFY(group != stored);
         std::vector<uint8_t> row(rb);
         for (int r = 0; r < kR8Rows; ++r) {
-            q4_k_row_from_r8(group.data(), n, r, row.data());
+            (k_quant ? q4_k_row_from_r8 : q4_0_row_from_r8)(group.data(), n, r, row.data());
             QVERIFY2(std::equal(row.begin(), row.end(), stored.begin() + std::ptrdiff_t(size_t(r) * rb)), qPrintable(QString("row %1").arg(r)));
         }
         const int64_t n_tokens = 7;
-        const size_t x_stride = row_bytes(DType::Q8_K, n);
-        std::vector<uint8_t> x(x_stride * n_tokens);
-        for (int64_t t = 0; t < n_tokens; ++t) {
-            const auto xf = random_floats(size_t(n), 60 + uint32_t(t));
-            quantize_row_q8_k_ref(xf.data(), x.data() + size_t(t) * x_stride, n);
-        }
+        const DType xt = activation_type(t);
+        std::vector<std::vector<float>> xf;
+        for (int64_t j = 0; j < n_tokens; ++j) xf.push_back(random_floats(size_t(n), 60 + uint32_t(j)));
         for (int i = 0; i < available_kernel_count(); ++i) {
             const KernelTable& k = available_kernels(i);
+            // The activations as this table prepares them for its own kernels.
+            const size_t x_stride = k_quant ? row_bytes(xt, n) : k.q8_activation_bytes(n);
+            std::vector<uint8_t> x(x_stride * n_tokens);
+            for (int64_t j = 0; j < n_tokens; ++j) {
+                uint8_t* dst = x.data() + size_t(j) * x_stride;
+                if (k_quant)
+                    quantize_row_q8_k_ref(xf[size_t(j)].data(), dst, n);
+                else
+                    k.prepare_q8_activation(xf[size_t(j)].data(), dst, n);
+            }
+            const auto gemm = k_quant ? k.gemm_q4_k_r8_q8_k : k.gemm_q4_0_r8_q8_0;
             for (int64_t nt : {1, 2, 3, 4, 5, 7}) {
                 std::vector<float> y(size_t(nt * kR8Rows), NAN);
-                k.gemm_q4_k_r8_q8_k(n, group.data(), x.data(), x_stride, nt, y.data(), kR8Rows);
-                for (int64_t t = 0; t < nt; ++t)
+                gemm(n, group.data(), x.data(), x_stride, nt, y.data(), kR8Rows);
+                for (int64_t j = 0; j < nt; ++j)
                     for (int r = 0; r < kR8Rows; ++r) {
                         const std::vector<uint8_t> w(stored.begin() + std::ptrdiff_t(size_t(r) * rb), stored.begin() + std::ptrdiff_t(size_t(r + 1) * rb));
-                        const std::vector<uint8_t> xt(x.begin() + std::ptrdiff_t(size_t(t) * x_stride), x.begin() + std::ptrdiff_t(size_t(t + 1) * x_stride));
-                        const Exact e = exact_dot(DType::Q4_K, w, DType::Q8_K, xt, n);
-                        QVERIFY2(std::fabs(y[size_t(t * kR8Rows + r)] - e.dot) <= 1e-5 * e.magnitude,
-                                 qPrintable(QString("%1, %2 tokens: token %3 row %4: %5, exact %6").arg(k.isa).arg(nt).arg(t).arg(r)
-                                                .arg(y[size_t(t * kR8Rows + r)]).arg(e.dot)));
+                        const std::vector<uint8_t> xj(x.begin() + std::ptrdiff_t(size_t(j) * x_stride),
+                                                      x.begin() + std::ptrdiff_t(size_t(j) * x_stride + row_bytes(xt, n)));
+                        const Exact e = exact_dot(t, w, xt, xj, n);
+                        const float got = y[size_t(j * kR8Rows + r)];
+                        QVERIFY2(std::fabs(got - e.dot) <= 1e-5 * e.magnitude,
+                                 qPrintable(QString("%1, %2 tokens: token %3 row %4: %5, exact %6").arg(k.isa).arg(nt).arg(j).arg(r).arg(got).arg(e.dot)));
                     }
             }
         }
@@ -517,19 +534,24 @@ private slots:
         }
     }
 
+    void matmul_over_grouped_rows_matches_stored_rows_data() { grouped_kernels_match_exact_dots_data(); }
     void matmul_over_grouped_rows_matches_stored_rows() {
-        // A Q4_K matrix grouped as Q4_K_R8 (as models are at load when the CPU's table has a
+        // A matrix grouped by eight rows (as models are at load when the CPU's table has a
         // grouped kernel) gives the stored matrix's products up to rounding: one token, batches
         // that end in partial tiles and one past the 64-token block, on one thread and two alike.
+        QFETCH(int, type);
+        const DType t = DType(type);
+        const DType grouped_type = t == DType::Q4_K ? DType::Q4_K_R8 : DType::Q4_0_R8;
         const int64_t n_cols = 512, n_rows = 200;
-        const size_t rb = row_bytes(DType::Q4_K, n_cols);
+        const size_t rb = row_bytes(t, n_cols);
         std::mt19937_64 rng{78};
         std::vector<uint8_t> stored(rb * size_t(n_rows));
-        for (int64_t r = 0; r < n_rows; ++r) random_row(DType::Q4_K, n_cols, 0.05f, rng, stored.data() + size_t(r) * rb);
+        for (int64_t r = 0; r < n_rows; ++r) random_row(t, n_cols, 0.05f, rng, stored.data() + size_t(r) * rb);
         std::vector<uint8_t> grouped(stored);
-        for (int64_t g = 0; g < n_rows / kR8Rows; ++g) group_q4_k_rows(grouped.data() + size_t(g * kR8Rows) * rb, n_cols);
-        const WeightView a{DType::Q4_K, n_cols, n_rows, stored.data(), rb};
-        const WeightView b{DType::Q4_K_R8, n_cols, n_rows, grouped.data(), rb};
+        for (int64_t g = 0; g < n_rows / kR8Rows; ++g)
+            (t == DType::Q4_K ? group_q4_k_rows : group_q4_0_rows)(grouped.data() + size_t(g * kR8Rows) * rb, n_cols);
+        const WeightView a{t, n_cols, n_rows, stored.data(), rb};
+        const WeightView b{grouped_type, n_cols, n_rows, grouped.data(), rb};
         std::vector<uint8_t> row(rb);
         row_as_stored(b, 157, row.data());
         QVERIFY(std::equal(row.begin(), row.end(), a.row(157)));

@@ -9,6 +9,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <cmath>
+
 namespace {
 
 const QString kData = QStringLiteral(EMBER_TEST_DATA_DIR);
@@ -43,23 +45,25 @@ class TestPerplexity : public QObject {
 private slots:
     // PowerInfer's perplexity tool on these files, -c 256 -t 1 (shared/models/README.md):
     // dense 36.872, sparse Q4_0 37.0206 +/- 0.66427. Ember: dense 36.8719 +/- 0.66375, equal to
-    // the three decimals PowerInfer's figure has. Sparse Q4_0 37.0201 +/- 0.66427: the uncertainty
-    // equal to every digit, the estimate 0.0005 (1.4e-5 relative) lower. That digit is rounding
-    // in which neurons the predictors pick, not procedure (the token and chunk counts and the
-    // dense figure agree): a neuron is computed when its predictor score is >= 0, and scores
-    // within rounding of 0 fall on either side in two engines. Moving the threshold to +1e-4 or
-    // -1e-4 moves Ember's estimate to 37.0191 or 37.0186, more than the gap (BENCHMARKS.md,
-    // "Perplexity"). Thread count and batch size do not change Ember's figures.
+    // the three decimals PowerInfer's figure has; sparse Q4_0 37.0207 +/- 0.66426. The last
+    // digits are rounding in which neurons the predictors pick, not procedure (the token and
+    // chunk counts and the dense figure agree): a neuron is computed when its predictor score is
+    // >= 0, and scores within rounding of 0 fall on either side in two engines, so the order
+    // in which a kernel adds its products moves the sparse estimate by a few 1e-4 (37.0201 with
+    // Q4_0_X16 attention, 37.0207 with Q4_0_R8). Moving the threshold to +1e-4 or -1e-4 moves it
+    // to 37.0191 or 37.0186 (BENCHMARKS.md, "Perplexity"). Hence the tolerances: 0.001 on the
+    // estimate (3e-5 relative), 3e-5 on its uncertainty.
     void tiny_model_matches_powerinfer_data() {
         QTest::addColumn<QStringList>("args");
-        QTest::addColumn<QString>("expected");
-        QTest::newRow("dense F16") << QStringList{"-m", kDense, "--ffn-act", "relu"}
-                                   << "Final estimate: PPL = 36.8719 +/- 0.66375";
-        QTest::newRow("sparse Q4_0") << QStringList{"-m", kSparseQ4} << "Final estimate: PPL = 37.0201 +/- 0.66427";
+        QTest::addColumn<double>("ppl");
+        QTest::addColumn<double>("uncertainty");  // < 0: PowerInfer's output has none to compare
+        QTest::newRow("dense F16") << QStringList{"-m", kDense, "--ffn-act", "relu"} << 36.872 << -1.0;
+        QTest::newRow("sparse Q4_0") << QStringList{"-m", kSparseQ4} << 37.0206 << 0.66427;
     }
     void tiny_model_matches_powerinfer() {
         QFETCH(QStringList, args);
-        QFETCH(QString, expected);
+        QFETCH(double, ppl);
+        QFETCH(double, uncertainty);
         // Under the sanitizers (tests/run-hardening.sh sets LSAN_OPTIONS or TSAN_OPTIONS) the whole
         // held-out text takes minutes; the shorter runs below cover the same code there, and the
         // Release suite checks these figures.
@@ -67,7 +71,11 @@ private slots:
             QSKIP("the full held-out text is checked in the Release suite");
         const Run r = perplexity(args + QStringList{"-f", kText, "-c", "256", "-t", "2"});
         QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-        QCOMPARE(last_line(r.out), expected);
+        const QRegularExpressionMatch m =
+            QRegularExpression(R"(^Final estimate: PPL = ([0-9.]+) \+/- ([0-9.]+)$)").match(last_line(r.out));
+        QVERIFY2(m.hasMatch(), qPrintable(last_line(r.out)));
+        QVERIFY2(std::fabs(m.captured(1).toDouble() - ppl) <= 0.001, qPrintable(last_line(r.out)));
+        if (uncertainty >= 0) QVERIFY2(std::fabs(m.captured(2).toDouble() - uncertainty) <= 3e-5, qPrintable(last_line(r.out)));
         QVERIFY2(r.err.contains("44513 tokens; 173 chunks of 256, 127 tokens scored in each"), qPrintable(r.err));
     }
 

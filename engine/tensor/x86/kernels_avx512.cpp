@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "tensor/grouped_rows.h"
 #include "tensor/kernels.h"
 #include "tensor/q4_0_x16.h"
 #include "tensor/quant_blocks.h"
@@ -308,6 +309,66 @@ void axpy4_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
     }
 }
 
+// Q4_0_R8 groups (tensor/grouped_rows.h) against tokens whose activations carry the Q4_0_X16
+// layout's per-block float scales and -8·Σx offsets. Lanes 2r and 2r + 1 belong to row r; the
+// offset goes into lane 2r only, as the two lanes are added at the end.
+template <int T>
+void gemm_q4_0_r8_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_stride, float* y, size_t y_stride) {
+    const __m512i nibble = _mm512_set1_epi8(0x0F);
+    const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    const BlockQ8_0* blocks[T];
+    for (int t = 0; t < T; ++t) blocks[t] = reinterpret_cast<const BlockQ8_0*>(x + size_t(t) * x_stride);
+    const uint8_t* runs = x + x16_prefix_bytes(n);
+    __m512 acc[T];
+    for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        const uint8_t* unit = group + size_t(i) * kQ4_0R8UnitBytes;
+        const __m512 dw = _mm512_permutexvar_ps(
+            pairs, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit)))));
+        __m512i lo[2], hi[2];
+        for (int c = 0; c < 2; ++c) {
+            const __m512i q = _mm512_loadu_si512(unit + 16 + 64 * c);
+            lo[c] = _mm512_and_si512(q, nibble);
+            hi[c] = _mm512_and_si512(_mm512_srli_epi64(q, 4), nibble);
+        }
+        const size_t run = size_t(i / kX16Blocks) * kRunBytes, lane = size_t(i % kX16Blocks);
+        for (int t = 0; t < T; ++t) {
+            const int8_t* xq = blocks[t][i].qs;
+            const uint8_t* xr = runs + size_t(t) * x_stride + run;
+            int64_t w0, w1, w2, w3;
+            std::memcpy(&w0, xq, 8), std::memcpy(&w1, xq + 16, 8), std::memcpy(&w2, xq + 8, 8), std::memcpy(&w3, xq + 24, 8);
+            __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[0], _mm512_set1_epi64(w0));
+            sum = _mm512_dpbusd_epi32(sum, hi[0], _mm512_set1_epi64(w1));
+            sum = _mm512_dpbusd_epi32(sum, lo[1], _mm512_set1_epi64(w2));
+            sum = _mm512_dpbusd_epi32(sum, hi[1], _mm512_set1_epi64(w3));
+            int32_t offset;
+            float dx;
+            std::memcpy(&offset, xr + 576 + 4 * lane, 4);
+            std::memcpy(&dx, xr + 512 + 4 * lane, 4);
+            sum = _mm512_mask_add_epi32(sum, 0x5555, sum, _mm512_set1_epi32(offset));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(dw, _mm512_set1_ps(dx)), acc[t]);
+        }
+    }
+    for (int t = 0; t < T; ++t) {
+        const __m512 rows = _mm512_add_ps(acc[t], _mm512_permute_ps(acc[t], 0xB1));  // row r in lane 2r
+        _mm256_storeu_ps(y + size_t(t) * y_stride, _mm512_castps512_ps256(_mm512_maskz_compress_ps(0x5555, rows)));
+    }
+}
+
+void gemm_q4_0_r8_q8_0(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
+                       size_t y_stride) {
+    const auto* g = static_cast<const uint8_t*>(group);
+    int64_t t = 0;
+    for (; t + 4 <= n_tokens; t += 4)
+        gemm_q4_0_r8_tile<4>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride);
+    switch (n_tokens - t) {
+        case 3: gemm_q4_0_r8_tile<3>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride); break;
+        case 2: gemm_q4_0_r8_tile<2>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride); break;
+        case 1: gemm_q4_0_r8_tile<1>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride); break;
+        default: break;
+    }
+}
+
 }  // namespace
 
 const KernelTable& avx512_kernels() {
@@ -330,7 +391,9 @@ const KernelTable& avx512_kernels() {
         t.dot_q5_k_q8_k_x4 = dot_q5_k_q8_k_x4_avx512;
         t.dot_q6_k_q8_k = dot_q6_k_q8_k_avx512;
         t.dot_q6_k_q8_k_x4 = dot_q6_k_q8_k_x4_avx512;
+        t.group_q4_0 = true;
         t.group_q4_k = true;
+        t.gemm_q4_0_r8_q8_0 = gemm_q4_0_r8_q8_0;
         t.gemm_q4_k_r8_q8_k = gemm_q4_k_r8_q8_k_avx512;
         return t;
     }();

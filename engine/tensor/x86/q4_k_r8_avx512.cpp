@@ -1,4 +1,4 @@
-// AVX-512 VNNI product of a Q4_K_R8 group (tensor/q4_k_r8.h) with Q8_K activation rows. Lanes
+// AVX-512 VNNI product of a Q4_K_R8 group (tensor/grouped_rows.h) with Q8_K activation rows. Lanes
 // 2r and 2r + 1 of every vector belong to row r: a 64-byte load of the group's quants holds eight
 // bytes of each row, and an eight-byte activation broadcast lines up with them, so one vpdpbusd
 // does four products in each of sixteen lanes for eight rows at once. A sub-block's integer sums
@@ -9,7 +9,7 @@
 
 #include <cstring>
 
-#include "tensor/q4_k_r8.h"
+#include "tensor/grouped_rows.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/x86/kernels_x86.h"
 
@@ -70,7 +70,7 @@ void gemm_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_strid
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / kQK_K; ++i) {
-        const uint8_t* unit = group + size_t(i) * kR8UnitBytes;
+        const uint8_t* unit = group + size_t(i) * kQ4_KR8UnitBytes;
         UnitScales s;
         unit_scales(unit, s);
         const BlockQ8_K* xb[T];

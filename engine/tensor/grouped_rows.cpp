@@ -1,4 +1,4 @@
-#include "tensor/q4_k_r8.h"
+#include "tensor/grouped_rows.h"
 
 #include <cstring>
 #include <vector>
@@ -8,9 +8,11 @@
 namespace ember::tensor {
 namespace {
 
+size_t q4_0_quant_offset(int c, int r) { return size_t(16 + 64 * c + 8 * r); }
+
 constexpr size_t kScaleLow = 32, kScaleHigh = 96, kQuants = 128;
 
-size_t quant_offset(int p, int c, int r) { return kQuants + size_t(256 * p + 64 * c + 8 * r); }
+size_t q4_k_quant_offset(int p, int c, int r) { return kQuants + size_t(256 * p + 64 * c + 8 * r); }
 
 // The 12 packed scale bytes of a Q4_K block from eight scales and eight minimums, the inverse of
 // k_scales_and_mins.
@@ -24,12 +26,38 @@ void pack_scales_and_mins(const uint8_t* sc, const uint8_t* m, uint8_t* packed) 
 
 }  // namespace
 
+void group_q4_0_rows(uint8_t* rows, int64_t n) {
+    const int64_t n_blocks = n / kQK;
+    const size_t row_bytes = size_t(n_blocks) * sizeof(BlockQ4_0);
+    const std::vector<uint8_t> stored(rows, rows + kR8Rows * row_bytes);
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        uint8_t* unit = rows + size_t(i) * kQ4_0R8UnitBytes;
+        for (int r = 0; r < kR8Rows; ++r) {
+            BlockQ4_0 b;
+            std::memcpy(&b, stored.data() + size_t(r) * row_bytes + size_t(i) * sizeof(BlockQ4_0), sizeof b);
+            std::memcpy(unit + 2 * r, &b.d, 2);
+            for (int c = 0; c < 2; ++c) std::memcpy(unit + q4_0_quant_offset(c, r), b.qs + 8 * c, 8);
+        }
+    }
+}
+
+void q4_0_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        const uint8_t* unit = group + size_t(i) * kQ4_0R8UnitBytes;
+        BlockQ4_0 b;
+        std::memcpy(&b.d, unit + 2 * r, 2);
+        for (int c = 0; c < 2; ++c) std::memcpy(b.qs + 8 * c, unit + q4_0_quant_offset(c, r), 8);
+        std::memcpy(out + size_t(i) * sizeof(BlockQ4_0), &b, sizeof b);
+    }
+}
+
+
 void group_q4_k_rows(uint8_t* rows, int64_t n) {
     const int64_t n_blocks = n / kQK_K;
     const size_t row_bytes = size_t(n_blocks) * sizeof(BlockQ4_K);
     const std::vector<uint8_t> stored(rows, rows + kR8Rows * row_bytes);
     for (int64_t i = 0; i < n_blocks; ++i) {
-        uint8_t* unit = rows + size_t(i) * kR8UnitBytes;
+        uint8_t* unit = rows + size_t(i) * kQ4_KR8UnitBytes;
         for (int r = 0; r < kR8Rows; ++r) {
             BlockQ4_K b;
             std::memcpy(&b, stored.data() + size_t(r) * row_bytes + size_t(i) * sizeof(BlockQ4_K), sizeof b);
@@ -42,14 +70,14 @@ void group_q4_k_rows(uint8_t* rows, int64_t n) {
                 unit[kScaleHigh + 8 * k + r] = uint8_t((sm[k] >> 4) | ((sm[k + 4] >> 4) << 2) | ((sm[8 + k] >> 4) << 4) |
                                                        ((sm[12 + k] >> 4) << 6));
             for (int p = 0; p < 4; ++p)
-                for (int c = 0; c < 4; ++c) std::memcpy(unit + quant_offset(p, c, r), b.qs + 32 * p + 8 * c, 8);
+                for (int c = 0; c < 4; ++c) std::memcpy(unit + q4_k_quant_offset(p, c, r), b.qs + 32 * p + 8 * c, 8);
         }
     }
 }
 
 void q4_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
     for (int64_t i = 0; i < n / kQK_K; ++i) {
-        const uint8_t* unit = group + size_t(i) * kR8UnitBytes;
+        const uint8_t* unit = group + size_t(i) * kQ4_KR8UnitBytes;
         BlockQ4_K b;
         std::memcpy(&b.d, unit + 2 * r, 2);
         std::memcpy(&b.dmin, unit + 16 + 2 * r, 2);
@@ -62,7 +90,7 @@ void q4_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
         }
         pack_scales_and_mins(sc, m, b.scales);
         for (int p = 0; p < 4; ++p)
-            for (int c = 0; c < 4; ++c) std::memcpy(b.qs + 32 * p + 8 * c, unit + quant_offset(p, c, r), 8);
+            for (int c = 0; c < 4; ++c) std::memcpy(b.qs + 32 * p + 8 * c, unit + q4_k_quant_offset(p, c, r), 8);
         std::memcpy(out + size_t(i) * sizeof(BlockQ4_K), &b, sizeof b);
     }
 }

@@ -1,0 +1,37 @@
+#pragma once
+// Q4_0 and Q4_K matrices re-laid in groups of eight rows for whole-matrix products
+// (DType::Q4_0_R8, DType::Q4_K_R8; never in a file). Group g holds rows 8g..8g+7 in the bytes
+// those rows take as stored, as one unit per block column: a 64-byte load then holds eight quant
+// bytes of every row, which one broadcast activation meets for all eight rows at once, each
+// row's sums in their own lanes, and a unit's scales are read for eight rows together.
+//
+// Q4_0_R8, one 144-byte unit per 32-column block i (the eight rows' block i):
+//   [0, 16)      the eight rows' d (fp16)
+//   [16, 144)    byte 16 + 64c + 8r + b: row r's qs[8c + b], c = 0, 1 (low nibbles meet
+//                activation bytes 8c..8c+7, high nibbles 16+8c..16+8c+7)
+//
+// Q4_K_R8, one 1152-byte unit per 256-column super-block i:
+//   [0, 16)      the eight rows' d (fp16), [16, 32) their dmin
+//   [32, 96)     byte 8j + r: row r's scale j, low four bits, | its minimum j's low four bits << 4
+//   [96, 128)    byte 8k + r (k < 4): the high two bits of row r's scale k, scale k + 4,
+//                minimum k and minimum k + 4, in bit pairs from the lowest
+//   [128, 1152)  byte 128 + 256p + 64c + 8r + b: row r's qs[32p + 8c + b]
+// (the 64 scales and 64 minimums then unpack with a few vector operations, not once per row).
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ember::tensor {
+
+constexpr int64_t kR8Rows = 8;
+constexpr size_t kQ4_0R8UnitBytes = 144;   // eight 18-byte Q4_0 blocks
+constexpr size_t kQ4_KR8UnitBytes = 1152;  // eight 144-byte Q4_K blocks
+
+// Eight stored rows of n values at `rows`, re-laid in place.
+void group_q4_0_rows(uint8_t* rows, int64_t n);
+void group_q4_k_rows(uint8_t* rows, int64_t n);
+// Row r (0..7) of a group as stored, into out (row_bytes(stored type, n) bytes, not overlapping).
+void q4_0_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out);
+void q4_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out);
+
+}  // namespace ember::tensor
