@@ -24,21 +24,28 @@ void pack_scales_and_mins(const uint8_t* sc, const uint8_t* m, uint8_t* packed) 
     }
 }
 
+// Eight stored rows of n values re-laid in place, one unit of eight blocks per block column:
+// place(unit, r, block) writes row r's block into the unit.
+template <typename Block, typename Place>
+void group_rows(uint8_t* rows, int64_t n, int64_t block_values, Place place) {
+    const int64_t n_blocks = n / block_values;
+    const size_t row_bytes = size_t(n_blocks) * sizeof(Block);
+    const std::vector<uint8_t> stored(rows, rows + kR8Rows * row_bytes);
+    for (int64_t i = 0; i < n_blocks; ++i)
+        for (int r = 0; r < kR8Rows; ++r) {
+            Block b;
+            std::memcpy(&b, stored.data() + size_t(r) * row_bytes + size_t(i) * sizeof(Block), sizeof b);
+            place(rows + size_t(i) * kR8Rows * sizeof(Block), r, b);
+        }
+}
+
 }  // namespace
 
 void group_q4_0_rows(uint8_t* rows, int64_t n) {
-    const int64_t n_blocks = n / kQK;
-    const size_t row_bytes = size_t(n_blocks) * sizeof(BlockQ4_0);
-    const std::vector<uint8_t> stored(rows, rows + kR8Rows * row_bytes);
-    for (int64_t i = 0; i < n_blocks; ++i) {
-        uint8_t* unit = rows + size_t(i) * kQ4_0R8UnitBytes;
-        for (int r = 0; r < kR8Rows; ++r) {
-            BlockQ4_0 b;
-            std::memcpy(&b, stored.data() + size_t(r) * row_bytes + size_t(i) * sizeof(BlockQ4_0), sizeof b);
-            std::memcpy(unit + 2 * r, &b.d, 2);
-            for (int c = 0; c < 2; ++c) std::memcpy(unit + q4_0_quant_offset(c, r), b.qs + 8 * c, 8);
-        }
-    }
+    group_rows<BlockQ4_0>(rows, n, kQK, [](uint8_t* unit, int r, const BlockQ4_0& b) {
+        std::memcpy(unit + 2 * r, &b.d, 2);
+        for (int c = 0; c < 2; ++c) std::memcpy(unit + q4_0_quant_offset(c, r), b.qs + 8 * c, 8);
+    });
 }
 
 void q4_0_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
@@ -51,28 +58,19 @@ void q4_0_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
     }
 }
 
-
 void group_q4_k_rows(uint8_t* rows, int64_t n) {
-    const int64_t n_blocks = n / kQK_K;
-    const size_t row_bytes = size_t(n_blocks) * sizeof(BlockQ4_K);
-    const std::vector<uint8_t> stored(rows, rows + kR8Rows * row_bytes);
-    for (int64_t i = 0; i < n_blocks; ++i) {
-        uint8_t* unit = rows + size_t(i) * kQ4_KR8UnitBytes;
-        for (int r = 0; r < kR8Rows; ++r) {
-            BlockQ4_K b;
-            std::memcpy(&b, stored.data() + size_t(r) * row_bytes + size_t(i) * sizeof(BlockQ4_K), sizeof b);
-            std::memcpy(unit + 2 * r, &b.d, 2);
-            std::memcpy(unit + 16 + 2 * r, &b.dmin, 2);
-            uint8_t sm[16];  // scales 0-7, minimums 8-15
-            k_scales_and_mins(b.scales, sm);
-            for (int j = 0; j < 8; ++j) unit[kScaleLow + 8 * j + r] = uint8_t((sm[j] & 15) | ((sm[8 + j] & 15) << 4));
-            for (int k = 0; k < 4; ++k)
-                unit[kScaleHigh + 8 * k + r] = uint8_t((sm[k] >> 4) | ((sm[k + 4] >> 4) << 2) | ((sm[8 + k] >> 4) << 4) |
-                                                       ((sm[12 + k] >> 4) << 6));
-            for (int p = 0; p < 4; ++p)
-                for (int c = 0; c < 4; ++c) std::memcpy(unit + q4_k_quant_offset(p, c, r), b.qs + 32 * p + 8 * c, 8);
-        }
-    }
+    group_rows<BlockQ4_K>(rows, n, kQK_K, [](uint8_t* unit, int r, const BlockQ4_K& b) {
+        std::memcpy(unit + 2 * r, &b.d, 2);
+        std::memcpy(unit + 16 + 2 * r, &b.dmin, 2);
+        uint8_t sm[16];  // scales 0-7, minimums 8-15
+        k_scales_and_mins(b.scales, sm);
+        for (int j = 0; j < 8; ++j) unit[kScaleLow + 8 * j + r] = uint8_t((sm[j] & 15) | ((sm[8 + j] & 15) << 4));
+        for (int k = 0; k < 4; ++k)
+            unit[kScaleHigh + 8 * k + r] =
+                uint8_t((sm[k] >> 4) | ((sm[k + 4] >> 4) << 2) | ((sm[8 + k] >> 4) << 4) | ((sm[12 + k] >> 4) << 6));
+        for (int p = 0; p < 4; ++p)
+            for (int c = 0; c < 4; ++c) std::memcpy(unit + q4_k_quant_offset(p, c, r), b.qs + 32 * p + 8 * c, 8);
+    });
 }
 
 void q4_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {

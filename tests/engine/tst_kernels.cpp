@@ -7,9 +7,9 @@
 
 #include "tensor/cpu_features.h"
 #include "tensor/fp16.h"
+#include "tensor/grouped_rows.h"
 #include "tensor/kernels.h"
 #include "tensor/matmul.h"
-#include "tensor/grouped_rows.h"
 #include "tensor/q4_0_x16.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
@@ -74,6 +74,25 @@ DotFn quantized_dot(const KernelTable& k, DType t) {
 
 constexpr DType kQuantizedTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::IQ4_NL,
                                      DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
+
+// A matrix's products in two layouts agree up to rounding (tolerance relative to 1 + |y|), and
+// the re-laid layout's are the same on one thread and two.
+void check_layouts_agree(const WeightView& a, const WeightView& b, std::initializer_list<int64_t> token_counts,
+                         uint32_t seed, float tolerance) {
+    ThreadPool one(1), two(2);
+    for (int64_t n_tokens : token_counts) {
+        const auto x = random_floats(size_t(a.n_cols * n_tokens), seed);
+        std::vector<float> ya(size_t(a.n_rows * n_tokens)), yb(ya.size()), yb2(ya.size());
+        PreparedActivations sa, sb, sb2;
+        matmul(one, a, x.data(), n_tokens, ya.data(), sa);
+        matmul(one, b, x.data(), n_tokens, yb.data(), sb);
+        matmul(two, b, x.data(), n_tokens, yb2.data(), sb2);
+        QCOMPARE(yb, yb2);
+        for (size_t i = 0; i < ya.size(); ++i)
+            QVERIFY2(std::fabs(ya[i] - yb[i]) <= tolerance * (1 + std::fabs(ya[i])),
+                     qPrintable(QString("%1 tokens, output %2: stored %3, re-laid %4").arg(n_tokens).arg(i).arg(ya[i]).arg(yb[i])));
+    }
+}
 
 }  // namespace
 
@@ -519,19 +538,7 @@ private slots:
         std::vector<uint8_t> row(rb);
         row_as_stored(b, 57, row.data());
         QVERIFY(std::equal(row.begin(), row.end(), a.row(57)));
-        ThreadPool one(1), two(2);
-        for (int64_t n_tokens : {1, 3}) {
-            const auto x = random_floats(size_t(n_cols * n_tokens), 9);
-            std::vector<float> ya(size_t(n_rows * n_tokens)), yb(ya.size()), yb2(ya.size());
-            PreparedActivations sa, sb, sb2;
-            matmul(one, a, x.data(), n_tokens, ya.data(), sa);
-            matmul(one, b, x.data(), n_tokens, yb.data(), sb);
-            matmul(two, b, x.data(), n_tokens, yb2.data(), sb2);
-            QCOMPARE(yb, yb2);
-            for (size_t i = 0; i < ya.size(); ++i)
-                QVERIFY2(std::fabs(ya[i] - yb[i]) <= 1e-5f * (1 + std::fabs(ya[i])),
-                         qPrintable(QString("output %1: stored %2, re-laid %3").arg(i).arg(ya[i]).arg(yb[i])));
-        }
+        check_layouts_agree(a, b, {1, 3}, 9, 1e-5f);
     }
 
     void matmul_over_grouped_rows_matches_stored_rows_data() { grouped_kernels_match_exact_dots_data(); }
@@ -557,19 +564,7 @@ private slots:
         QVERIFY(std::equal(row.begin(), row.end(), a.row(157)));
         QCOMPARE(b.rows(16, 24).row(0), b.row(16));
         QVERIFY_THROWS_EXCEPTION(std::runtime_error, b.rows(4, 8));
-        ThreadPool one(1), two(2);
-        for (int64_t n_tokens : {1, 6, 67}) {
-            const auto x = random_floats(size_t(n_cols * n_tokens), 10);
-            std::vector<float> ya(size_t(n_rows * n_tokens)), yb(ya.size()), yb2(ya.size());
-            PreparedActivations sa, sb, sb2;
-            matmul(one, a, x.data(), n_tokens, ya.data(), sa);
-            matmul(one, b, x.data(), n_tokens, yb.data(), sb);
-            matmul(two, b, x.data(), n_tokens, yb2.data(), sb2);
-            QCOMPARE(yb, yb2);
-            for (size_t i = 0; i < ya.size(); ++i)
-                QVERIFY2(std::fabs(ya[i] - yb[i]) <= 1e-4f * (1 + std::fabs(ya[i])),
-                         qPrintable(QString("%1 tokens, output %2: stored %3, grouped %4").arg(n_tokens).arg(i).arg(ya[i]).arg(yb[i])));
-        }
+        check_layouts_agree(a, b, {1, 6, 67}, 10, 1e-4f);
     }
 };
 
