@@ -18,17 +18,19 @@ void attend_head(const float* q, const uint16_t* k, const uint16_t* v, size_t st
         if (softcap > 0.0f) scores[p] = softcap * std::tanh(scores[p] / softcap);
         max = std::max(max, scores[p]);
     }
+    // exp of the shifted scores, each rounded through F16 before and after, a vector at a time.
+    for (int32_t p = 0; p < n_keys; ++p) scores[p] -= max;
+    kern.f32_to_f16(scores, half, n_keys);
+    kern.f16_to_f32(half, scores, n_keys);
+    for (int32_t p = 0; p < n_keys; ++p) scores[p] = std::exp(scores[p]);
+    kern.f32_to_f16(scores, half, n_keys);
+    kern.f16_to_f32(half, scores, n_keys);
     double sum = 0.0;
-    for (int32_t p = 0; p < n_keys; ++p) {
-        const float shifted = fp16_to_f32(f32_to_fp16(scores[p] - max));
-        scores[p] = fp16_to_f32(f32_to_fp16(std::exp(shifted)));
-        sum += scores[p];
-    }
+    for (int32_t p = 0; p < n_keys; ++p) sum += scores[p];
     const float inv = float(1.0 / sum);
     for (int32_t p = 0; p < n_keys; ++p) scores[p] *= inv;
     kern.f32_to_f16(scores, half, n_keys);
-    std::fill(out, out + head_dim, 0.0f);
-    for (int32_t p = 0; p < n_keys; ++p) kern.axpy_f16(head_dim, fp16_to_f32(half[p]), v + size_t(p) * stride, out);
+    kern.weighted_sum_f16(n_keys, half, v, stride, head_dim, out);
 }
 
 }  // namespace ember::tensor

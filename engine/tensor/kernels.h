@@ -36,6 +36,9 @@ struct KernelTable {
     // calls, with y read and written once instead of four times.
     void (*axpy4_q4_0)(int64_t n, const float* a, const void* const* x, float* y);
     void (*f16_to_f32)(const uint16_t* x, float* y, int64_t n);
+    // out[0, n) = Σ_p w[p] · x_p over n_rows F16 rows stride apart (attention's weighted sum of
+    // cached values): bit for bit what zeroing out and one axpy_f16 per row, in order, give.
+    void (*weighted_sum_f16)(int64_t n_rows, const uint16_t* w, const uint16_t* x, size_t stride, int64_t n, float* out);
     // Q4_0_X16 rows (tensor/q4_0_x16.h). Every table can compute with them; interleave_q4_0
     // says whether this table's kernels are faster on them, and only then does a model re-lay
     // its Q4_0 matrices at load.

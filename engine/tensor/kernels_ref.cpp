@@ -160,6 +160,11 @@ void axpy_q4_0(int64_t n, float a, const void* xv, float* y) {
     }
 }
 
+void weighted_sum_f16(int64_t n_rows, const uint16_t* w, const uint16_t* x, size_t stride, int64_t n, float* out) {
+    std::fill(out, out + n, 0.0f);
+    for (int64_t p = 0; p < n_rows; ++p) axpy_f16(n, fp16_to_f32(w[p]), x + size_t(p) * stride, out);
+}
+
 void axpy_q8_0(int64_t n, float a, const void* xv, float* y) {
     auto* x = static_cast<const BlockQ8_0*>(xv);
     for (int64_t b = 0; b < n / kQK; ++b) {
@@ -204,6 +209,7 @@ const KernelTable& reference_kernels() {
         .axpy_q8_0 = axpy_q8_0,
         .axpy4_q4_0 = axpy4_by_rows<axpy_q4_0>,
         .f16_to_f32 = f16_to_f32,
+        .weighted_sum_f16 = weighted_sum_f16,
         .interleave_q4_0 = false,
         .dot_q4_0x16_q8_0 = dot_q4_0x16_q8_0,
         .dot4_q4_0x16_q8_0 = dot4_q4_0x16_q8_0,

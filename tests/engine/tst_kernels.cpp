@@ -461,6 +461,27 @@ private slots:
         }
     }
 
+    // Attention's weighted sum of values is bit for bit one axpy_f16 per row, in order, in
+    // every table: the CPU and the simulated device must keep giving the same bits.
+    void weighted_sum_is_axpy_per_row() {
+        const int64_t n_rows = 37;
+        const size_t stride = 300;
+        const auto xf = random_floats(size_t(n_rows) * stride, 11);
+        const auto wf = random_floats(size_t(n_rows), 12, 0.1f);
+        std::vector<uint16_t> x(xf.size()), w(wf.size());
+        for (size_t i = 0; i < x.size(); ++i) x[i] = f32_to_fp16(xf[i]);
+        for (size_t i = 0; i < w.size(); ++i) w[i] = f32_to_fp16(wf[i]);
+        for (int i = 0; i < available_kernel_count(); ++i) {
+            const KernelTable& k = available_kernels(i);
+            for (int64_t n : {64, 128, 200, 13}) {
+                std::vector<float> expected(size_t(n), 0.0f), got(size_t(n), NAN);
+                for (int64_t p = 0; p < n_rows; ++p) k.axpy_f16(n, fp16_to_f32(w[size_t(p)]), x.data() + size_t(p) * stride, expected.data());
+                k.weighted_sum_f16(n_rows, w.data(), x.data(), stride, n, got.data());
+                QVERIFY2(got == expected, qPrintable(QString("%1, n %2").arg(k.isa).arg(n)));
+            }
+        }
+    }
+
     // The values random blocks decode to have about the asked spread and no large offset, so a
     // synthetic model of any type keeps its activations in range.
     void random_blocks_have_the_asked_spread() {
