@@ -403,8 +403,8 @@ private slots:
     }
 
     // Every table's grouped-row kernels give each of a group's eight rows, for each token of a
-    // batch, its exact dot product up to float rounding, for batches that end in every partial
-    // tile. The group's bytes go back to the stored rows unchanged.
+    // batch, its exact dot product up to float rounding: batches of whole tiles (4 or 8 tokens)
+    // and batches ending in partial ones. The group's bytes go back to the stored rows unchanged.
     void grouped_kernels_match_exact_dots_data() {
         QTest::addColumn<int>("type");
         QTest::newRow("Q4_0") << int(DType::Q4_0);
@@ -427,7 +427,7 @@ private slots:
             (k_quant ? q4_k_row_from_r8 : q4_0_row_from_r8)(group.data(), n, r, row.data());
             QVERIFY2(std::equal(row.begin(), row.end(), stored.begin() + std::ptrdiff_t(size_t(r) * rb)), qPrintable(QString("row %1").arg(r)));
         }
-        const int64_t n_tokens = 7;
+        const int64_t n_tokens = 13;
         const DType xt = activation_type(t);
         std::vector<std::vector<float>> xf;
         for (int64_t j = 0; j < n_tokens; ++j) xf.push_back(random_floats(size_t(n), 60 + uint32_t(j)));
@@ -444,7 +444,7 @@ private slots:
                     k.prepare_q8_activation(xf[size_t(j)].data(), dst, n);
             }
             const auto gemm = k_quant ? k.gemm_q4_k_r8_q8_k : k.gemm_q4_0_r8_q8_0;
-            for (int64_t nt : {1, 2, 3, 4, 5, 7}) {
+            for (int64_t nt : {1, 2, 3, 4, 5, 7, 8, 13}) {
                 std::vector<float> y(size_t(nt * kR8Rows), NAN);
                 gemm(n, group.data(), x.data(), x_stride, nt, y.data(), kR8Rows);
                 for (int64_t j = 0; j < nt; ++j)

@@ -3,7 +3,7 @@
 // bytes of each row, and an eight-byte activation broadcast lines up with them, so one vpdpbusd
 // does four products in each of sixteen lanes for eight rows at once. A sub-block's integer sums
 // are exact; per super-block they are weighted by float vectors of the eight rows' scales, made
-// once per super-block and shared by every token of a tile. The two lanes of a row are added at
+// once per super-block and shared by every token of a tile (eight, then four, then the rest). The two lanes of a row are added at
 // the end. Only the order of the float sums differs from dot_q4_k_q8_k_ref.
 #include <immintrin.h>
 
@@ -118,6 +118,7 @@ void gemm_q4_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, si
                               float* y, size_t y_stride) {
     const auto* g = static_cast<const uint8_t*>(group);
     int64_t t = 0;
+    for (; t + 8 <= n_tokens; t += 8) gemm_tile<8>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride);
     for (; t + 4 <= n_tokens; t += 4) gemm_tile<4>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride);
     switch (n_tokens - t) {
         case 3: gemm_tile<3>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride); break;
