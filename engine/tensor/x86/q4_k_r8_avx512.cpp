@@ -3,8 +3,9 @@
 // bytes of each row, and an eight-byte activation broadcast lines up with them, so one vpdpbusd
 // does four products in each of sixteen lanes for eight rows at once. A sub-block's integer sums
 // are exact; per super-block they are weighted by float vectors of the eight rows' scales, made
-// once per super-block and shared by every token of a tile (eight, then four, then the rest). The two lanes of a row are added at
-// the end. Only the order of the float sums differs from dot_q4_k_q8_k_ref.
+// once per super-block and shared by every token of a tile (eight, then four, then the rest).
+// The two lanes of a row are added at the end. Only the order of the float sums differs from
+// dot_q4_k_q8_k_ref.
 #include <immintrin.h>
 
 #include <cstring>
