@@ -15,6 +15,7 @@
 
 #include "ember/model.h"
 #include "ember/session.h"
+#include "tensor/kernels.h"
 #include "tools/arg_parse.h"
 #include "tools/device_options.h"
 #include "tools/memory_bandwidth.h"
@@ -209,8 +210,8 @@ int main(int argc, char** argv) {
                                   ffn_ms > 0 ? ffn_rows_bytes / (ffn_ms * 1e6) : 0.0});
         }
     }
+    std::printf("\nCPU kernels: %s\n", ember::tensor::kernels().isa);
     if (tg_results.empty()) return 0;
-    std::printf("\n");
     for (const auto& r : tg_results) {
         std::printf("tg%d, %d threads: %.3f GB of weights read per token, %.2f GB/s", opt.n_gen, r.n_threads,
                     r.gb_per_token, r.rate.mean * r.gb_per_token);

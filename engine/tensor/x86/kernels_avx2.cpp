@@ -214,7 +214,25 @@ void f16_to_f32(const uint16_t* x, float* y, int64_t n) {
     for (; i < n; ++i) y[i] = half(x[i]);
 }
 
+size_t q8_activation_bytes(int64_t n) { return avx2_q8_extras_offset(n) + size_t(n / kQK) * 8; }
+
+void prepare_q8_activation(const float* x, void* out, int64_t n) {
+    quantize_q8_0_avx2(x, out, n);
+    const auto* blocks = static_cast<const BlockQ8_0*>(out);
+    const int64_t n_blocks = n / kQK;
+    auto* d = reinterpret_cast<float*>(static_cast<uint8_t*>(out) + avx2_q8_extras_offset(n));
+    auto* offset = reinterpret_cast<int32_t*>(d + n_blocks);
+    for (int64_t i = 0; i < n_blocks; ++i) {
+        int sum = 0;
+        for (int8_t q : blocks[i].qs) sum += q;
+        d[i] = half(blocks[i].d);
+        offset[i] = -8 * sum;
+    }
+}
+
 }  // namespace
+
+size_t avx2_q8_extras_offset(int64_t n) { return (size_t(n / kQK) * sizeof(BlockQ8_0) + 63) / 64 * 64; }
 
 const KernelTable& avx2_kernels() {
     // Types without an AVX2 twin keep the scalar kernels.
@@ -227,7 +245,8 @@ const KernelTable& avx2_kernels() {
         t.dot_q4_0_q8_0 = dot_q4_0_q8_0;
         t.dot_q8_0_q8_0 = dot_q8_0_q8_0;
         t.dot4_q4_0_q8_0 = dot4_by_rows<dot_q4_0_q8_0>;
-        t.prepare_q8_activation = quantize_q8_0_avx2;
+        t.q8_activation_bytes = q8_activation_bytes;
+        t.prepare_q8_activation = prepare_q8_activation;
         t.f32_to_f16 = f32_to_f16;
         t.axpy_f16 = axpy_f16;
         t.axpy_q4_0 = axpy_q4_0;
@@ -241,6 +260,8 @@ const KernelTable& avx2_kernels() {
         t.dot_q4_k_q8_k_x4 = dot_q4_k_q8_k_x4_avx2;
         t.dot_q5_k_q8_k_x4 = dot_q5_k_q8_k_x4_avx2;
         t.dot_q6_k_q8_k_x4 = dot_tokens4_by_calls<dot_q6_k_q8_k_avx2>;
+        t.group_q4_0 = true;
+        t.gemm_q4_0_r8_q8_0 = gemm_q4_0_r8_q8_0_avx2;
         return t;
     }();
     return table;
