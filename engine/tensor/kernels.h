@@ -74,6 +74,10 @@ struct KernelTable {
                               float* y, size_t y_stride);
     void (*gemm_q4_k_r8_q8_k)(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
+    // Four Q4_0_R8 groups against one token, y[s][0..8) bit for bit as gemm_q4_0_r8_q8_0 gives
+    // group s: one token's product streams the matrix from memory, and four streams a quarter
+    // of a task apart keep more misses in flight than one.
+    void (*gemv4_q4_0_r8_q8_0)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y);
 };
 
 // The four-token entries of a table without a fused kernel: four single calls.
@@ -87,6 +91,12 @@ void dot_tokens4_by_calls(int64_t n, const void* w, const void* const* x, float*
 template <float (*Dot)(int64_t, const void*, const void*)>
 void dot4_by_rows(int64_t n, const void* const* w, const void* x, float* out) {
     for (int r = 0; r < 4; ++r) out[r] = Dot(n, w[r], x);
+}
+
+// The four-group entry of a table without a fused kernel: one single-token call per group.
+template <void (*Gemm)(int64_t, const void*, const uint8_t*, size_t, int64_t, float*, size_t)>
+void gemv4_by_groups(int64_t n, const void* const* groups, const uint8_t* x, float* const* y) {
+    for (int s = 0; s < 4; ++s) Gemm(n, groups[s], x, 0, 1, y[s], 0);
 }
 
 template <void (*Axpy)(int64_t, float, const void*, float*)>

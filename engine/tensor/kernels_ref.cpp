@@ -229,6 +229,7 @@ const KernelTable& reference_kernels() {
         .group_q4_k = false,
         .gemm_q4_0_r8_q8_0 = gemm_by_rows<q4_0_row_from_r8, dot_q4_0_q8_0, DType::Q4_0>,
         .gemm_q4_k_r8_q8_k = gemm_by_rows<q4_k_row_from_r8, dot_q4_k_q8_k_ref, DType::Q4_K>,
+        .gemv4_q4_0_r8_q8_0 = gemv4_by_groups<gemm_by_rows<q4_0_row_from_r8, dot_q4_0_q8_0, DType::Q4_0>>,
     };
     return table;
 }

@@ -145,7 +145,22 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
     constexpr int64_t kTokenBlock = 64;
     const auto gemm = w.type == DType::Q4_0_R8 ? kernels().gemm_q4_0_r8_q8_0 : kernels().gemm_q4_k_r8_q8_k;
     pool.run(n_tasks, [&](int64_t task, int) {
-        const int64_t g0 = task * per_task, g1 = std::min(n_groups, g0 + per_task);
+        int64_t g0 = task * per_task;
+        const int64_t g1 = std::min(n_groups, g0 + per_task);
+        if (n_tokens == 1 && w.type == DType::Q4_0_R8) {
+            // Four streams a quarter of the task apart, as for Q4_0 rows as stored.
+            const int64_t q = (g1 - g0) / 4;
+            for (int64_t i = 0; i < q; ++i) {
+                const void* groups[4];
+                float* ys[4];
+                for (int s = 0; s < 4; ++s) {
+                    groups[s] = w.row((g0 + s * q + i) * kR8Rows);
+                    ys[s] = y + (g0 + s * q + i) * kR8Rows;
+                }
+                kernels().gemv4_q4_0_r8_q8_0(w.n_cols, groups, x, ys);
+            }
+            g0 += 4 * q;
+        }
         for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
             const int64_t nt = std::min(kTokenBlock, n_tokens - t0);
             for (int64_t g = g0; g < g1; ++g)

@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "tensor/cpu_features.h"
@@ -560,6 +561,33 @@ private slots:
         row_as_stored(b, 57, row.data());
         QVERIFY(std::equal(row.begin(), row.end(), a.row(57)));
         check_layouts_agree(a, b, {1, 3}, 9, 1e-5f);
+    }
+
+    // The four-stream single-token kernel gives each Q4_0_R8 group the single-token kernel's
+    // bits, in every table.
+    void four_group_kernel_matches_one_group() {
+        const int64_t n = 1024;
+        const size_t rb = row_bytes(DType::Q4_0, n);
+        std::mt19937_64 rng{79};
+        std::vector<uint8_t> groups(rb * kR8Rows * 4);
+        for (int r = 0; r < kR8Rows * 4; ++r) random_row(DType::Q4_0, n, 0.05f, rng, groups.data() + size_t(r) * rb);
+        for (int g = 0; g < 4; ++g) group_q4_0_rows(groups.data() + size_t(g) * kR8Rows * rb, n);
+        const auto xf = random_floats(size_t(n), 13);
+        for (int i = 0; i < available_kernel_count(); ++i) {
+            const KernelTable& k = available_kernels(i);
+            std::vector<uint8_t> x(k.q8_activation_bytes(n));
+            k.prepare_q8_activation(xf.data(), x.data(), n);
+            const void* gs[4];
+            float four[4][kR8Rows], one[4][kR8Rows];
+            float* ys[4];
+            for (int g = 0; g < 4; ++g) {
+                gs[g] = groups.data() + size_t(g) * kR8Rows * rb;
+                ys[g] = four[g];
+                k.gemm_q4_0_r8_q8_0(n, gs[g], x.data(), 0, 1, one[g], 0);
+            }
+            k.gemv4_q4_0_r8_q8_0(n, gs, x.data(), ys);
+            QVERIFY2(std::memcmp(four, one, sizeof four) == 0, k.isa);
+        }
     }
 
     void matmul_over_grouped_rows_matches_stored_rows_data() { grouped_kernels_match_exact_dots_data(); }
