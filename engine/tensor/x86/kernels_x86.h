@@ -1,4 +1,6 @@
 #pragma once
+#include <type_traits>
+
 #include "tensor/kernels.h"
 
 namespace ember::tensor {
@@ -29,4 +31,21 @@ void dot_q6_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, flo
 // Q4_K_R8 groups (q4_k_r8_avx512.cpp).
 void gemm_q4_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
+
+// Calls tile(t, std::integral_constant<int, T>{}) over n_tokens tokens: tiles of kLargest, then
+// of four, then one of what is left (1-3), for kernels with a token count fixed at compile time.
+template <int kLargest, typename Tile>
+void for_each_tile(int64_t n_tokens, Tile tile) {
+    int64_t t = 0;
+    if constexpr (kLargest > 4)
+        for (; t + kLargest <= n_tokens; t += kLargest) tile(t, std::integral_constant<int, kLargest>{});
+    for (; t + 4 <= n_tokens; t += 4) tile(t, std::integral_constant<int, 4>{});
+    switch (n_tokens - t) {
+        case 3: tile(t, std::integral_constant<int, 3>{}); break;
+        case 2: tile(t, std::integral_constant<int, 2>{}); break;
+        case 1: tile(t, std::integral_constant<int, 1>{}); break;
+        default: break;
+    }
+}
+
 }

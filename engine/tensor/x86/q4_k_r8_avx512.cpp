@@ -118,15 +118,9 @@ void gemm_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_strid
 void gemm_q4_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride) {
     const auto* g = static_cast<const uint8_t*>(group);
-    int64_t t = 0;
-    for (; t + 8 <= n_tokens; t += 8) gemm_tile<8>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride);
-    for (; t + 4 <= n_tokens; t += 4) gemm_tile<4>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride);
-    switch (n_tokens - t) {
-        case 3: gemm_tile<3>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride); break;
-        case 2: gemm_tile<2>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride); break;
-        case 1: gemm_tile<1>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride); break;
-        default: break;
-    }
+    for_each_tile<8>(n_tokens, [&](int64_t t, auto size) {
+        gemm_tile<decltype(size)::value>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride);
+    });
 }
 
 }  // namespace ember::tensor
