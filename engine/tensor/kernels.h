@@ -76,8 +76,9 @@ struct KernelTable {
                               float* y, size_t y_stride);
     // Four Q4_0_R8 groups against one token, y[s][0..8) bit for bit as gemm_q4_0_r8_q8_0 gives
     // group s: one token's product streams the matrix from memory, and four streams a quarter
-    // of a task apart keep more misses in flight than one.
-    void (*gemv4_q4_0_r8_q8_0)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y);
+    // of a task apart keep more misses in flight than one. Each stream's bytes `prefetch` ahead
+    // are prefetched (0: none), as for dot4_q4_0x16_q8_0.
+    void (*gemv4_q4_0_r8_q8_0)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
 };
 
 // The four-token entries of a table without a fused kernel: four single calls.
@@ -95,7 +96,7 @@ void dot4_by_rows(int64_t n, const void* const* w, const void* x, float* out) {
 
 // The four-group entry of a table without a fused kernel: one single-token call per group.
 template <void (*Gemm)(int64_t, const void*, const uint8_t*, size_t, int64_t, float*, size_t)>
-void gemv4_by_groups(int64_t n, const void* const* groups, const uint8_t* x, float* const* y) {
+void gemv4_by_groups(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t) {
     for (int s = 0; s < 4; ++s) Gemm(n, groups[s], x, 0, 1, y[s], 0);
 }
 

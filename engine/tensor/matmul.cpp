@@ -143,7 +143,8 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
     if (n_tokens > 1) per_task = std::clamp<int64_t>(int64_t((128u << 10) / group_bytes), 1, per_task);
     const int64_t n_tasks = (n_groups + per_task - 1) / per_task;
     constexpr int64_t kTokenBlock = 64;
-    const auto gemm = w.type == DType::Q4_0_R8 ? kernels().gemm_q4_0_r8_q8_0 : kernels().gemm_q4_k_r8_q8_k;
+    const KernelTable& k = kernels();
+    const auto gemm = w.type == DType::Q4_0_R8 ? k.gemm_q4_0_r8_q8_0 : k.gemm_q4_k_r8_q8_k;
     pool.run(n_tasks, [&](int64_t task, int) {
         int64_t g0 = task * per_task;
         const int64_t g1 = std::min(n_groups, g0 + per_task);
@@ -157,7 +158,7 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
                     groups[s] = w.row((g0 + s * q + i) * kR8Rows);
                     ys[s] = y + (g0 + s * q + i) * kR8Rows;
                 }
-                kernels().gemv4_q4_0_r8_q8_0(w.n_cols, groups, x, ys);
+                k.gemv4_q4_0_r8_q8_0(w.n_cols, groups, x, ys, kStreamPrefetch);
             }
             g0 += 4 * q;
         }

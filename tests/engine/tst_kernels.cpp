@@ -585,7 +585,7 @@ private slots:
                 ys[g] = four[g];
                 k.gemm_q4_0_r8_q8_0(n, gs[g], x.data(), 0, 1, one[g], 0);
             }
-            k.gemv4_q4_0_r8_q8_0(n, gs, x.data(), ys);
+            k.gemv4_q4_0_r8_q8_0(n, gs, x.data(), ys, 2048);
             QVERIFY2(std::memcmp(four, one, sizeof four) == 0, k.isa);
         }
     }

@@ -312,90 +312,92 @@ void axpy4_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
 // Q4_0_R8 groups (tensor/grouped_rows.h) against tokens whose activations carry the Q4_0_X16
 // layout's per-block float scales and -8·Σx offsets. Lanes 2r and 2r + 1 belong to row r; the
 // offset goes into lane 2r only, as the two lanes are added at the end.
-template <int T>
-void gemm_q4_0_r8_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_stride, float* y, size_t y_stride) {
+
+// One unit's weights: the rows' scales in lanes 2r, 2r + 1, and the nibbles of its two words.
+struct Q4_0Unit {
+    __m512 dw;
+    __m512i lo[2], hi[2];
+};
+
+inline Q4_0Unit q4_0_unit(const uint8_t* unit) {
     const __m512i nibble = _mm512_set1_epi8(0x0F);
     const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
-    const BlockQ8_0* blocks[T];
-    for (int t = 0; t < T; ++t) blocks[t] = reinterpret_cast<const BlockQ8_0*>(x + size_t(t) * x_stride);
-    const uint8_t* runs = x + x16_prefix_bytes(n);
+    Q4_0Unit u;
+    u.dw = _mm512_permutexvar_ps(pairs, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit)))));
+    for (int c = 0; c < 2; ++c) {
+        const __m512i q = _mm512_loadu_si512(unit + 16 + 64 * c);
+        u.lo[c] = _mm512_and_si512(q, nibble);
+        u.hi[c] = _mm512_and_si512(_mm512_srli_epi64(q, 4), nibble);
+    }
+    return u;
+}
+
+// One token's block i: the eight-byte broadcasts that meet lo[0], hi[0], lo[1], hi[1], and the
+// block's scale and offset from the row's Q4_0_X16 runs.
+struct Q4_0Activation {
+    __m512i x[4];
+    float dx;
+    int32_t offset;
+};
+
+inline Q4_0Activation q4_0_activation(const uint8_t* row, int64_t n, int64_t i) {
+    const int8_t* xq = reinterpret_cast<const BlockQ8_0*>(row)[i].qs;
+    const uint8_t* run = row + x16_prefix_bytes(n) + size_t(i / kX16Blocks) * kRunBytes;
+    const size_t lane = size_t(i % kX16Blocks);
+    Q4_0Activation a;
+    for (int k = 0; k < 4; ++k) {
+        int64_t bytes;
+        std::memcpy(&bytes, xq + 16 * (k % 2) + 8 * (k / 2), 8);
+        a.x[k] = _mm512_set1_epi64(bytes);
+    }
+    std::memcpy(&a.offset, run + 576 + 4 * lane, 4);
+    std::memcpy(&a.dx, run + 512 + 4 * lane, 4);
+    return a;
+}
+
+// acc plus the unit's eight row products with one token's block.
+inline __m512 q4_0_unit_dot(const Q4_0Unit& u, const Q4_0Activation& a, __m512 acc) {
+    __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u.lo[0], a.x[0]);
+    sum = _mm512_dpbusd_epi32(sum, u.hi[0], a.x[1]);
+    sum = _mm512_dpbusd_epi32(sum, u.lo[1], a.x[2]);
+    sum = _mm512_dpbusd_epi32(sum, u.hi[1], a.x[3]);
+    sum = _mm512_mask_add_epi32(sum, 0x5555, sum, _mm512_set1_epi32(a.offset));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(u.dw, _mm512_set1_ps(a.dx)), acc);
+}
+
+// Row r's two lanes added, the eight rows stored.
+inline void store_row_sums(__m512 acc, float* y) {
+    const __m512 rows = _mm512_add_ps(acc, _mm512_permute_ps(acc, 0xB1));  // row r in lane 2r
+    _mm256_storeu_ps(y, _mm512_castps512_ps256(_mm512_maskz_compress_ps(0x5555, rows)));
+}
+
+template <int T>
+void gemm_q4_0_r8_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_stride, float* y, size_t y_stride) {
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / kQK; ++i) {
-        const uint8_t* unit = group + size_t(i) * kQ4_0R8UnitBytes;
-        const __m512 dw = _mm512_permutexvar_ps(
-            pairs, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit)))));
-        __m512i lo[2], hi[2];
-        for (int c = 0; c < 2; ++c) {
-            const __m512i q = _mm512_loadu_si512(unit + 16 + 64 * c);
-            lo[c] = _mm512_and_si512(q, nibble);
-            hi[c] = _mm512_and_si512(_mm512_srli_epi64(q, 4), nibble);
-        }
-        const size_t run = size_t(i / kX16Blocks) * kRunBytes, lane = size_t(i % kX16Blocks);
-        for (int t = 0; t < T; ++t) {
-            const int8_t* xq = blocks[t][i].qs;
-            const uint8_t* xr = runs + size_t(t) * x_stride + run;
-            int64_t w0, w1, w2, w3;
-            std::memcpy(&w0, xq, 8), std::memcpy(&w1, xq + 16, 8), std::memcpy(&w2, xq + 8, 8), std::memcpy(&w3, xq + 24, 8);
-            __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo[0], _mm512_set1_epi64(w0));
-            sum = _mm512_dpbusd_epi32(sum, hi[0], _mm512_set1_epi64(w1));
-            sum = _mm512_dpbusd_epi32(sum, lo[1], _mm512_set1_epi64(w2));
-            sum = _mm512_dpbusd_epi32(sum, hi[1], _mm512_set1_epi64(w3));
-            int32_t offset;
-            float dx;
-            std::memcpy(&offset, xr + 576 + 4 * lane, 4);
-            std::memcpy(&dx, xr + 512 + 4 * lane, 4);
-            sum = _mm512_mask_add_epi32(sum, 0x5555, sum, _mm512_set1_epi32(offset));
-            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(dw, _mm512_set1_ps(dx)), acc[t]);
-        }
+        const Q4_0Unit u = q4_0_unit(group + size_t(i) * kQ4_0R8UnitBytes);
+        for (int t = 0; t < T; ++t) acc[t] = q4_0_unit_dot(u, q4_0_activation(x + size_t(t) * x_stride, n, i), acc[t]);
     }
-    for (int t = 0; t < T; ++t) {
-        const __m512 rows = _mm512_add_ps(acc[t], _mm512_permute_ps(acc[t], 0xB1));  // row r in lane 2r
-        _mm256_storeu_ps(y + size_t(t) * y_stride, _mm512_castps512_ps256(_mm512_maskz_compress_ps(0x5555, rows)));
-    }
+    for (int t = 0; t < T; ++t) store_row_sums(acc[t], y + size_t(t) * y_stride);
 }
 
 // The single-token tile's arithmetic for four groups at once, each unit's bytes prefetched
-// 2048 ahead in its stream: the activation's broadcasts are shared, and four runs of memory
-// are read at once.
-void gemv4_q4_0_r8_q8_0(int64_t n, const void* const* groups, const uint8_t* x, float* const* y) {
-    const __m512i nibble = _mm512_set1_epi8(0x0F);
-    const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
-    const auto* blocks = reinterpret_cast<const BlockQ8_0*>(x);
-    const uint8_t* runs = x + x16_prefix_bytes(n);
+// `prefetch` ahead in its stream: the activation is read once for the four, and four runs of
+// memory are read at once.
+void gemv4_q4_0_r8_q8_0(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
     __m512 acc[4];
     for (int s = 0; s < 4; ++s) acc[s] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / kQK; ++i) {
-        const int8_t* xq = blocks[i].qs;
-        int64_t w0, w1, w2, w3;
-        std::memcpy(&w0, xq, 8), std::memcpy(&w1, xq + 16, 8), std::memcpy(&w2, xq + 8, 8), std::memcpy(&w3, xq + 24, 8);
-        const __m512i x0 = _mm512_set1_epi64(w0), x1 = _mm512_set1_epi64(w1), x2 = _mm512_set1_epi64(w2),
-                      x3 = _mm512_set1_epi64(w3);
-        const uint8_t* xr = runs + size_t(i / kX16Blocks) * kRunBytes;
-        const size_t lane = size_t(i % kX16Blocks);
-        int32_t offset;
-        float dx;
-        std::memcpy(&offset, xr + 576 + 4 * lane, 4);
-        std::memcpy(&dx, xr + 512 + 4 * lane, 4);
+        const Q4_0Activation a = q4_0_activation(x, n, i);
         for (int s = 0; s < 4; ++s) {
             const uint8_t* unit = static_cast<const uint8_t*>(groups[s]) + size_t(i) * kQ4_0R8UnitBytes;
             for (size_t line = 0; line < kQ4_0R8UnitBytes; line += 64)
-                _mm_prefetch(reinterpret_cast<const char*>(unit + 2048 + line), _MM_HINT_T0);
-            const __m512 dw = _mm512_permutexvar_ps(
-                pairs, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit)))));
-            const __m512i q0 = _mm512_loadu_si512(unit + 16), q1 = _mm512_loadu_si512(unit + 80);
-            __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_and_si512(q0, nibble), x0);
-            sum = _mm512_dpbusd_epi32(sum, _mm512_and_si512(_mm512_srli_epi64(q0, 4), nibble), x1);
-            sum = _mm512_dpbusd_epi32(sum, _mm512_and_si512(q1, nibble), x2);
-            sum = _mm512_dpbusd_epi32(sum, _mm512_and_si512(_mm512_srli_epi64(q1, 4), nibble), x3);
-            sum = _mm512_mask_add_epi32(sum, 0x5555, sum, _mm512_set1_epi32(offset));
-            acc[s] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(dw, _mm512_set1_ps(dx)), acc[s]);
+                _mm_prefetch(reinterpret_cast<const char*>(unit + prefetch + line), _MM_HINT_T0);
+            acc[s] = q4_0_unit_dot(q4_0_unit(unit), a, acc[s]);
         }
     }
-    for (int s = 0; s < 4; ++s) {
-        const __m512 rows = _mm512_add_ps(acc[s], _mm512_permute_ps(acc[s], 0xB1));  // row r in lane 2r
-        _mm256_storeu_ps(y[s], _mm512_castps512_ps256(_mm512_maskz_compress_ps(0x5555, rows)));
-    }
+    for (int s = 0; s < 4; ++s) store_row_sums(acc[s], y[s]);
 }
 
 void gemm_q4_0_r8_q8_0(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
