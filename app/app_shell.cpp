@@ -38,12 +38,14 @@ AppShell::AppShell(const AppOptions& options)
       chat_(&engine_, store_.get(), &settings_),
       history_(&chat_, store_.get(), &settings_),
       hub_(options.data_dir + QStringLiteral("/models"), options.hub_endpoint, &engine_,
-           options.data_dir + QStringLiteral("/downloads.json"), &settings_) {
+           options.data_dir + QStringLiteral("/downloads.json"), &settings_),
+      serve_(&engine_, &settings_) {
     EngineController::set_instance(&engine_);
     AppSettings::set_instance(&settings_);
     ChatController::set_instance(&chat_);
     HistoryController::set_instance(&history_);
     HubController::set_instance(&hub_);
+    ServeController::set_instance(&serve_);
     if (TokenKeychain::built_in()) hub_.set_keychain(&keychain_);
     engine_.set_gpu_enabled(settings_.use_gpu());
     QObject::connect(&settings_, &AppSettings::changed, &engine_, [this] { engine_.set_gpu_enabled(settings_.use_gpu()); });
@@ -60,6 +62,7 @@ AppShell::~AppShell() {
     ChatController::set_instance(nullptr);
     HistoryController::set_instance(nullptr);
     HubController::set_instance(nullptr);
+    ServeController::set_instance(nullptr);
 }
 
 bool AppShell::start() {

@@ -11,6 +11,7 @@
 #include "app/chat/history_controller.h"
 #include "app/engine/engine_controller.h"
 #include "app/hub/hub_controller.h"
+#include "app/serve/serve_controller.h"
 #include "app/hub/token_keychain.h"
 #include "app/settings/app_settings.h"
 #include "app/store/chat_store.h"
@@ -43,6 +44,7 @@ public:
     ChatController& chat() { return chat_; }
     HistoryController& history() { return history_; }
     HubController& hub() { return hub_; }
+    ServeController& serve() { return serve_; }
     static QString database_path(const QString& data_dir);
     // Where the first run puts the bundled demo model.
     static QString demo_model_path(const QString& data_dir, const QString& bundled_model);
@@ -59,6 +61,7 @@ private:
     HistoryController history_;
     TokenKeychain keychain_;
     HubController hub_;  // models in <data_dir>/models
+    ServeController serve_;  // the API server on localhost, over engine_'s model
     QQmlApplicationEngine qml_;  // last: destroyed first, while the controllers it shows exist
 };
 

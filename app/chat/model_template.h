@@ -1,14 +1,13 @@
 #pragma once
-// The model's own chat template (tokenizer.chat_template) run over a conversation the way
-// Hugging Face's apply_chat_template runs it: messages as {role, content}, the system prompt as
-// the first message, bos_token, eos_token, add_generation_prompt.
+// The model's own chat template (tokenizer.chat_template) over the conversation on screen: the
+// system prompt as the first message, an answer being written after the generation prompt.
 
 #include <QString>
 #include <QVector>
 
 #include <optional>
 
-#include "app/chat/jinja/template.h"
+#include "chat_template/chat_template.h"
 #include "app/chat/message_list_model.h"
 
 namespace ember::app {
@@ -35,9 +34,7 @@ public:
 
 private:
     QString source_;
-    QString bos_token_;
-    QString eos_token_;
-    std::optional<jinja::Template> template_;
+    std::optional<chat::ChatTemplate> template_;
     QString error_;
 };
 

@@ -2,7 +2,7 @@
 
 #include <QObject>
 
-#include "app/chat/jinja/template.h"
+#include "chat_template/jinja/template.h"
 
 namespace ember::app {
 

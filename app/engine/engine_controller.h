@@ -83,6 +83,7 @@ public:
     double kv_bytes_per_token() const { return double(model_.kv_bytes_per_token); }
     int trained_context() const { return model_.n_ctx_train; }
     QString chat_template() const { return model_.chat_template; }
+    std::shared_ptr<const ember::Model> model_handle() const { return model_.handle; }
     QString bos_token() const { return model_.bos_token; }
     QString eos_token() const { return model_.eos_token; }
     const std::vector<std::string>& control_pieces() const { return model_.control_pieces; }

@@ -129,7 +129,7 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, boo
     emit loaded(LoadedModel{path, QFileInfo(path).completeBaseName(), describe(info), info.sparse, info.n_layer,
                             info.n_ctx_train, qint64(info.kv_bytes_per_token), QString::fromStdString(info.chat_template),
                             QString::fromStdString(info.bos_token), QString::fromStdString(info.eos_token),
-                            info.control_pieces, QString::fromStdString(info.architecture)});
+                            info.control_pieces, QString::fromStdString(info.architecture), model_});
     emit context_changed(0, session_->n_ctx());
     emit device_changed(device_state());
     emit split(snapshot(0.0));

@@ -42,6 +42,7 @@ struct LoadedModel {
     QString eos_token;
     std::vector<std::string> control_pieces;  // what escape_markup keeps as text (ember/markup.h)
     QString architecture;           // general.architecture
+    std::shared_ptr<const ember::Model> handle;  // the loaded weights, for others to share (the API server)
 };
 
 struct DeviceState {

@@ -38,6 +38,8 @@ AppSettings::AppSettings(const QString& path, QObject* parent) : QObject(parent)
     if (const QJsonValue s = o.value(QStringLiteral("fontScale")); s.isDouble()) font_scale_ = std::clamp(s.toDouble(), 0.8, 1.6);
     welcomed_ = o.value(QStringLiteral("welcomed")).toBool();
     use_gpu_ = o.value(QStringLiteral("useGpu")).toBool(true);
+    if (const int port = o.value(QStringLiteral("servePort")).toInt(); port >= 1 && port <= 65535) serve_port_ = port;
+    serve_api_key_ = o.value(QStringLiteral("serveApiKey")).toString();
     if (const QJsonValue c = o.value(QStringLiteral("lastChat")); c.isDouble() && c.toDouble() > 0) last_chat_ = qint64(c.toDouble());
     const QJsonObject formats = o.value(QStringLiteral("promptFormats")).toObject();
     for (auto it = formats.begin(); it != formats.end(); ++it)
@@ -90,6 +92,20 @@ void AppSettings::set_welcomed(bool welcomed) {
     emit changed();
 }
 
+void AppSettings::set_serve_port(int port) {
+    if (port < 1 || port > 65535 || port == serve_port_) return;
+    serve_port_ = port;
+    save();
+    emit changed();
+}
+
+void AppSettings::set_serve_api_key(const QString& key) {
+    if (key == serve_api_key_) return;
+    serve_api_key_ = key;
+    save();
+    emit changed();
+}
+
 void AppSettings::set_use_gpu(bool use) {
     if (use == use_gpu_) return;
     use_gpu_ = use;
@@ -133,7 +149,8 @@ void AppSettings::remove_library_folder(const QString& folder) {
 }
 
 void AppSettings::save() {
-    QJsonObject o{{"theme", theme_}, {"fontScale", font_scale_}, {"welcomed", welcomed_}, {"useGpu", use_gpu_}};
+    QJsonObject o{{"theme", theme_}, {"fontScale", font_scale_}, {"welcomed", welcomed_}, {"useGpu", use_gpu_}, {"servePort", serve_port_}};
+    if (!serve_api_key_.isEmpty()) o.insert(QStringLiteral("serveApiKey"), serve_api_key_);
     if (last_chat_ > 0) o.insert(QStringLiteral("lastChat"), double(last_chat_));
     if (!prompt_formats_.isEmpty()) {
         QJsonObject formats;

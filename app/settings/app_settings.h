@@ -31,6 +31,9 @@ class AppSettings : public QObject {
     Q_PROPERTY(bool welcomed READ welcomed WRITE set_welcomed NOTIFY changed)
     // Sparse models may put their hot neurons on a GPU; off: never, the user's choice.
     Q_PROPERTY(bool useGpu READ use_gpu WRITE set_use_gpu NOTIFY changed)
+    // The API server's port on localhost (the Serve switch) and the key clients must send; empty: none.
+    Q_PROPERTY(int servePort READ serve_port WRITE set_serve_port NOTIFY changed)
+    Q_PROPERTY(QString serveApiKey READ serve_api_key WRITE set_serve_api_key NOTIFY changed)
 
 public:
     explicit AppSettings(const QString& path, QObject* parent = nullptr);
@@ -48,6 +51,10 @@ public:
     void set_welcomed(bool welcomed);
     bool use_gpu() const { return use_gpu_; }
     void set_use_gpu(bool use);
+    int serve_port() const { return serve_port_; }
+    void set_serve_port(int port);
+    QString serve_api_key() const { return serve_api_key_; }
+    void set_serve_api_key(const QString& key);
     // The last chat open when the app closed (closing on a new, empty chat keeps it); 0: none yet.
     qint64 last_chat() const { return last_chat_; }
     void set_last_chat(qint64 id);
@@ -77,6 +84,8 @@ private:
     QRect geometry_;
     bool welcomed_ = false;
     bool use_gpu_ = true;
+    int serve_port_ = 8080;
+    QString serve_api_key_;
     qint64 last_chat_ = 0;
     QHash<QString, QString> prompt_formats_;  // model path -> prompt format name
     QHash<QString, QString> system_prompts_;  // model path -> default system prompt

@@ -58,7 +58,9 @@ struct Session::Impl {
           kv(arch.hparams().n_layer, n_ctx, arch.hparams().n_embd_gqa()),
           scratch(arch.hparams(), n_batch, n_ctx, n_threads),
           exec(arch.hparams(), scratch),
-          logits(size_t(arch.hparams().n_vocab)) {}
+          logits(size_t(arch.hparams().n_vocab)) {
+        context.reserve(size_t(n_ctx));
+    }
 
     // Runs the forward pass over `tokens` in batches. Returns false when cancelled.
     bool evaluate(std::span<const int32_t> tokens, bool logits_all) {
@@ -76,6 +78,7 @@ struct Session::Impl {
             const bool last = done + size_t(n) == tokens.size();
             float* out = logits_all ? all_logits.data() + done * size_t(n_vocab) : logits.data();
             arch.forward(tokens.data() + done, n, kv, exec, out, logits_all);
+            context.insert(context.end(), tokens.begin() + std::ptrdiff_t(done), tokens.begin() + std::ptrdiff_t(done + size_t(n)));
             if (logits_all && last)
                 std::copy_n(out + size_t(n - 1) * n_vocab, n_vocab, logits.begin());
             done += size_t(n);
@@ -91,6 +94,7 @@ struct Session::Impl {
     std::vector<float> logits;      // [n_vocab] of the last evaluated token
     std::vector<float> all_logits;  // [n][n_vocab] of the last evaluate(..., true)
     int32_t n_all_logits = 0;
+    std::vector<int32_t> context;  // the tokens in kv, in order; reserved for n_ctx
     std::atomic<bool> cancel_flag{false};
     Timings timings;
     std::unique_ptr<DevicePlacement> placement;  // sessions with a device only
@@ -168,7 +172,10 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
             s.timings.prompt_ms = ms_since(start);
         }
         sampling::Sampler sampler(params.sampling, s.arch.hparams().n_vocab);
-        for (int32_t t : prompt) sampler.accept(t);
+        // The repeat penalty looks back over the context, not only this call's prompt: a prompt
+        // that continues cached text samples as the whole text would.
+        const size_t back = std::min(s.context.size(), size_t(std::max(params.sampling.repeat_last_n, 0)));
+        for (size_t i = s.context.size() - back; i < s.context.size(); ++i) sampler.accept(s.context[i]);
         tokenizer::StreamDecoder decoder(*s.model->impl().tokenizer);
         const Model& model = *s.model;
         if (params.n_predict > 0) result.tokens.reserve(size_t(params.n_predict));
@@ -201,6 +208,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
             const bool go_on = !on_token || on_token(TokenEvent{token, text, s.kv.n_past() + 1});
             const int32_t one[1] = {token};
             s.arch.forward(one, 1, s.kv, s.exec, s.logits.data(), false);
+            s.context.push_back(token);
             if (!go_on) {
                 result.stop_reason = StopReason::CallbackStopped;
                 break;
@@ -220,7 +228,10 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
 void Session::cancel() { impl_->cancel_flag.store(true); }
 int32_t Session::n_past() const { return impl_->kv.n_past(); }
 int32_t Session::n_ctx() const { return impl_->kv.n_ctx(); }
-void Session::truncate(int32_t n_keep) { impl_->kv.truncate(n_keep); }
+void Session::truncate(int32_t n_keep) {
+    impl_->kv.truncate(n_keep);
+    impl_->context.resize(size_t(impl_->kv.n_past()));
+}
 Status Session::set_device_budget(uint64_t bytes) {
     if (!impl_->placement) return Error{"this session has no device to re-plan"};
     try {
@@ -249,6 +260,7 @@ std::vector<std::vector<int32_t>> Session::hot_neurons() const {
 
 void Session::clear() {
     impl_->kv.clear();
+    impl_->context.clear();
     if (impl_->scratch.sparse)
         for (auto& l : impl_->scratch.sparse->stats) l = {};
 }

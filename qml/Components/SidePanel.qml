@@ -99,6 +99,9 @@ Pane {
             Layout.fillHeight: true
         }
 
+        ServeSettings {
+            Layout.fillWidth: true
+        }
         AppearanceSettings {
             Layout.fillWidth: true
         }

@@ -9,7 +9,7 @@
 #include <QJsonObject>
 #include <QtTest>
 
-#include "app/chat/jinja/template.h"
+#include "chat_template/jinja/template.h"
 
 using ember::jinja::Dict;
 using ember::jinja::List;

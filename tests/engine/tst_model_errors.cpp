@@ -309,6 +309,32 @@ private slots:
         QVERIFY(QString::fromStdString(nb.error().message).contains("batch size 0"));
     }
 
+    // A prompt whose start is already in the context (a chat grown by one turn, the API server's
+    // next request) samples as the whole prompt does: the repeat penalty sees the cached tokens.
+    void cached_prefix_samples_as_the_whole_prompt() {
+        auto model = Model::load(kFixture);
+        QVERIFY(model.ok());
+        GenerateParams gp = greedy(24);
+        gp.sampling.repeat_penalty = 1.5f;
+        gp.sampling.repeat_last_n = 64;
+        const std::vector<int32_t> prompt = {1, 907, 261, 2020, 907, 261, 2020, 907, 261, 2020, 907, 261};
+        auto whole_session = Session::create(*model);
+        auto cached_session = Session::create(*model);
+        QVERIFY(whole_session.ok() && cached_session.ok());
+        auto whole = (*whole_session)->generate(prompt, gp);
+        QVERIFY(whole.ok());
+        const std::span<const int32_t> all(prompt);
+        QVERIFY((*cached_session)->evaluate(all.first(prompt.size() - 1)).ok());
+        auto cached = (*cached_session)->generate(all.last(1), gp);
+        QVERIFY(cached.ok());
+        QCOMPARE(cached->tokens, whole->tokens);
+        // And after a truncation, the dropped tokens no longer count.
+        (*cached_session)->truncate(int32_t(prompt.size()) - 1);
+        auto again = (*cached_session)->generate(all.last(1), gp);
+        QVERIFY(again.ok());
+        QCOMPARE(again->tokens, whole->tokens);
+    }
+
     void truncate_and_cancel() {
         auto model = Model::load(kFixture);
         QVERIFY(model.ok());

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "app/chat/chat_prompt.h"
-#include "app/chat/jinja/template.h"
+#include "chat_template/jinja/template.h"
 #include "fuzz_support.h"
 
 namespace {

@@ -17,6 +17,11 @@
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtTest>
 
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "app/app_shell.h"
 #include "app/hub/model_suggestion.h"
 #include "app/store/chat_store.h"
@@ -37,6 +42,19 @@ QString accessible_name(QQuickItem* item) {
 
 // Every visible control under `root` that a screen reader could not name. A combo box's or spin
 // box's own parts are announced as the box.
+// A port nothing listens on now (the kernel's choice for a socket bound to port 0).
+int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
 void unnamed_controls(QQuickItem* root, QStringList& out) {
     if (!root || !root->isVisible()) return;
     if (root->inherits("QQuickComboBox") || root->inherits("QQuickSpinBox")) {
@@ -553,6 +571,56 @@ private slots:
             QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
             QTRY_VERIFY2(!shell.engine().device_note().contains("turned off by you"), qPrintable(shell.engine().device_note()));
         }
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    // The Serve switch puts the loaded model behind the OpenAI API on localhost: a real client
+    // gets an answer, the request shows in the panel, the chat history stays as it was, and
+    // switching off closes the port.
+    void serve_switch_serves_the_loaded_model() {
+        QTemporaryDir dir;
+        ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
+        shell.settings().set_serve_port(free_port());
+        QVERIFY(shell.start());
+        QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
+        auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        auto* toggle = window->findChild<QQuickItem*>(QStringLiteral("serveSwitch"));
+        QVERIFY(toggle);
+        const auto click = [&] {
+            QTest::mouseClick(window, Qt::LeftButton, {},
+                              toggle->mapToScene(QPointF(toggle->width() / 2, toggle->height() / 2)).toPoint());
+        };
+        const int conversations = shell.history().conversations()->rowCount();
+        click();
+        QTRY_VERIFY(shell.serve().serving());
+        const int port = shell.settings().serve_port();
+        auto* url = window->findChild<QQuickItem*>(QStringLiteral("serveUrlLabel"));
+        QVERIFY(url);
+        QTRY_COMPARE(url->property("text").toString(), QStringLiteral("http://127.0.0.1:%1/v1").arg(port));
+
+        httplib::Client client("127.0.0.1", port);
+        auto models = client.Get("/v1/models");
+        QVERIFY(models);
+        QCOMPARE(models->status, 200);
+        QVERIFY2(QString::fromStdString(models->body).contains(QFileInfo(shell.engine().model_path()).fileName()),
+                 models->body.c_str());
+        auto answer = client.Post("/v1/chat/completions",
+                                  R"({"messages": [{"role": "user", "content": "Hello"}], "max_tokens": 4})",
+                                  "application/json");
+        QVERIFY(answer);
+        QCOMPARE(answer->status, 200);
+        QVERIFY2(QString::fromStdString(answer->body).contains(QLatin1String("\"completion_tokens\":4")), answer->body.c_str());
+        QTRY_COMPARE(shell.serve().request_count(), 1);
+        auto* requests = window->findChild<QQuickItem*>(QStringLiteral("serveRequestsLabel"));
+        QVERIFY(requests);
+        QTRY_VERIFY2(requests->property("text").toString().contains(QLatin1String("/v1/chat/completions")),
+                     qPrintable(requests->property("text").toString()));
+        QCOMPARE(shell.history().conversations()->rowCount(), conversations);
+
+        click();
+        QTRY_VERIFY(!shell.serve().serving());
+        QVERIFY(!httplib::Client("127.0.0.1", port).Get("/health"));
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "app/chat/jinja/value.h"
+#include "chat_template/jinja/value.h"
 
 namespace ember::jinja {
 

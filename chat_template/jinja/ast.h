@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "app/chat/jinja/value.h"
+#include "chat_template/jinja/value.h"
 
 namespace ember::jinja {
 

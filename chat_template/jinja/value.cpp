@@ -1,4 +1,4 @@
-#include "app/chat/jinja/value.h"
+#include "chat_template/jinja/value.h"
 
 #include <charconv>
 #include <cmath>

@@ -6,8 +6,8 @@
 
 #include <vector>
 
-#include "app/chat/jinja/ast.h"
-#include "app/chat/jinja/lexer.h"
+#include "chat_template/jinja/ast.h"
+#include "chat_template/jinja/lexer.h"
 
 namespace ember::jinja {
 

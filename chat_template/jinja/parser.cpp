@@ -1,4 +1,4 @@
-#include "app/chat/jinja/parser.h"
+#include "chat_template/jinja/parser.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "app/chat/jinja/builtins.h"
+#include "chat_template/jinja/builtins.h"
 
 #include <algorithm>
 #include <cctype>

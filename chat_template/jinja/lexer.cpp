@@ -1,8 +1,8 @@
-#include "app/chat/jinja/lexer.h"
+#include "chat_template/jinja/lexer.h"
 
 #include <algorithm>
 
-#include "app/chat/jinja/value.h"
+#include "chat_template/jinja/value.h"
 
 namespace ember::jinja {
 namespace {

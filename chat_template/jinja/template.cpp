@@ -1,14 +1,14 @@
-#include "app/chat/jinja/template.h"
+#include "chat_template/jinja/template.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 
-#include "app/chat/jinja/ast.h"
-#include "app/chat/jinja/builtins.h"
-#include "app/chat/jinja/lexer.h"
-#include "app/chat/jinja/parser.h"
+#include "chat_template/jinja/ast.h"
+#include "chat_template/jinja/builtins.h"
+#include "chat_template/jinja/lexer.h"
+#include "chat_template/jinja/parser.h"
 
 namespace ember::jinja {
 namespace {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "app/chat/jinja/value.h"
+#include "chat_template/jinja/value.h"
 #include "ember/result.h"
 
 namespace ember::jinja {
