@@ -120,6 +120,7 @@ struct ApiServer::Impl {
     std::function<void(const RequestRecord&)> observer;
     std::mt19937_64 rng{std::random_device{}()};
 
+    std::atomic<bool> stopping{false};  // set before the HTTP threads are joined: answers end now
     std::atomic<int64_t> http_requests{0};
     std::atomic<int64_t> http_errors{0};
 
@@ -299,9 +300,10 @@ void ApiServer::Impl::completion(const httplib::Request& req, httplib::Response&
 
     std::string text;
     for (;;) {
-        Stream::Taken t = stream->take(1s);
+        Stream::Taken t = stream->take(kStreamHeartbeat);
         text += t.text;
         if (t.finished) break;
+        if (stopping) s->queue->cancel(stream);
     }
     const Outcome& o = stream->outcome();
     record.finish_reason = o.finish_reason;
@@ -341,6 +343,7 @@ void ApiServer::Impl::stream_answer(httplib::Response& res, std::shared_ptr<cons
                 st->started = true;
                 if (st->header.chat && !send(sse(chunk_json(st->header, "", true)))) return false;
             }
+            if (stopping) return false;
             const Stream::Taken t = st->stream->take(kStreamHeartbeat);
             if (!t.text.empty() && !send(sse(chunk_json(st->header, t.text)))) return false;
             // An SSE comment: clients ignore it, and a client that has gone makes the write fail.
@@ -409,6 +412,7 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const ServerOptions& options
 }
 
 ApiServer::~ApiServer() {
+    impl_->stopping = true;
     impl_->http.stop();
     if (impl_->listener.joinable()) impl_->listener.join();
 }

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.."
 fuzz_seconds=${FUZZ_SECONDS:-20}
 steps=("$@")
 [ ${#steps[@]} -gt 0 ] || steps=(asan fuzz tsan)
-tsan_tests="tst_hybrid|tst_model_errors|tst_hub_hasher|tst_hub_client|tst_hub_download|tst_hub_cli"
+tsan_tests="tst_hybrid|tst_model_errors|tst_server_parts|tst_hub_hasher|tst_hub_client|tst_hub_download|tst_hub_cli"
 # -O1 with line tables only: reports keep file:line, and the ASan build takes ~480 s instead of
 # ~670 s with -O2 -g on two cores. Without RelWithDebInfo's -DNDEBUG, assert() is on as well.
 clang_flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only")
@@ -36,7 +36,7 @@ for step in "${steps[@]}"; do
         tsan)
             cmake -S . -B build-tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${gcc_flags[@]}" -DEMBER_TSAN=ON \
                 -DEMBER_CUDA=OFF -DEMBER_HIP=OFF >/dev/null
-            cmake --build build-tsan -j2 --target tst_hybrid tst_model_errors tst_hub_hasher tst_hub_client tst_hub_download tst_hub_cli ember-hub
+            cmake --build build-tsan -j2 --target tst_hybrid tst_model_errors tst_server_parts tst_hub_hasher tst_hub_client tst_hub_download tst_hub_cli ember-hub
             ctest --test-dir build-tsan --output-on-failure -j2 -R "^($tsan_tests)\$"
             ;;
         *) echo "unknown step $step (asan, fuzz, tsan)"; exit 2 ;;

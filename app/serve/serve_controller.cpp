@@ -6,8 +6,6 @@
 #include <QJSEngine>
 #include <QTime>
 
-#include <algorithm>
-
 #include "app/engine/engine_controller.h"
 #include "app/settings/app_settings.h"
 #include "server/api_server.h"
@@ -18,9 +16,6 @@ namespace {
 
 ServeController* g_instance = nullptr;
 
-// The server's own context: what the model was trained for, at most 4096 tokens (its KV cache is
-// allocated in full, beside the chat's).
-constexpr int kServeContext = 4096;
 
 QString describe(const server::RequestRecord& r) {
     const QString when = QTime::currentTime().toString(QStringLiteral("HH:mm:ss"));
@@ -102,9 +97,10 @@ void ServeController::follow_engine() {
     if (model == served_model_) return;
     served_model_ = model;
     if (!model) return server_->serve(nullptr, {});
+    // The context the user chose for the chat: its KV cache, allocated in full beside the chat's,
+    // costs what the context setting says.
     ember::SessionParams sp;
-    const int trained = model->info().n_ctx_train;
-    sp.n_ctx = trained > 0 ? std::min(trained, kServeContext) : kServeContext;
+    sp.n_ctx = engine_->context_size() > 0 ? engine_->context_size() : 0;
     auto queue = server::GenerationQueue::create(model, sp);
     if (!queue) {
         error_ = tr("The model cannot be served: %1").arg(QString::fromStdString(queue.error().message));

@@ -168,6 +168,19 @@ def chat_import_seeds(out):
     (out / "export.json").write_text(json.dumps({"format": "ember-chats", "version": 1, "chats": chats}, indent=1))
 
 
+def api_request_seeds(out):
+    # Byte 0 even: a request body (byte 1 odd: a chat); odd: text for the stop sequences.
+    chat = {"model": "m", "messages": [{"role": "system", "content": "Be brief."},
+                                       {"role": "user", "content": [{"type": "text", "text": "Hi"}]}],
+            "max_tokens": 16, "temperature": 0.7, "stop": ["\n", "###"], "stream": True,
+            "stream_options": {"include_usage": True}}
+    completion = {"prompt": [1, 2, 3], "n": 1, "top_k": 40, "top_p": 0.9, "min_p": 0.05, "seed": 42,
+                  "repeat_penalty": 1.1, "ignore_eos": True}
+    (out / "chat.json").write_bytes(b"\x00\x01" + json.dumps(chat).encode())
+    (out / "completion.json").write_bytes(b"\x00\x00" + json.dumps(completion).encode())
+    (out / "stops.txt").write_bytes(b"\x01\x00a quick xyz brown fox\n jumps over the lazy dog\n\nand then ab")
+
+
 def main():
     gguf_seeds(corpus("gguf"))
     gpuidx_seeds(corpus("gpuidx"))
@@ -177,6 +190,7 @@ def main():
     chat_prompt_seeds(corpus("chat_prompt"))
     message_blocks_seeds(corpus("message_blocks"))
     chat_import_seeds(corpus("chat_import"))
+    api_request_seeds(corpus("api_request"))
 
 
 if __name__ == "__main__":
