@@ -1,6 +1,9 @@
 #include "server/api_server.h"
 
 #include <httplib.h>
+#ifndef _WIN32
+#include <sys/socket.h>
+#endif
 
 #include <chrono>
 #include <mutex>
@@ -397,6 +400,11 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const ServerOptions& options
     // and holds each one back ~40 ms.
     http.set_tcp_nodelay(true);
     impl->routes();
+    int listening = -1;
+    http.set_socket_options([&listening](socket_t sock) {
+        httplib::default_socket_options(sock);
+        listening = int(sock);
+    });
     if (options.port == 0) {
         impl->port = http.bind_to_any_port(options.host);
         if (impl->port < 0) return Error{"cannot listen on " + options.host + " (any port)"};
@@ -406,6 +414,11 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const ServerOptions& options
                          " (in use, or not an address of this computer)"};
         impl->port = options.port;
     }
+#ifndef _WIN32
+    // cpp-httplib listens with a backlog of 5: a burst of new clients beyond that has its
+    // connections dropped and retried a second later. Listening again raises the backlog.
+    if (listening >= 0) ::listen(listening, SOMAXCONN);
+#endif
     Impl* raw = impl.get();
     impl->listener = std::thread([raw] { raw->http.listen_after_bind(); });
     return std::unique_ptr<ApiServer>(new ApiServer(std::move(impl)));

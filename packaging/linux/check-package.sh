@@ -37,9 +37,20 @@ grep -q "^self-check: ok" "$data/self-check.log" || { echo "FAILED: no answer fr
 [ -f "$data/profile/models/ember/ember-demo/ember-demo.powerinfer.gguf" ] \
     || { echo "FAILED: the demo model was not copied into the user's library"; exit 1; }
 
+# The installed API server, on the installed demo model, answers a completion over loopback (its
+# HTTP library is a dependency of the package).
+/usr/bin/ember-server -m /usr/share/ember/models/ember-demo/ember-demo.powerinfer.gguf --port 0 \
+    >"$data/server.port" 2>"$data/server.log" &
+server=$!
+for _ in $(seq 100); do [ -s "$data/server.port" ] && break; sleep 0.1; done
+port=$(head -1 "$data/server.port")
+answer=$(curl -s "http://127.0.0.1:$port/v1/completions" -d '{"prompt": "And God said", "max_tokens": 4}' || true)
+kill "$server"; wait "$server" || true
+echo "$answer" | grep -q '"completion_tokens":4' || { echo "FAILED: the installed ember-server did not answer: $answer"; cat "$data/server.log"; exit 1; }
+
 run apt-get remove -y ember >/dev/null
 trap 'rm -rf "$data"' EXIT
 leftovers=$(ls -d /usr/bin/ember /usr/bin/ember-* /usr/share/ember /usr/share/applications/io.github.emberapp.Ember.desktop \
                  /usr/share/metainfo/io.github.emberapp.Ember.metainfo.xml 2>/dev/null || true)
 [ -z "$leftovers" ] || { echo "FAILED: left behind after removal: $leftovers"; exit 1; }
-echo "package check: ok (installed, answered a prompt, removed cleanly)"
+echo "package check: ok (installed, answered a prompt in the app and over the API, removed cleanly)"
