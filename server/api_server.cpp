@@ -9,6 +9,7 @@
 #include <mutex>
 #include <optional>
 #include <random>
+#include <utility>
 #include <thread>
 
 #include <nlohmann/json.hpp>
@@ -106,6 +107,27 @@ Parsed<std::vector<int32_t>> prompt_tokens(const Served& s, const CompletionRequ
 
 std::string sse(const json& j) { return "data: " + dump(j) + "\n\n"; }
 
+// "localhost:8080" -> "localhost", "[::1]:8080" -> "::1".
+std::string host_name(const std::string& host) {
+    if (!host.empty() && host.front() == '[') return host.substr(1, host.find(']') - 1);
+    return host.substr(0, host.find(':'));
+}
+
+void fill(RequestRecord& r, const Outcome& o) {
+    r.finish_reason = o.finish_reason;
+    r.prompt_tokens = o.prompt_tokens;
+    r.completion_tokens = o.completion_tokens;
+    r.tokens_per_second = o.timings.generate_ms > 0 ? 1000.0 * o.timings.n_generated / o.timings.generate_ms : 0.0;
+}
+
+ApiError generation_failed(const Error& e) {
+    ApiError a;
+    a.status = 500;
+    a.type = "server_error";
+    a.message = "generation failed: " + e.message;
+    return a;
+}
+
 }  // namespace
 
 bool is_loopback(const std::string& host) {
@@ -123,7 +145,8 @@ struct ApiServer::Impl {
     std::function<void(const RequestRecord&)> observer;
     std::mt19937_64 rng{std::random_device{}()};
 
-    std::atomic<bool> stopping{false};  // set before the HTTP threads are joined: answers end now
+    std::atomic<bool> stopping{false};
+    std::atomic<bool> listener_ended{false};  // set before the HTTP threads are joined: answers end now
     std::atomic<int64_t> http_requests{0};
     std::atomic<int64_t> http_errors{0};
 
@@ -144,25 +167,39 @@ struct ApiServer::Impl {
         if (f) f(r);
     }
 
+    std::optional<ApiError> refused(const httplib::Request& req) const;
     void routes();
     void completion(const httplib::Request& req, httplib::Response& res, bool chat);
-    void stream_answer(httplib::Response& res, std::shared_ptr<const Served> s, std::shared_ptr<Stream> stream,
-                       AnswerHeader header, bool include_usage, RequestRecord record);
+    void answer(httplib::Response& res, std::shared_ptr<const Served> s, std::shared_ptr<Stream> stream,
+                AnswerHeader header, bool stream_events, bool include_usage, RequestRecord record);
 };
 
-void ApiServer::Impl::routes() {
-    http.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-        if (options.api_key.empty() || req.path == "/health") return httplib::Server::HandlerResponse::Unhandled;
-        if (constant_time_equal(req.get_header_value("Authorization"), "Bearer " + options.api_key))
-            return httplib::Server::HandlerResponse::Unhandled;
+// Checked in the handlers, once the body is read: a refusal before it would leave the body's bytes
+// to be read as the connection's next request.
+std::optional<ApiError> ApiServer::Impl::refused(const httplib::Request& req) const {
+    if (!options.api_key.empty() &&
+        !constant_time_equal(req.get_header_value("Authorization"), "Bearer " + options.api_key)) {
         ApiError e;
         e.status = 401;
         e.type = "authentication_error";
         e.code = "invalid_api_key";
         e.message = "this server needs its API key: send the header \"Authorization: Bearer <key>\"";
-        send_error(res, e);
-        return httplib::Server::HandlerResponse::Handled;
-    });
+        return e;
+    }
+    // On loopback, a web page the user visits could reach the API through a name of its own that
+    // resolves to 127.0.0.1 (DNS rebinding); its requests carry that name as their Host.
+    if (is_loopback(options.host) && req.has_header("Host") && !is_loopback(host_name(req.get_header_value("Host")))) {
+        ApiError e;
+        e.status = 403;
+        e.type = "permission_error";
+        e.message = "Host '" + req.get_header_value("Host") +
+                    "' is not this computer: a server on loopback answers localhost, 127.0.0.1 and [::1] only";
+        return e;
+    }
+    return std::nullopt;
+}
+
+void ApiServer::Impl::routes() {
     http.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return;
         ApiError e;
@@ -195,7 +232,8 @@ void ApiServer::Impl::routes() {
         if (!current()) return send_error(res, unavailable());
         send_json(res, 200, json{{"status", "ok"}});
     });
-    http.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
+    http.Get("/v1/models", [this](const httplib::Request& req, httplib::Response& res) {
+        if (auto e = refused(req)) return send_error(res, *e);
         const auto s = current();
         if (!s) return send_error(res, unavailable());
         const ModelInfo& info = s->queue->model().info();
@@ -215,7 +253,8 @@ void ApiServer::Impl::routes() {
                      {"chat_template", s->chat_template_name}}}};
         send_json(res, 200, json{{"object", "list"}, {"data", json::array({model})}});
     });
-    http.Get("/metrics", [this](const httplib::Request&, httplib::Response& res) {
+    http.Get("/metrics", [this](const httplib::Request& req, httplib::Response& res) {
+        if (auto e = refused(req)) return send_error(res, *e);
         const auto s = current();
         const QueueCounters q = s ? s->queue->counters() : QueueCounters{};
         res.set_content(prometheus_text(q, HttpCounters{http_requests.load(), http_errors.load()}),
@@ -225,6 +264,7 @@ void ApiServer::Impl::routes() {
               [this](const httplib::Request& req, httplib::Response& res) { completion(req, res, true); });
     http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) { completion(req, res, false); });
     http.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
+        if (auto e = refused(req)) return send_error(res, *e);
         const auto s = current();
         if (!s) return send_error(res, unavailable());
         auto body = parse_json_body(req.body);
@@ -242,6 +282,7 @@ void ApiServer::Impl::routes() {
         send_json(res, 200, json{{"tokens", ids}});
     });
     http.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
+        if (auto e = refused(req)) return send_error(res, *e);
         const auto s = current();
         if (!s) return send_error(res, unavailable());
         auto body = parse_json_body(req.body);
@@ -271,6 +312,7 @@ void ApiServer::Impl::completion(const httplib::Request& req, httplib::Response&
         record.error = e.message;
         this->record(record);
     };
+    if (auto e = refused(req)) return refuse(*e);
     const auto s = current();
     if (!s) return refuse(unavailable());
     auto body = parse_json_body(req.body);
@@ -299,74 +341,52 @@ void ApiServer::Impl::completion(const httplib::Request& req, httplib::Response&
     header.id = std::string(chat ? "chatcmpl-" : "cmpl-") + std::to_string(random_seed());
     record.stream = r.stream;
     std::shared_ptr<Stream> stream = s->queue->submit(std::move(job));
-    if (r.stream) return stream_answer(res, s, std::move(stream), std::move(header), r.include_usage, std::move(record));
-
-    std::string text;
-    for (;;) {
-        Stream::Taken t = stream->take(kStreamHeartbeat);
-        text += t.text;
-        if (t.finished) break;
-        if (stopping) s->queue->cancel(stream);
-    }
-    const Outcome& o = stream->outcome();
-    record.finish_reason = o.finish_reason;
-    record.prompt_tokens = o.prompt_tokens;
-    record.completion_tokens = o.completion_tokens;
-    record.tokens_per_second = o.timings.generate_ms > 0 ? 1000.0 * o.timings.n_generated / o.timings.generate_ms : 0.0;
-    if (o.error) {
-        ApiError e;
-        e.status = 500;
-        e.type = "server_error";
-        e.message = "generation failed: " + o.error->message;
-        return refuse(e);
-    }
-    send_json(res, 200, answer_json(header, text, o));
-    this->record(record);
+    answer(res, s, std::move(stream), std::move(header), r.stream, r.include_usage, std::move(record));
 }
 
-void ApiServer::Impl::stream_answer(httplib::Response& res, std::shared_ptr<const Served> s,
-                                    std::shared_ptr<Stream> stream, AnswerHeader header, bool include_usage,
-                                    RequestRecord record) {
+// Both kinds of answer go out as the generation runs, so a client that has gone is noticed and
+// its generation cancelled: a stream sends its pieces as events (an SSE comment when there is
+// nothing new), a whole answer sends spaces until its JSON is ready (whitespace before a JSON
+// value is still JSON). A write that fails means the client has gone. The status is sent first,
+// so a whole answer whose generation fails carries the error object with status 200.
+void ApiServer::Impl::answer(httplib::Response& res, std::shared_ptr<const Served> s, std::shared_ptr<Stream> stream,
+                             AnswerHeader header, bool stream_events, bool include_usage, RequestRecord record) {
     struct State {
         std::shared_ptr<const Served> served;
         std::shared_ptr<Stream> stream;
         AnswerHeader header;
+        bool events;
         bool include_usage;
         RequestRecord record;
         bool started = false;
+        std::string text;  // a whole answer's text so far
     };
-    auto st = std::make_shared<State>(State{std::move(s), std::move(stream), std::move(header), include_usage,
-                                            std::move(record)});
-    res.set_header("Cache-Control", "no-cache");
+    auto st = std::make_shared<State>(State{std::move(s), std::move(stream), std::move(header), stream_events,
+                                            include_usage, std::move(record), false, {}});
+    if (stream_events) res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
-        "text/event-stream",
+        stream_events ? "text/event-stream" : "application/json",
         [this, st](size_t, httplib::DataSink& sink) {
             const auto send = [&](const std::string& data) { return sink.write(data.data(), data.size()); };
-            if (!st->started) {
+            if (st->events && !st->started) {
                 st->started = true;
                 if (st->header.chat && !send(sse(chunk_json(st->header, "", true)))) return false;
             }
             if (stopping) return false;
             const Stream::Taken t = st->stream->take(kStreamHeartbeat);
-            if (!t.text.empty() && !send(sse(chunk_json(st->header, t.text)))) return false;
-            // An SSE comment: clients ignore it, and a client that has gone makes the write fail.
-            if (t.text.empty() && !t.finished) return send(": ping\n\n");
-            if (!t.finished) return true;
+            if (!st->events) st->text += t.text;
+            else if (!t.text.empty() && !send(sse(chunk_json(st->header, t.text)))) return false;
+            if (!t.finished) return t.text.empty() || !st->events ? send(st->events ? ": ping\n\n" : " ") : true;
             const Outcome& o = st->stream->outcome();
             RequestRecord& r = st->record;
-            r.finish_reason = o.finish_reason;
-            r.prompt_tokens = o.prompt_tokens;
-            r.completion_tokens = o.completion_tokens;
-            r.tokens_per_second =
-                o.timings.generate_ms > 0 ? 1000.0 * o.timings.n_generated / o.timings.generate_ms : 0.0;
+            fill(r, o);
             if (o.error) {
-                ApiError e;
-                e.status = 500;
-                e.type = "server_error";
-                e.message = "generation failed: " + o.error->message;
-                r.status = 500;
+                const ApiError e = generation_failed(*o.error);
+                r.status = e.status;
                 r.error = e.message;
-                send("data: " + error_body(e) + "\n\n");
+                send(st->events ? "data: " + error_body(e) + "\n\n" : error_body(e));
+            } else if (!st->events) {
+                send(dump(answer_json(st->header, st->text, o)));
             } else if (o.finish_reason != "cancelled") {
                 send(sse(chunk_json(st->header, "", false, &o)));
                 if (st->include_usage) send(sse(usage_chunk_json(st->header, o)));
@@ -401,8 +421,11 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const ServerOptions& options
     http.set_tcp_nodelay(true);
     impl->routes();
     int listening = -1;
+    // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, with which a second server on the
+    // same port would start without an error and take half the connections.
     http.set_socket_options([&listening](socket_t sock) {
-        httplib::default_socket_options(sock);
+        int yes = 1;
+        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const char*>(&yes), sizeof yes);
         listening = int(sock);
     });
     if (options.port == 0) {
@@ -420,7 +443,12 @@ Result<std::unique_ptr<ApiServer>> ApiServer::start(const ServerOptions& options
     if (listening >= 0) ::listen(listening, SOMAXCONN);
 #endif
     Impl* raw = impl.get();
-    impl->listener = std::thread([raw] { raw->http.listen_after_bind(); });
+    impl->listener = std::thread([raw] {
+        raw->http.listen_after_bind();
+        raw->listener_ended = true;
+    });
+    // stop() does nothing to a server not yet listening: until it is, a destructor could wait forever.
+    while (!http.is_running() && !impl->listener_ended) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return std::unique_ptr<ApiServer>(new ApiServer(std::move(impl)));
 }
 
@@ -445,8 +473,13 @@ void ApiServer::serve(std::shared_ptr<GenerationQueue> queue, std::string model_
         s->queue = std::move(queue);
         s->model_id = std::move(model_id);
     }
-    std::lock_guard lock(impl_->mutex);
-    impl_->served = std::move(s);
+    std::shared_ptr<const Served> old;
+    {
+        std::lock_guard lock(impl_->mutex);
+        old = std::exchange(impl_->served, std::move(s));
+    }
+    // The old model's requests end now, so it can be freed before another is loaded.
+    if (old) old->queue->cancel_all();
 }
 
 void ApiServer::set_request_observer(std::function<void(const RequestRecord&)> observer) {

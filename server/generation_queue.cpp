@@ -68,7 +68,7 @@ GenerationQueue::~GenerationQueue() {
         stopping_ = true;
         for (auto& [job, stream] : queue_) stream->finish(cancelled_outcome());
         queue_.clear();
-        if (running_) session_->cancel();
+        if (running_) cancel_locked(*running_);
     }
     wake_.notify_all();
     worker_.join();
@@ -91,11 +91,23 @@ std::shared_ptr<Stream> GenerationQueue::submit(Job job) {
 
 void GenerationQueue::cancel(const std::shared_ptr<Stream>& stream) {
     std::lock_guard lock(mutex_);
+    cancel_locked(*stream);
+}
+
+void GenerationQueue::cancel_all() {
+    std::lock_guard lock(mutex_);
+    for (auto& [job, stream] : queue_) cancel_locked(*stream);
+    if (running_) cancel_locked(*running_);
+}
+
+// The stream's flag stops generation at the next token; the session's flag stops a prompt
+// being evaluated at the next batch.
+void GenerationQueue::cancel_locked(Stream& stream) {
     {
-        std::lock_guard stream_lock(stream->mutex_);
-        stream->cancelled_ = true;
+        std::lock_guard stream_lock(stream.mutex_);
+        stream.cancelled_ = true;
     }
-    if (running_ == stream) session_->cancel();
+    if (running_.get() == &stream) session_->cancel();
 }
 
 QueueCounters GenerationQueue::counters() const {
@@ -122,7 +134,15 @@ void GenerationQueue::work() {
             running_ = next.second;
             counters_.running = 1;
         }
-        Outcome outcome = run(next.first, *next.second);
+        Outcome outcome;
+        try {
+            outcome = run(next.first, *next.second);
+        } catch (const std::exception& e) {  // out of memory, say: this request fails, not the process
+            context_.clear();
+            session_->clear();
+            outcome.finish_reason = "stop";
+            outcome.error = Error{std::string("generation failed: ") + e.what()};
+        }
         {
             std::lock_guard lock(mutex_);
             running_.reset();
@@ -147,6 +167,11 @@ Outcome GenerationQueue::run(const Job& job, Stream& stream) {
     const std::span<const int32_t> fresh(job.prompt.data() + keep, job.prompt.size() - keep);
 
     StopStrings stops(job.stop);
+    // A cancel that came before the session's own flag was reset must not be lost to it.
+    if (stream.cancelled()) {
+        out.finish_reason = "cancelled";
+        return out;
+    }
     auto result = session_->generate(fresh, job.params, [&](const TokenEvent& ev) {
         stream.push(stops.feed(ev.text));
         return !stops.stopped() && !stream.cancelled();

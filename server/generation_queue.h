@@ -86,6 +86,8 @@ public:
     // The client went away: the job is dropped if still queued, stopped at the next token (or
     // prompt batch) if running.
     void cancel(const std::shared_ptr<Stream>& stream);
+    // Every request queued or running, as if their clients had gone (the model is being replaced).
+    void cancel_all();
 
     const Model& model() const { return *model_; }
     int32_t n_ctx() const { return n_ctx_; }
@@ -94,6 +96,7 @@ public:
 private:
     GenerationQueue(std::shared_ptr<const Model> model, std::unique_ptr<Session> session);
     void work();
+    void cancel_locked(Stream& stream);
     Outcome run(const Job& job, Stream& stream);
     void record(const Outcome& outcome);
 

@@ -178,7 +178,8 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
         for (size_t i = s.context.size() - back; i < s.context.size(); ++i) sampler.accept(s.context[i]);
         tokenizer::StreamDecoder decoder(*s.model->impl().tokenizer);
         const Model& model = *s.model;
-        if (params.n_predict > 0) result.tokens.reserve(size_t(params.n_predict));
+        // No more than the context can hold, whatever was asked.
+        if (params.n_predict > 0) result.tokens.reserve(size_t(std::min<int64_t>(params.n_predict, s.kv.free_cells())));
         const auto gen_start = Clock::now();
 
         for (;;) {

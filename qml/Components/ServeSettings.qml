@@ -37,16 +37,15 @@ ColumnLayout {
             onValueModified: AppSettings.servePort = value
             Accessible.name: qsTr("Port")
         }
-    }
-    TextField {
-        objectName: "serveKeyField"
-        Layout.fillWidth: true
-        enabled: !ServeController.serving
-        placeholderText: qsTr("API key (optional)")
-        text: AppSettings.serveApiKey
-        echoMode: TextInput.PasswordEchoOnEdit
-        onEditingFinished: AppSettings.serveApiKey = text
-        Accessible.name: qsTr("API key clients must send")
+        TextField {
+            objectName: "serveKeyField"
+            Layout.fillWidth: true
+            placeholderText: qsTr("API key (optional)")
+            text: AppSettings.serveApiKey
+            echoMode: TextInput.PasswordEchoOnEdit
+            onEditingFinished: AppSettings.serveApiKey = text
+            Accessible.name: qsTr("API key clients must send")
+        }
     }
     RowLayout {
         Layout.fillWidth: true

@@ -156,6 +156,27 @@ test('a client killed mid-stream frees the engine within a second', async () => 
   assert.equal(next.usage.completion_tokens, 2);
 });
 
+test('a whole answer is cancelled too when its client leaves', async () => {
+  const cancelledBefore = await metric(server.url, 'requests_cancelled_total');
+  const abort = new AbortController();
+  // The status comes at once; the body waits for the answer, spaces until then.
+  const response = await fetch(`${server.url}/v1/completions`, {
+    method: 'POST',
+    signal: abort.signal,
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ model, prompt: 'Far away', max_tokens: 100000, ignore_eos: true }),
+  });
+  assert.equal(response.status, 200);
+  while ((await metric(server.url, 'requests_processing')) === 0) await new Promise((r) => setTimeout(r, 10));
+  abort.abort();
+  const left = Date.now();
+  while ((await metric(server.url, 'requests_processing')) !== 0) {
+    assert.ok(Date.now() - left < 1000, 'the generation was still running a second after its client left');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  assert.equal(await metric(server.url, 'requests_cancelled_total'), cancelledBefore + 1);
+});
+
 test('/tokenize and /detokenize round-trip, /health and /metrics answer', async () => {
   const { tokens } = await post('/tokenize', { content: 'Hello world' }).then((r) => r.json());
   assert.ok(tokens.length >= 2 && tokens.every(Number.isInteger));

@@ -222,8 +222,55 @@ private slots:
         QVERIFY(missing);
         QCOMPARE(missing->status, 404);
         QVERIFY(json::parse(missing->body).contains("error"));
+        // As many tokens as a 32-bit count allows: the context ends the answer, nothing is reserved for the rest.
+        auto most = post(R"({"prompt": "x", "max_tokens": 2147483647, "ignore_eos": true})");
+        QVERIFY(most);
+        QCOMPARE(most->status, 200);
+        QCOMPARE(QString::fromStdString(json::parse(most->body)["choices"][0]["finish_reason"].get<std::string>()),
+                 QStringLiteral("length"));
+        // A name of a web page's own that resolves to 127.0.0.1 (DNS rebinding) gets nothing.
+        auto rebound = client.Get("/v1/models", {{"Host", "attacker.example:8080"}});
+        QVERIFY(rebound);
+        QCOMPARE(rebound->status, 403);
+        QCOMPARE(client.Get("/v1/models", {{"Host", "localhost:8080"}})->status, 200);
         // Still serving after all of that.
         QCOMPARE(post(R"({"prompt": "x", "max_tokens": 1})")->status, 200);
+
+        // A second server on the same port is refused, not started beside the first.
+        ember::server::ServerOptions same = o;
+        same.port = (*server)->port();
+        auto second = ember::server::ApiServer::start(same);
+        QVERIFY(!second.ok());
+        QVERIFY(QString::fromStdString(second.error().message).contains(QString::number(same.port)));
+    }
+
+    // A refused request's body is read all the same, so the kept-alive connection's next request
+    // is read from where it starts.
+    void refused_body_does_not_spill_into_the_next_request() {
+        ember::server::ServerOptions o;
+        o.port = 0;
+        o.api_key = "sesame";
+        auto server = ember::server::ApiServer::start(o);
+        QVERIFY(server.ok());
+        httplib::Client client("127.0.0.1", (*server)->port());
+        client.set_keep_alive(true);
+        auto denied = client.Post("/v1/completions", R"({"prompt": ")" + std::string(20000, 'a') + R"("})", "application/json");
+        QVERIFY(denied);
+        QCOMPARE(denied->status, 401);
+        auto health = client.Get("/health");
+        QVERIFY(health);
+        QCOMPARE(health->status, 503);  // no model: the answer to /health itself, not to leftover bytes
+    }
+
+    // Destroying a server that has just started returns (it once waited for a listener that had
+    // not begun listening).
+    void a_server_stopped_at_once_stops() {
+        for (int i = 0; i < 20; ++i) {
+            ember::server::ServerOptions o;
+            o.port = 0;
+            auto server = ember::server::ApiServer::start(o);
+            QVERIFY(server.ok());
+        }
     }
 };
 
