@@ -168,6 +168,8 @@ struct ApiServer::Impl {
     }
 
     std::optional<ApiError> refused(const httplib::Request& req) const;
+    // The model served and the request's JSON body; nullptr once the refusal is sent.
+    std::shared_ptr<const Served> served_json(const httplib::Request& req, httplib::Response& res, json& body);
     void routes();
     void completion(const httplib::Request& req, httplib::Response& res, bool chat);
     void answer(httplib::Response& res, std::shared_ptr<const Served> s, std::shared_ptr<Stream> stream,
@@ -197,6 +199,21 @@ std::optional<ApiError> ApiServer::Impl::refused(const httplib::Request& req) co
         return e;
     }
     return std::nullopt;
+}
+
+std::shared_ptr<const Served> ApiServer::Impl::served_json(const httplib::Request& req, httplib::Response& res,
+                                                            json& body) {
+    std::optional<ApiError> e = refused(req);
+    auto s = current();
+    if (!e && !s) e = unavailable();
+    auto parsed = e ? Parsed<json>(json()) : parse_json_body(req.body);
+    if (auto* bad = std::get_if<ApiError>(&parsed)) e = *bad;
+    if (e) {
+        send_error(res, *e);
+        return nullptr;
+    }
+    body = std::move(std::get<json>(parsed));
+    return s;
 }
 
 void ApiServer::Impl::routes() {
@@ -264,12 +281,9 @@ void ApiServer::Impl::routes() {
               [this](const httplib::Request& req, httplib::Response& res) { completion(req, res, true); });
     http.Post("/v1/completions", [this](const httplib::Request& req, httplib::Response& res) { completion(req, res, false); });
     http.Post("/tokenize", [this](const httplib::Request& req, httplib::Response& res) {
-        if (auto e = refused(req)) return send_error(res, *e);
-        const auto s = current();
-        if (!s) return send_error(res, unavailable());
-        auto body = parse_json_body(req.body);
-        if (auto* e = std::get_if<ApiError>(&body)) return send_error(res, *e);
-        const json& j = std::get<json>(body);
+        json j;
+        const auto s = served_json(req, res, j);
+        if (!s) return;
         if (!j.is_object() || !j.contains("content") || !j["content"].is_string())
             return send_error(res, bad_field("content", "must be a string"));
         const json add = j.value("add_special", json(false)), special = j.value("parse_special", json(true));
@@ -282,12 +296,9 @@ void ApiServer::Impl::routes() {
         send_json(res, 200, json{{"tokens", ids}});
     });
     http.Post("/detokenize", [this](const httplib::Request& req, httplib::Response& res) {
-        if (auto e = refused(req)) return send_error(res, *e);
-        const auto s = current();
-        if (!s) return send_error(res, unavailable());
-        auto body = parse_json_body(req.body);
-        if (auto* e = std::get_if<ApiError>(&body)) return send_error(res, *e);
-        const json& j = std::get<json>(body);
+        json j;
+        const auto s = served_json(req, res, j);
+        if (!s) return;
         if (!j.is_object() || !j.contains("tokens") || !j["tokens"].is_array())
             return send_error(res, bad_field("tokens", "must be an array of token ids"));
         const Model& model = s->queue->model();
