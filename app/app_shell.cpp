@@ -39,7 +39,7 @@ AppShell::AppShell(const AppOptions& options)
       history_(&chat_, store_.get(), &settings_),
       hub_(options.data_dir + QStringLiteral("/models"), options.hub_endpoint, &engine_,
            options.data_dir + QStringLiteral("/downloads.json"), &settings_),
-      serve_(&engine_, &settings_) {
+      serve_(&engine_, &settings_, &history_) {
     EngineController::set_instance(&engine_);
     AppSettings::set_instance(&settings_);
     ChatController::set_instance(&chat_);

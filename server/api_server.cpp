@@ -351,6 +351,7 @@ void ApiServer::Impl::completion(const httplib::Request& req, httplib::Response&
     AnswerHeader header{chat, "", unix_seconds(), s->model_id};
     header.id = std::string(chat ? "chatcmpl-" : "cmpl-") + std::to_string(random_seed());
     record.stream = r.stream;
+    if (chat) record.messages = r.messages;
     std::shared_ptr<Stream> stream = s->queue->submit(std::move(job));
     answer(res, s, std::move(stream), std::move(header), r.stream, r.include_usage, std::move(record));
 }
@@ -359,7 +360,9 @@ void ApiServer::Impl::completion(const httplib::Request& req, httplib::Response&
 // its generation cancelled: a stream sends its pieces as events (an SSE comment when there is
 // nothing new), a whole answer sends spaces until its JSON is ready (whitespace before a JSON
 // value is still JSON). A write that fails means the client has gone. The status is sent first,
-// so a whole answer whose generation fails carries the error object with status 200.
+// so a whole answer whose generation fails carries the error object with status 200. Neither is
+// compressed: a compressor holds the spaces back, and the client's leaving would go unnoticed
+// (httplib compresses exactly "application/json", never "text/event-stream").
 void ApiServer::Impl::answer(httplib::Response& res, std::shared_ptr<const Served> s, std::shared_ptr<Stream> stream,
                              AnswerHeader header, bool stream_events, bool include_usage, RequestRecord record) {
     struct State {
@@ -370,13 +373,13 @@ void ApiServer::Impl::answer(httplib::Response& res, std::shared_ptr<const Serve
         bool include_usage;
         RequestRecord record;
         bool started = false;
-        std::string text;  // a whole answer's text so far
+        std::string text;  // the answer's text so far
     };
     auto st = std::make_shared<State>(State{std::move(s), std::move(stream), std::move(header), stream_events,
                                             include_usage, std::move(record), false, {}});
     if (stream_events) res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
-        stream_events ? "text/event-stream" : "application/json",
+        stream_events ? "text/event-stream" : "application/json; charset=utf-8",
         [this, st](size_t, httplib::DataSink& sink) {
             const auto send = [&](const std::string& data) { return sink.write(data.data(), data.size()); };
             if (st->events && !st->started) {
@@ -385,12 +388,17 @@ void ApiServer::Impl::answer(httplib::Response& res, std::shared_ptr<const Serve
             }
             if (stopping) return false;
             const Stream::Taken t = st->stream->take(kStreamHeartbeat);
-            if (!st->events) st->text += t.text;
-            else if (!t.text.empty() && !send(sse(chunk_json(st->header, t.text)))) return false;
-            if (!t.finished) return t.text.empty() || !st->events ? send(st->events ? ": ping\n\n" : " ") : true;
+            std::string events;
+            for (const std::string& piece : t.pieces) {
+                st->text += piece;
+                if (st->events) events += sse(chunk_json(st->header, piece));
+            }
+            if (!events.empty() && !send(events)) return false;
+            if (!t.finished) return events.empty() ? send(st->events ? ": ping\n\n" : " ") : true;
             const Outcome& o = st->stream->outcome();
             RequestRecord& r = st->record;
             fill(r, o);
+            r.answer = st->text;
             if (o.error) {
                 const ApiError e = generation_failed(*o.error);
                 r.status = e.status;

@@ -9,7 +9,9 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "chat_template/chat_template.h"
 #include "ember/result.h"
 #include "server/generation_queue.h"
 
@@ -34,6 +36,8 @@ struct RequestRecord {
     int32_t completion_tokens = 0;
     double tokens_per_second = 0.0;
     std::string error;          // the message, for a refused or failed request
+    std::vector<chat::Message> messages;  // a chat's messages as the client sent them
+    std::string answer;                   // the text sent back
 };
 
 bool is_loopback(const std::string& host);

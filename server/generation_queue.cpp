@@ -17,9 +17,9 @@ Outcome cancelled_outcome() {
 
 Stream::Taken Stream::take(std::chrono::milliseconds wait) {
     std::unique_lock lock(mutex_);
-    ready_.wait_for(lock, wait, [&] { return !text_.empty() || finished_; });
+    ready_.wait_for(lock, wait, [&] { return !pieces_.empty() || finished_; });
     Taken t;
-    t.text.swap(text_);
+    t.pieces.swap(pieces_);
     t.finished = finished_;
     return t;
 }
@@ -33,7 +33,7 @@ void Stream::push(const std::string& text) {
     if (text.empty()) return;
     {
         std::lock_guard lock(mutex_);
-        text_ += text;
+        pieces_.push_back(text);
     }
     ready_.notify_all();
 }

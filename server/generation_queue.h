@@ -40,10 +40,12 @@ struct Outcome {
 class Stream {
 public:
     struct Taken {
-        std::string text;   // what came since the last take
+        // What came since the last take, one piece per push: a streamed answer sends one event
+        // per piece, as clients that count events as tokens expect.
+        std::vector<std::string> pieces;
         bool finished = false;
     };
-    // Waits until there is text, the generation ended, or `wait` passed.
+    // Waits until there is a piece, the generation ended, or `wait` passed.
     Taken take(std::chrono::milliseconds wait);
     // Valid once take() said finished.
     const Outcome& outcome() const { return outcome_; }
@@ -56,7 +58,7 @@ private:
     friend class GenerationQueue;
     mutable std::mutex mutex_;
     std::condition_variable ready_;
-    std::string text_;
+    std::vector<std::string> pieces_;
     bool finished_ = false;
     bool cancelled_ = false;
     Outcome outcome_;

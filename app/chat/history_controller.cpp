@@ -49,6 +49,21 @@ void HistoryController::refresh_conversations() {
     if (chat_->saved(chats)) conversations_.sync(chats.value(), QDateTime::currentDateTime());
 }
 
+bool HistoryController::add_chat(const QString& title, const store::ChatOptions& options,
+                                 const QList<QPair<store::Role, QString>>& turns) {
+    if (!store_) return false;
+    auto chat = store_->createChat(title, options);
+    if (!chat_->saved(chat)) return false;
+    std::optional<qint64> parent;
+    for (const auto& [role, text] : turns) {
+        auto id = store_->addMessage(chat.value(), parent, role, text);
+        if (!chat_->saved(id)) return false;
+        parent = id.value();
+    }
+    refresh_conversations();
+    return true;
+}
+
 void HistoryController::open_latest_chat() {
     refresh_conversations();
     const auto& rows = conversations_.rows();

@@ -9,6 +9,7 @@
 
 #include "app/chat/conversation_list_model.h"
 #include "app/chat/search_hit_model.h"
+#include "app/store/chat_types.h"
 
 class QQmlEngine;
 class QJSEngine;
@@ -68,6 +69,11 @@ public:
     // The same through the platform's file dialog.
     Q_INVOKABLE void chooseExportFile(bool allChats);
     Q_INVOKABLE void chooseImportFile();
+
+    // A finished conversation held elsewhere (the API server's), added to the history as a chat
+    // of its own; the open chat is left as it is. False (and the history's error shown) on failure.
+    bool add_chat(const QString& title, const store::ChatOptions& options,
+                  const QList<QPair<store::Role, QString>>& turns);
 
 signals:
     void chatDeleted(const QString& title);

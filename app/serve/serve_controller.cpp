@@ -6,6 +6,7 @@
 #include <QJSEngine>
 #include <QTime>
 
+#include "app/chat/history_controller.h"
 #include "app/engine/engine_controller.h"
 #include "app/settings/app_settings.h"
 #include "server/api_server.h"
@@ -32,8 +33,9 @@ QString describe(const server::RequestRecord& r) {
 
 }  // namespace
 
-ServeController::ServeController(EngineController* engine, AppSettings* settings, QObject* parent)
-    : QObject(parent), engine_(engine), settings_(settings) {
+ServeController::ServeController(EngineController* engine, AppSettings* settings, HistoryController* history,
+                                 QObject* parent)
+    : QObject(parent), engine_(engine), settings_(settings), history_(history) {
     connect(engine_, &EngineController::modelChanged, this, &ServeController::follow_engine);
     connect(engine_, &EngineController::statusChanged, this, &ServeController::follow_engine);
 }
@@ -69,8 +71,7 @@ void ServeController::start() {
     server_ = std::move(*started);
     // Called on the server's threads; the line is added on this one.
     server_->set_request_observer([this](const server::RequestRecord& r) {
-        const QString line = describe(r);
-        QMetaObject::invokeMethod(this, [this, line] { add_request(line); }, Qt::QueuedConnection);
+        QMetaObject::invokeMethod(this, [this, r] { add_request(r); }, Qt::QueuedConnection);
     });
     error_.clear();
     served_model_.reset();
@@ -111,11 +112,28 @@ void ServeController::follow_engine() {
     server_->serve(std::move(*queue), QFileInfo(engine_->model_path()).fileName().toStdString());
 }
 
-void ServeController::add_request(const QString& line) {
+void ServeController::add_request(const server::RequestRecord& record) {
+    if (settings_->serve_keeps_chats()) keep_chat(record);
     ++request_count_;
-    recent_.prepend(line);
+    recent_.prepend(describe(record));
     while (recent_.size() > kRecent) recent_.removeLast();
     emit requestsChanged();
+}
+
+void ServeController::keep_chat(const server::RequestRecord& r) {
+    if (!history_ || r.messages.empty() || !r.error.empty()) return;
+    store::ChatOptions options;
+    options.modelPath = engine_->model_path();
+    QList<QPair<store::Role, QString>> turns;
+    QString title;
+    for (const chat::Message& m : r.messages) {
+        const QString text = QString::fromStdString(m.content);
+        if (m.role == "system") options.systemPrompt += text;
+        else turns.append({m.role == "user" ? store::Role::User : store::Role::Assistant, text});
+        if (title.isEmpty() && m.role == "user") title = text.simplified().left(60);
+    }
+    turns.append({store::Role::Assistant, QString::fromStdString(r.answer)});
+    history_->add_chat(tr("API: %1").arg(title), options, turns);
 }
 
 }  // namespace ember::app

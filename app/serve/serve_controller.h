@@ -24,6 +24,7 @@ namespace ember::app {
 
 class AppSettings;
 class EngineController;
+class HistoryController;
 
 class ServeController : public QObject {
     Q_OBJECT
@@ -42,7 +43,9 @@ class ServeController : public QObject {
 public:
     static constexpr int kRecent = 20;
 
-    ServeController(EngineController* engine, AppSettings* settings, QObject* parent = nullptr);
+    // history: where chats from the API go when AppSettings.serveKeepsChats is on (may be null).
+    ServeController(EngineController* engine, AppSettings* settings, HistoryController* history,
+                    QObject* parent = nullptr);
     ~ServeController() override;
 
     static ServeController* create(QQmlEngine*, QJSEngine*);
@@ -65,10 +68,12 @@ signals:
 
 private:
     void follow_engine();  // serve the engine's model, or nothing while it loads
-    void add_request(const QString& line);
+    void add_request(const server::RequestRecord& record);
+    void keep_chat(const server::RequestRecord& record);
 
     EngineController* engine_;
     AppSettings* settings_;
+    HistoryController* history_;
     std::unique_ptr<server::ApiServer> server_;
     std::shared_ptr<const ember::Model> served_model_;
     QString error_;

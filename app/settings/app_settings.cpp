@@ -40,6 +40,7 @@ AppSettings::AppSettings(const QString& path, QObject* parent) : QObject(parent)
     use_gpu_ = o.value(QStringLiteral("useGpu")).toBool(true);
     if (const int port = o.value(QStringLiteral("servePort")).toInt(); port >= 1 && port <= 65535) serve_port_ = port;
     serve_api_key_ = o.value(QStringLiteral("serveApiKey")).toString();
+    serve_keeps_chats_ = o.value(QStringLiteral("serveKeepsChats")).toBool();
     if (const QJsonValue c = o.value(QStringLiteral("lastChat")); c.isDouble() && c.toDouble() > 0) last_chat_ = qint64(c.toDouble());
     const QJsonObject formats = o.value(QStringLiteral("promptFormats")).toObject();
     for (auto it = formats.begin(); it != formats.end(); ++it)
@@ -106,6 +107,13 @@ void AppSettings::set_serve_api_key(const QString& key) {
     emit changed();
 }
 
+void AppSettings::set_serve_keeps_chats(bool keep) {
+    if (keep == serve_keeps_chats_) return;
+    serve_keeps_chats_ = keep;
+    save();
+    emit changed();
+}
+
 void AppSettings::set_use_gpu(bool use) {
     if (use == use_gpu_) return;
     use_gpu_ = use;
@@ -149,7 +157,8 @@ void AppSettings::remove_library_folder(const QString& folder) {
 }
 
 void AppSettings::save() {
-    QJsonObject o{{"theme", theme_}, {"fontScale", font_scale_}, {"welcomed", welcomed_}, {"useGpu", use_gpu_}, {"servePort", serve_port_}};
+    QJsonObject o{{"theme", theme_}, {"fontScale", font_scale_}, {"welcomed", welcomed_}, {"useGpu", use_gpu_}, {"servePort", serve_port_},
+                  {"serveKeepsChats", serve_keeps_chats_}};
     if (!serve_api_key_.isEmpty()) o.insert(QStringLiteral("serveApiKey"), serve_api_key_);
     if (last_chat_ > 0) o.insert(QStringLiteral("lastChat"), double(last_chat_));
     if (!prompt_formats_.isEmpty()) {

@@ -34,6 +34,8 @@ class AppSettings : public QObject {
     // The API server's port on localhost (the Serve switch) and the key clients must send; empty: none.
     Q_PROPERTY(int servePort READ serve_port WRITE set_serve_port NOTIFY changed)
     Q_PROPERTY(QString serveApiKey READ serve_api_key WRITE set_serve_api_key NOTIFY changed)
+    // Chats that come through the API are kept in the history too (off: they never appear there).
+    Q_PROPERTY(bool serveKeepsChats READ serve_keeps_chats WRITE set_serve_keeps_chats NOTIFY changed)
 
 public:
     explicit AppSettings(const QString& path, QObject* parent = nullptr);
@@ -55,6 +57,8 @@ public:
     void set_serve_port(int port);
     QString serve_api_key() const { return serve_api_key_; }
     void set_serve_api_key(const QString& key);
+    bool serve_keeps_chats() const { return serve_keeps_chats_; }
+    void set_serve_keeps_chats(bool keep);
     // The last chat open when the app closed (closing on a new, empty chat keeps it); 0: none yet.
     qint64 last_chat() const { return last_chat_; }
     void set_last_chat(qint64 id);
@@ -86,6 +90,7 @@ private:
     bool use_gpu_ = true;
     int serve_port_ = 8080;
     QString serve_api_key_;
+    bool serve_keeps_chats_ = false;
     qint64 last_chat_ = 0;
     QHash<QString, QString> prompt_formats_;  // model path -> prompt format name
     QHash<QString, QString> system_prompts_;  // model path -> default system prompt

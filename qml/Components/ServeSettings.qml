@@ -47,6 +47,13 @@ ColumnLayout {
             Accessible.name: qsTr("API key clients must send")
         }
     }
+    CheckBox {
+        objectName: "serveKeepsChatsBox"
+        text: qsTr("Keep API chats in the history")
+        checked: AppSettings.serveKeepsChats
+        onToggled: AppSettings.serveKeepsChats = checked
+        Accessible.name: qsTr("Keep chats that come through the API in the chat history")
+    }
     RowLayout {
         Layout.fillWidth: true
         visible: ServeController.serving

@@ -618,6 +618,20 @@ private slots:
                      qPrintable(requests->property("text").toString()));
         QCOMPARE(shell.history().conversations()->rowCount(), conversations);
 
+        // Asked to, the app keeps the API's chats: the conversation and the answer, as a chat of its own.
+        shell.settings().set_serve_keeps_chats(true);
+        auto kept = client.Post("/v1/chat/completions",
+                                R"({"messages": [{"role": "system", "content": "Be brief."},
+                                    {"role": "user", "content": "Who begat Enos?"}], "max_tokens": 3})",
+                                "application/json");
+        QVERIFY(kept);
+        QCOMPARE(kept->status, 200);
+        QTRY_COMPARE(shell.history().conversations()->rowCount(), conversations + 1);
+        QTRY_COMPARE(shell.serve().request_count(), 2);
+        QStringList titles;
+        for (const ember::app::ConversationRow& row : shell.history().conversations()->rows()) titles << row.title;
+        QVERIFY2(titles.contains(QStringLiteral("API: Who begat Enos?")), qPrintable(titles.join('|')));
+
         click();
         QTRY_VERIFY(!shell.serve().serving());
         QVERIFY(!httplib::Client("127.0.0.1", port).Get("/health"));
