@@ -13,7 +13,7 @@ struct Entry {
     std::unique_ptr<Architecture> (*load)(const gguf::File&, const ModelParams&);
 };
 
-constexpr std::array<Entry, 8> kArchitectures{{
+constexpr std::array<Entry, 9> kArchitectures{{
     {"llama", load_llama},
     {"qwen2", load_qwen2},
     {"qwen3", load_qwen3},
@@ -22,17 +22,18 @@ constexpr std::array<Entry, 8> kArchitectures{{
     {"gemma3", load_gemma3},
     {"bamboo", load_bamboo},
     {"falcon", load_falcon},
+    {"smallthinker", load_smallthinker},
 }};
 
 }  // namespace
 
 void Architecture::set_totals(const TensorBinder& bind, const tensor::WeightView& token_embd,
                               const tensor::WeightView& output, uint64_t ffn_bytes, uint64_t predictor_bytes,
-                              int32_t ffn_matrices, tensor::DType weight_type) {
+                              int32_t ffn_matrices, tensor::DType weight_type, uint64_t unread_bytes) {
     totals_.weight_bytes = bind.bytes_bound();
     totals_.n_params = bind.params_bound();
     totals_.bytes_per_token =
-        totals_.weight_bytes -
+        totals_.weight_bytes - unread_bytes -
         (output.data == token_embd.data ? 0 : uint64_t(token_embd.row_bytes) * uint64_t(token_embd.n_rows - 1));
     totals_.ffn_bytes = ffn_bytes;
     totals_.predictor_bytes = predictor_bytes;

@@ -69,9 +69,10 @@ public:
 protected:
     // Each architecture calls this once its tensors are bound. Generating a token reads every
     // weight once except the embedding table, of which it reads one row (unless the LM head is
-    // the same table).
+    // the same table), and the `unread_bytes` it never needs (experts it is not routed to).
     void set_totals(const TensorBinder& bind, const tensor::WeightView& token_embd, const tensor::WeightView& output,
-                    uint64_t ffn_bytes, uint64_t predictor_bytes, int32_t ffn_matrices, tensor::DType weight_type);
+                    uint64_t ffn_bytes, uint64_t predictor_bytes, int32_t ffn_matrices, tensor::DType weight_type,
+                    uint64_t unread_bytes = 0);
 
     HParams hp_;
     uint64_t output_norm_bytes_ = 0;
@@ -102,5 +103,6 @@ std::unique_ptr<Architecture> load_gemma2(const gguf::File& file, const ModelPar
 std::unique_ptr<Architecture> load_gemma3(const gguf::File& file, const ModelParams& params);
 std::unique_ptr<Architecture> load_bamboo(const gguf::File& file, const ModelParams& params);
 std::unique_ptr<Architecture> load_falcon(const gguf::File& file, const ModelParams& params);
+std::unique_ptr<Architecture> load_smallthinker(const gguf::File& file, const ModelParams& params);
 
 }  // namespace ember::model

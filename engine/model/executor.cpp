@@ -103,7 +103,7 @@ void Executor::attention_sublayer(int32_t il, const backend::AttentionLayer& lay
         tensor::rms_norm(s_.k.data(), layer.qk_norm[1], s_.k.data(), hd, int64_t(n) * hp_.n_head_kv, hp_.norm_eps);
     }
     const float* rope = hp_.swa_layer(il) ? s_.rope_swa.data() : s_.rope.data();
-    for (int32_t t = 0; t < n; ++t) {
+    for (int32_t t = 0; t < n && hp_.rope_layer(il); ++t) {
         const float* angles = rope + size_t(t) * hd;
         tensor::rope_rotate(s_.q.data() + size_t(t) * n_q, hp_.n_head, hd, angles, layer.pairs);
         tensor::rope_rotate(s_.k.data() + size_t(t) * n_gqa, hp_.n_head_kv, hd, angles, layer.pairs);
@@ -167,6 +167,60 @@ void Executor::dense_ffn(int32_t il, const DenseFfnWeights& w, const float* x, f
     ffn_activation(hp_.ffn_gate, s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), n * n_ff);
     emit("ffn_act", il, s_.ffn_act.data(), n_ff);
     linear(plan_->layers[size_t(il)].ffn, w.down, s_.ffn_act.data(), n, out);
+}
+
+void Executor::route(int32_t il, const tensor::WeightView& router, const float* x) {
+    const int32_t n_expert = hp_.n_expert, k = hp_.n_expert_used;
+    tensor::matmul(s_.pool, router, x, n_, s_.router.data(), s_.prepared);
+    emit("ffn_moe_logits", il, s_.router.data(), n_expert);
+    int32_t* order = s_.expert_order.data();
+    for (int32_t t = 0; t < n_; ++t) {
+        float* p = s_.router.data() + size_t(t) * n_expert;
+        if (hp_.expert_gating == ExpertGating::Softmax) {
+            const float top = *std::max_element(p, p + n_expert);
+            float sum = 0.0f;
+            for (int32_t e = 0; e < n_expert; ++e) sum += p[e] = std::exp(p[e] - top);
+            for (int32_t e = 0; e < n_expert; ++e) p[e] /= sum;
+        } else {
+            for (int32_t e = 0; e < n_expert; ++e) p[e] = 1.0f / (1.0f + std::exp(-p[e]));
+        }
+        for (int32_t e = 0; e < n_expert; ++e) order[e] = e;
+        std::partial_sort(order, order + k, order + n_expert, [&](int32_t a, int32_t b) { return p[a] > p[b]; });
+        int32_t* ids = s_.expert_id.data() + size_t(t) * k;
+        float* weights = s_.expert_weight.data() + size_t(t) * k;
+        float sum = 0.0f;
+        for (int32_t j = 0; j < k; ++j) sum += weights[j] = p[ids[j] = order[j]];
+        // As llama.cpp: the sum clamped to F16's smallest normal, so all-zero sigmoids divide safely.
+        sum = std::max(sum, 6.103515625e-5f);
+        for (int32_t j = 0; j < k; ++j) weights[j] /= sum;
+    }
+}
+
+void Executor::moe_ffn(const MoeFfnWeights& w, const float* x, float* out) {
+    const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
+    const int32_t k = hp_.n_expert_used;
+    std::fill(out, out + size_t(n_) * n_embd, 0.0f);
+    for (int32_t e = 0; e < hp_.n_expert; ++e) {
+        int32_t m = 0;
+        for (int32_t t = 0; t < n_; ++t)
+            if (std::find(&s_.expert_id[size_t(t) * k], &s_.expert_id[size_t(t + 1) * k], e) != &s_.expert_id[size_t(t + 1) * k]) {
+                std::copy_n(x + size_t(t) * n_embd, n_embd, s_.expert_in.data() + size_t(m) * n_embd);
+                s_.expert_rows[size_t(m++)] = t;
+            }
+        if (m == 0) continue;
+        tensor::matmul(s_.pool, w.gate.rows(e * n_ff, n_ff), s_.expert_in.data(), m, s_.ffn_gate.data(), s_.prepared);
+        tensor::matmul(s_.pool, w.up.rows(e * n_ff, n_ff), s_.expert_in.data(), m, s_.ffn_up.data(), s_.prepared);
+        ffn_activation(hp_.ffn_gate, s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), m * n_ff);
+        tensor::matmul(s_.pool, w.down.rows(e * n_embd, n_embd), s_.ffn_act.data(), m, s_.expert_out.data(), s_.prepared);
+        for (int32_t i = 0; i < m; ++i) {
+            const int32_t t = s_.expert_rows[size_t(i)];
+            const int32_t* ids = &s_.expert_id[size_t(t) * k];
+            const float weight = s_.expert_weight[size_t(t) * k + size_t(std::find(ids, ids + k, e) - ids)];
+            float* y = out + size_t(t) * n_embd;
+            const float* ye = s_.expert_out.data() + size_t(i) * n_embd;
+            for (int64_t j = 0; j < n_embd; ++j) y[j] += weight * ye[j];
+        }
+    }
 }
 
 void Executor::predictor(int32_t il, const SparseFfnWeights& w, const float* u, float* scores) {

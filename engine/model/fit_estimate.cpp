@@ -131,6 +131,8 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
                 const int64_t rows = t.ne.size() > 1 ? t.ne[1] : 1;
                 fp.neuron_bytes[l] += t.nbytes / uint64_t(std::max<int64_t>(rows, 1));
                 if (part == "ffn_up") fp.n_ff[l] = rows;
+            } else if (part == "ffn_gate_inp" || part.ends_with("_exps")) {
+                continue;  // a mixture of experts' router and experts stay on the CPU
             } else {
                 fp.attn_bytes[l] += t.nbytes;  // attention and its norm; anything else rides with it
             }

@@ -31,13 +31,6 @@ struct GemmaLayer {
     const float* ffn_post_norm;   // [n_embd]
 };
 
-uint32_t optional_uint(const gguf::File& f, const std::string& key, uint32_t fallback) {
-    if (!f.find(key)) return fallback;
-    const auto v = f.get_uint(key);
-    if (!v || *v > (1u << 24)) fail(f.path() + ": metadata key '" + key + "' must be an unsigned integer up to 2^24");
-    return uint32_t(*v);
-}
-
 class Gemma final : public Architecture {
 public:
     Gemma(const gguf::File& file, HParams hp) {

@@ -23,6 +23,13 @@ int32_t required_count(const gguf::File& f, const std::string& key, int64_t max)
 
 }  // namespace
 
+uint32_t optional_uint(const gguf::File& f, const std::string& key, uint32_t fallback) {
+    if (!f.find(key)) return fallback;
+    const auto v = f.get_uint(key);
+    if (!v || *v > (1u << 24)) fail(f.path() + ": metadata key '" + key + "' must be an unsigned integer up to 2^24");
+    return uint32_t(*v);
+}
+
 HParams read_hparams(const gguf::File& f, const std::string& arch, const std::string& eps_key) {
     HParams hp;
     hp.arch = arch;

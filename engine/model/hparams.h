@@ -45,6 +45,10 @@ inline float ffn_activation_value(FfnGate gate, float g, float v) {
     return 0.0f;
 }
 
+// How a mixture-of-experts router turns its logits into expert weights (GGUF
+// `{arch}.expert_gating_func`: 1 softmax, 2 sigmoid).
+enum class ExpertGating { Softmax, Sigmoid };
+
 struct HParams : ModelShape {
     std::string arch;
     int32_t n_rot = 0;
@@ -76,16 +80,26 @@ struct HParams : ModelShape {
     // `{arch}.attention.key_length`; models whose heads are not n_embd / n_head wide (Qwen 3)
     // write it, and then Q and the attention's output are n_head · head_dim long, not n_embd.
     int32_t n_embd_head = 0;
-    // Sliding-window attention (Gemma): layers for which swa_layer() holds attend to their last
-    // n_swa positions only and rotate with their own RoPE base and scale; every swa_period-th
-    // layer (the last of each period) attends to the whole context.
+    // Sliding-window attention (Gemma, SmallThinker 21B): layers for which swa_layer() holds
+    // attend to their last n_swa positions only and rotate with their own RoPE base and scale;
+    // one layer of every swa_period attends to the whole context: the last of each period
+    // (Gemma), or the first (swa_full_first, SmallThinker, whose full layers also skip RoPE:
+    // full_layers_nope).
     int32_t n_swa = 0;
     int32_t swa_period = 0;
+    bool swa_full_first = false;
+    bool full_layers_nope = false;
     float rope_freq_base_swa = 10000.0f;
     float rope_freq_scale_swa = 1.0f;
     float attn_scale = 0.0f;              // scores' scale; 0: 1/sqrt(head_dim)
     float attn_softcap = 0.0f;            // scores = c·tanh(scores/c) before the softmax when > 0
     float final_logit_softcap = 0.0f;     // logits = c·tanh(logits/c) when > 0
+    // Mixture of experts (SmallThinker): each layer's FFN is n_expert FFNs of n_ff neurons, of
+    // which the router picks n_expert_used per token, weighted by its gating function's values
+    // renormalized over the picked ones.
+    int32_t n_expert = 0;
+    int32_t n_expert_used = 0;
+    ExpertGating expert_gating = ExpertGating::Softmax;
 
     int32_t head_dim() const { return n_embd_head; }
     int32_t n_embd_q() const { return n_embd_head * n_head; }
@@ -97,8 +111,17 @@ struct HParams : ModelShape {
         return !qkv_bias && !qk_norm && n_embd_q() == n_embd && n_swa == 0 && attn_scale == 0.0f && attn_softcap == 0.0f &&
                rope_attn_factor == 1.0f;
     }
-    bool swa_layer(int32_t il) const { return n_swa > 0 && (swa_period == 0 || il % swa_period < swa_period - 1); }
+    bool swa_layer(int32_t il) const {
+        if (n_swa == 0) return false;
+        if (swa_period == 0) return true;
+        return swa_full_first ? il % swa_period != 0 : il % swa_period < swa_period - 1;
+    }
+    bool rope_layer(int32_t il) const { return !full_layers_nope || swa_layer(il); }
+    bool moe() const { return n_expert > 0; }
 };
+
+// `key` when present (an unsigned integer up to 2^24, else an error naming it), else fallback.
+uint32_t optional_uint(const gguf::File& f, const std::string& key, uint32_t fallback);
 
 // Reads the `{arch}.*` keys every supported architecture shares, with the norm epsilon under
 // `{arch}.<eps_key>`; n_vocab from the token list. Throws EngineError naming the file and the

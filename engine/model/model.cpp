@@ -28,6 +28,8 @@ ModelInfo describe(const gguf::File& file, const model::Architecture& arch) {
     info.ffn_bytes = arch.ffn_bytes();
     info.predictor_bytes = arch.predictor_bytes();
     info.ffn_matrices = arch.ffn_matrices();
+    info.n_expert = hp.n_expert;
+    info.n_expert_used = hp.n_expert_used;
     info.kv_bytes_per_token = 2 * model::kv_cache_half_bytes(hp, 1);
     return info;
 }

@@ -11,6 +11,7 @@ struct BufferSize {
     std::vector<uint16_t> Scratch::*f16 = nullptr;
     int64_t per_token = 0;
     int64_t per_thread = 0;
+    std::vector<int32_t> Scratch::*i32 = nullptr;
 };
 
 std::vector<BufferSize> buffer_table(const HParams& hp, int32_t n_ctx) {
@@ -33,6 +34,13 @@ std::vector<BufferSize> buffer_table(const HParams& hp, int32_t n_ctx) {
         {&S::out_norm, nullptr, n_embd, 0},
         {&S::rope, nullptr, hp.head_dim(), 0},
         {&S::rope_swa, nullptr, hp.n_swa > 0 ? hp.head_dim() : 0, 0},
+        {&S::router, nullptr, hp.n_expert, 0},
+        {nullptr, nullptr, hp.n_expert, 0, &S::expert_order},
+        {nullptr, nullptr, hp.n_expert_used, 0, &S::expert_id},
+        {&S::expert_weight, nullptr, hp.n_expert_used, 0},
+        {nullptr, nullptr, hp.moe() ? 1 : 0, 0, &S::expert_rows},
+        {&S::expert_in, nullptr, hp.moe() ? n_embd : 0, 0},
+        {&S::expert_out, nullptr, hp.moe() ? n_embd : 0, 0},
         {&S::scores, nullptr, 0, n_ctx},
         {nullptr, &S::half, 0, std::max<int64_t>(hp.head_dim(), n_ctx)},
     };
@@ -46,12 +54,14 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
         const size_t n = size_t(b.per_token * n_batch + b.per_thread * pool.size());
         if (b.f32) (this->*b.f32).resize(n);
         if (b.f16) (this->*b.f16).resize(n);
-        bytes_ += n * (b.f32 ? sizeof(float) : sizeof(uint16_t));
+        if (b.i32) (this->*b.i32).resize(n);
+        bytes_ += n * (b.f16 ? sizeof(uint16_t) : sizeof(float));
     }
     prepared.reserve(n_batch, std::max({hp.n_embd, hp.n_embd_q(), hp.n_ff}));
-    // PowerInfer's model families (ReLU FFNs) run as PowerInfer's runtime runs them, every other
-    // model as upstream llama.cpp does: each is the reference its files are checked against.
-    const bool upstream = hp.ffn_gate == FfnGate::SiluPar || hp.ffn_gate == FfnGate::GeluPar;
+    // PowerInfer's ReLU model families run as PowerInfer's runtime runs them, every other model
+    // (SmallThinker's ReLU experts included) as upstream llama.cpp does: each is the reference its
+    // files are checked against.
+    const bool upstream = hp.ffn_gate == FfnGate::SiluPar || hp.ffn_gate == FfnGate::GeluPar || hp.moe();
     const tensor::Q8KScale scale = upstream ? tensor::Q8KScale::Upstream : tensor::Q8KScale::PowerInfer;
     prepared.set_q8_k_scale(scale);
     if (hp.max_predictor_rank > 0) {

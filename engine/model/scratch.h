@@ -37,6 +37,14 @@ struct Scratch {
     std::vector<float> out_norm;  // [n_embd] the LM head's normalized input
     std::vector<float> rope;      // [head_dim] the token's RoPE angles (tensor::rope_angles)
     std::vector<float> rope_swa;  // [head_dim] the same for sliding-window layers' own base
+    // Mixture-of-experts models only:
+    std::vector<float> router;          // [n_expert] the router's logits, then its gating values
+    std::vector<int32_t> expert_order;  // [n_expert] experts by gating value, for the top-k
+    std::vector<int32_t> expert_id;     // [n_expert_used] the experts the token is routed to
+    std::vector<float> expert_weight;   // [n_expert_used] and their renormalized weights
+    std::vector<int32_t> expert_rows;   // [1] the batch rows one expert computes
+    std::vector<float> expert_in;       // [n_embd] those rows' FFN inputs, gathered
+    std::vector<float> expert_out;      // [n_embd] and that expert's outputs for them
     // Per worker thread ([n_threads][...]):
     std::vector<float> scores;    // [n_ctx] one head's attention weights
     std::vector<uint16_t> half;   // [max(head_dim, n_ctx)] F16 staging of one head

@@ -60,6 +60,12 @@ tensor::WeightView TensorBinder::product_matrix(const std::string& name, int64_t
     return relaid(name, bind_matrix(name, n_cols, n_rows), whole_groups);
 }
 
+tensor::WeightView TensorBinder::experts(const std::string& name, int64_t n_cols, int64_t n_rows, int64_t n_expert) {
+    const gguf::TensorInfo& t = find(name);
+    check_shape(t, {n_cols, n_rows, n_expert});
+    return relaid(name, bind_rows(t, n_cols, n_rows * n_expert), n_rows % tensor::kR8Rows == 0);
+}
+
 tensor::WeightView TensorBinder::relaid(const std::string& name, tensor::WeightView w, bool whole_products) {
     using tensor::DType;
     const tensor::KernelTable& k = tensor::kernels();
@@ -96,6 +102,11 @@ void TensorBinder::fail_bound_twice(const std::string& name) const {
 tensor::WeightView TensorBinder::bind_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
     const gguf::TensorInfo& t = find(name);
     check_shape(t, {n_cols, n_rows});
+    return bind_rows(t, n_cols, n_rows);
+}
+
+tensor::WeightView TensorBinder::bind_rows(const gguf::TensorInfo& t, int64_t n_cols, int64_t n_rows) {
+    const std::string& name = t.name;
     auto type = tensor::dtype_from_ggml(t.type);
     if (!type)
         fail(file_.path() + ": tensor '" + name + "' has type " + gguf::ggml_type_name(t.type) +

@@ -30,6 +30,10 @@ public:
     // Same, rows kept as stored: for rows also read otherwise (token embeddings looked up, the
     // sparse down projection's rows scaled and added).
     tensor::WeightView stored_matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
+    // A 3-D tensor of n_expert matrices of n_rows rows (ne = [n_cols, n_rows, n_expert]), bound as
+    // one matrix whose expert e is rows e·n_rows..; read by matrix products, one expert at a time,
+    // so grouped as product_matrix() groups when n_rows allows.
+    tensor::WeightView experts(const std::string& name, int64_t n_cols, int64_t n_rows, int64_t n_expert);
     // Same, with the row count taken from the file (a predictor's rank), 1..max_rows.
     tensor::WeightView matrix_any_rows(const std::string& name, int64_t n_cols, int64_t max_rows);
     bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
@@ -42,6 +46,8 @@ public:
 private:
     const gguf::TensorInfo& find(const std::string& name) const;
     tensor::WeightView bind_matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
+    // t's bytes as n_rows rows of n_cols, its shape already checked.
+    tensor::WeightView bind_rows(const gguf::TensorInfo& t, int64_t n_cols, int64_t n_rows);
     // w in the layout its kernels are fastest on: for a matrix read only whole (whole_products)
     // Q4_0_R8 or Q4_K_R8, else Q4_0_X16 for Q4_0.
     tensor::WeightView relaid(const std::string& name, tensor::WeightView w, bool whole_products);

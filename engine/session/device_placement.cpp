@@ -85,6 +85,7 @@ DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement
     d.plan = model::ExecutionPlan::cpu(arch_.hparams().n_layer);
     uint64_t placed_bytes = 0, refused_bytes = 0;
     const auto place = [&](const std::vector<tensor::WeightView>& part) {
+        if (part.empty()) return model::Where::Cpu;  // e.g. a mixture of experts' FFN, which the CPU runs
         uint64_t bytes = 0;
         bool supported = true;
         for (const tensor::WeightView& w : part) {

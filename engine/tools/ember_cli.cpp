@@ -252,7 +252,12 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "stop: %s\n", ember::stop_reason_name(result->stop_reason));
     if (opt.stats) {
         const auto layers = (*session)->layer_sparsity();
-        if (layers.empty()) std::fprintf(stderr, "stats: dense model, every FFN neuron is computed\n");
+        const ember::ModelInfo& info = (*model)->info();
+        if (info.n_expert > 0)
+            std::fprintf(stderr, "stats: mixture of experts, %d of %d experts per token and layer, every neuron of theirs computed\n",
+                         info.n_expert_used, info.n_expert);
+        else if (layers.empty())
+            std::fprintf(stderr, "stats: dense model, every FFN neuron is computed\n");
         double active = 0, total = 0, read = 0, read_on_device = 0;
         for (size_t il = 0; il < layers.size(); ++il) {
             const auto& l = layers[il];

