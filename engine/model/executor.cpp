@@ -7,6 +7,7 @@
 
 #include "common/error.h"
 #include "model/blocks.h"
+#include "model/expert_ffn.h"
 #include "model/sparse_ffn.h"
 #include "tensor/attention_head.h"
 #include "tensor/kernels.h"
@@ -196,22 +197,29 @@ void Executor::route(int32_t il, const tensor::WeightView& router, const float* 
     }
 }
 
-void Executor::moe_ffn(const MoeFfnWeights& w, const float* x, float* out) {
+void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float* out) {
+    const auto start = Clock::now();
     const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
     const int32_t k = hp_.n_expert_used;
+    SparseLayerStats& stats = s_.expert_stats[size_t(il)];
     std::fill(out, out + size_t(n_) * n_embd, 0.0f);
     for (int32_t e = 0; e < hp_.n_expert; ++e) {
         int32_t m = 0;
-        for (int32_t t = 0; t < n_; ++t)
-            if (std::find(&s_.expert_id[size_t(t) * k], &s_.expert_id[size_t(t + 1) * k], e) != &s_.expert_id[size_t(t + 1) * k]) {
-                std::copy_n(x + size_t(t) * n_embd, n_embd, s_.expert_in.data() + size_t(m) * n_embd);
-                s_.expert_rows[size_t(m++)] = t;
-            }
+        for (int32_t t = 0; t < n_; ++t) {
+            const int32_t* ids = &s_.expert_id[size_t(t) * k];
+            if (std::find(ids, ids + k, e) == ids + k) continue;
+            std::copy_n(x + size_t(t) * n_embd, n_embd, s_.expert_in.data() + size_t(m) * n_embd);
+            s_.expert_rows[size_t(m++)] = t;
+        }
         if (m == 0) continue;
-        tensor::matmul(s_.pool, w.gate.rows(e * n_ff, n_ff), s_.expert_in.data(), m, s_.ffn_gate.data(), s_.prepared);
-        tensor::matmul(s_.pool, w.up.rows(e * n_ff, n_ff), s_.expert_in.data(), m, s_.ffn_up.data(), s_.prepared);
-        ffn_activation(hp_.ffn_gate, s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), m * n_ff);
-        tensor::matmul(s_.pool, w.down.rows(e * n_embd, n_embd), s_.ffn_act.data(), m, s_.expert_out.data(), s_.prepared);
+        const ExpertWeights expert{w.gate.rows(e * n_ff, n_ff), w.up.rows(e * n_ff, n_ff),
+                                   w.down_transposed ? w.down.rows(e * n_ff, n_ff) : w.down.rows(e * n_embd, n_embd),
+                                   w.down_transposed};
+        const ExpertWork work = run_expert(expert, hp_.ffn_gate, s_.expert_in.data(), m, s_.expert_out.data(), s_.pool,
+                                           {s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), s_.expert_active,
+                                            s_.prepared});
+        stats.active += work.neurons;
+        stats.bytes_read += work.bytes;
         for (int32_t i = 0; i < m; ++i) {
             const int32_t t = s_.expert_rows[size_t(i)];
             const int32_t* ids = &s_.expert_id[size_t(t) * k];
@@ -221,6 +229,8 @@ void Executor::moe_ffn(const MoeFfnWeights& w, const float* x, float* out) {
             for (int64_t j = 0; j < n_embd; ++j) y[j] += weight * ye[j];
         }
     }
+    stats.tokens += n_;
+    stats.ffn_ms += ms_between(start, Clock::now());
 }
 
 void Executor::predictor(int32_t il, const SparseFfnWeights& w, const float* u, float* scores) {

@@ -26,11 +26,13 @@ struct DenseFfnWeights {
 };
 
 // A mixture-of-experts FFN: expert e's rows are e·n_ff.. of gate and up and e·n_embd.. of down
-// (GGUF's 3-D expert tensors, one slice per expert).
+// (GGUF's 3-D expert tensors, one slice per expert); or, down stored transposed (PowerInfer's
+// layout), e·n_ff.. of down, a row per neuron.
 struct MoeFfnWeights {
     tensor::WeightView gate;  // [n_embd] -> [n_expert · n_ff]
     tensor::WeightView up;    // [n_embd] -> [n_expert · n_ff]
-    tensor::WeightView down;  // [n_ff] -> [n_expert · n_embd]
+    tensor::WeightView down;  // [n_ff] -> [n_expert · n_embd]; transposed: n_expert · n_ff rows of [n_embd]
+    bool down_transposed = false;
 };
 
 class Executor {
@@ -63,9 +65,9 @@ public:
     // Mixture of experts, in two steps: route() picks each token's experts from the router's
     // input (SmallThinker: the layer's input, before attention), moe_ffn() then computes the
     // picked experts on the FFN's normalized input x, each over the tokens routed to it, into
-    // out. Both run on the CPU.
+    // out (model/expert_ffn.h). Both run on the CPU.
     void route(int32_t il, const tensor::WeightView& router, const float* x);
-    void moe_ffn(const MoeFfnWeights& w, const float* x, float* out);
+    void moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float* out);
     // out = the predictor-guided sparse FFN (sparse_ffn.h): u feeds the predictor, x the FFN.
     void sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u, const float* x, float* out);
     // logits = w · x for n normalized rows.

@@ -64,6 +64,10 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
     const bool upstream = hp.ffn_gate == FfnGate::SiluPar || hp.ffn_gate == FfnGate::GeluPar || hp.moe();
     const tensor::Q8KScale scale = upstream ? tensor::Q8KScale::Upstream : tensor::Q8KScale::PowerInfer;
     prepared.set_q8_k_scale(scale);
+    if (hp.moe()) {
+        expert_active.reserve(size_t(hp.n_ff));
+        expert_stats.resize(size_t(hp.n_layer));
+    }
     if (hp.max_predictor_rank > 0) {
         sparse = std::make_unique<SparseScratch>(hp.n_ff, hp.max_predictor_rank, hp.n_embd, hp.n_layer);
         sparse->prepared_x.set_q8_k_scale(scale);

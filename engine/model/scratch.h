@@ -45,6 +45,8 @@ struct Scratch {
     std::vector<int32_t> expert_rows;   // [1] the batch rows one expert computes
     std::vector<float> expert_in;       // [n_embd] those rows' FFN inputs, gathered
     std::vector<float> expert_out;      // [n_embd] and that expert's outputs for them
+    std::vector<int32_t> expert_active;  // one token's neurons whose gate fired (capacity n_ff)
+    std::vector<SparseLayerStats> expert_stats;  // [n_layer] neurons computed in the routed experts
     // Per worker thread ([n_threads][...]):
     std::vector<float> scores;    // [n_ctx] one head's attention weights
     std::vector<uint16_t> half;   // [max(head_dim, n_ctx)] F16 staging of one head

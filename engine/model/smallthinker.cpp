@@ -50,8 +50,14 @@ public:
             L.ffn_norm = bind.vector(p + "ffn_norm.weight", n_embd);
             L.router = bind.matrix(p + "ffn_gate_inp.weight", n_embd, n_expert);
             L.experts.gate = bind.experts(p + "ffn_gate_exps.weight", n_embd, n_ff, n_expert);
-            L.experts.up = bind.experts(p + "ffn_up_exps.weight", n_embd, n_ff, n_expert);
-            L.experts.down = bind.experts(p + "ffn_down_exps.weight", n_ff, n_embd, n_expert);
+            // One token reads the up rows of the neurons its gate fired for, one by one.
+            L.experts.up = bind.experts(p + "ffn_up_exps.weight", n_embd, n_ff, n_expert, TensorBinder::ExpertRows::Dots);
+            // Upstream's down layout, or PowerInfer's transposed one (a row per neuron), by shape.
+            const gguf::TensorInfo* down = file.find_tensor(p + "ffn_down_exps.weight");
+            L.experts.down_transposed = down && n_ff != n_embd && down->ne.size() == 3 && down->ne[0] == n_embd;
+            L.experts.down = L.experts.down_transposed
+                                 ? bind.experts(p + "ffn_down_exps.weight", n_embd, n_ff, n_expert, TensorBinder::ExpertRows::Stored)
+                                 : bind.experts(p + "ffn_down_exps.weight", n_ff, n_embd, n_expert);
             expert_bytes += matrix_bytes(L.experts.gate) + matrix_bytes(L.experts.up) + matrix_bytes(L.experts.down);
             ffn_bytes += matrix_bytes(L.router);
             layers_.push_back(L);
@@ -88,7 +94,7 @@ public:
             ex.emit("ffn_inp", il, s.x.data(), n_embd);
             tensor::rms_norm(s.x.data(), L.ffn_norm, s.ffn_in.data(), n_embd, n, hp_.norm_eps);
             ex.emit("ffn_norm", il, s.ffn_in.data(), n_embd);
-            ex.moe_ffn(L.experts, s.ffn_in.data(), s.ffn_out.data());
+            ex.moe_ffn(il, L.experts, s.ffn_in.data(), s.ffn_out.data());
             ex.emit("ffn_out", il, s.ffn_out.data(), n_embd);
             add_in_place(s.x.data(), s.ffn_out.data(), n * n_embd);
             ex.emit("l_out", il, s.x.data(), n_embd);

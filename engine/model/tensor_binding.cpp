@@ -60,10 +60,16 @@ tensor::WeightView TensorBinder::product_matrix(const std::string& name, int64_t
     return relaid(name, bind_matrix(name, n_cols, n_rows), whole_groups);
 }
 
-tensor::WeightView TensorBinder::experts(const std::string& name, int64_t n_cols, int64_t n_rows, int64_t n_expert) {
+tensor::WeightView TensorBinder::experts(const std::string& name, int64_t n_cols, int64_t n_rows, int64_t n_expert,
+                                        ExpertRows use) {
     const gguf::TensorInfo& t = find(name);
     check_shape(t, {n_cols, n_rows, n_expert});
-    return relaid(name, bind_rows(t, n_cols, n_rows * n_expert), n_rows % tensor::kR8Rows == 0);
+    const tensor::WeightView w = bind_rows(t, n_cols, n_rows * n_expert);
+    if (use == ExpertRows::Stored) {
+        if (layouts_.emplace(w.data, w.type).first->second != w.type) fail_bound_twice(name);
+        return w;
+    }
+    return relaid(name, w, use == ExpertRows::Products && n_rows % tensor::kR8Rows == 0);
 }
 
 tensor::WeightView TensorBinder::relaid(const std::string& name, tensor::WeightView w, bool whole_products) {

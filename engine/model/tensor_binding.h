@@ -30,10 +30,14 @@ public:
     // Same, rows kept as stored: for rows also read otherwise (token embeddings looked up, the
     // sparse down projection's rows scaled and added).
     tensor::WeightView stored_matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
+    // How a 3-D expert tensor's rows are read: by matrix products only (grouped as
+    // product_matrix() groups, when the row count allows), also one by one in dot products (laid
+    // as matrix() lays them), or also scaled and added (kept as stored).
+    enum class ExpertRows { Products, Dots, Stored };
     // A 3-D tensor of n_expert matrices of n_rows rows (ne = [n_cols, n_rows, n_expert]), bound as
-    // one matrix whose expert e is rows e·n_rows..; read by matrix products, one expert at a time,
-    // so grouped as product_matrix() groups when n_rows allows.
-    tensor::WeightView experts(const std::string& name, int64_t n_cols, int64_t n_rows, int64_t n_expert);
+    // one matrix whose expert e is rows e·n_rows...
+    tensor::WeightView experts(const std::string& name, int64_t n_cols, int64_t n_rows, int64_t n_expert,
+                               ExpertRows use = ExpertRows::Products);
     // Same, with the row count taken from the file (a predictor's rank), 1..max_rows.
     tensor::WeightView matrix_any_rows(const std::string& name, int64_t n_cols, int64_t max_rows);
     bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }

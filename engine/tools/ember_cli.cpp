@@ -254,7 +254,8 @@ int main(int argc, char** argv) {
         const auto layers = (*session)->layer_sparsity();
         const ember::ModelInfo& info = (*model)->info();
         if (info.n_expert > 0)
-            std::fprintf(stderr, "stats: mixture of experts, %d of %d experts per token and layer, every neuron of theirs computed\n",
+            std::fprintf(stderr, "stats: mixture of experts, %d of %d experts per token and layer; neurons computed of all "
+                                 "the experts' (one token at a time: those whose gate fired)\n",
                          info.n_expert_used, info.n_expert);
         else if (layers.empty())
             std::fprintf(stderr, "stats: dense model, every FFN neuron is computed\n");

@@ -46,6 +46,7 @@ struct Shape {
     // swa: the 21B model's layers (a sliding window in three of four, the fourth without RoPE).
     int n_expert = 8, n_expert_used = 2;
     bool swa = false;
+    bool down_t = false;  // the experts' down weights transposed, a row per neuron (PowerInfer's layout)
 };
 
 // fc2 rows whose scores s = fc2 · h (h >= 0, the ReLU of fc1 · u) are >= 0 for about `share`
@@ -80,6 +81,25 @@ std::vector<uint8_t> random_tensor(tensor::DType t, int64_t n_cols, int64_t n_ro
         std::mt19937_64 rng(seed * 1000003u + uint64_t(r));
         tensor::random_row(t, n_cols, scale, rng, out.data() + size_t(r) * row);
     });
+    return out;
+}
+
+// n_expert matrices of `rows` rows of `cols` values (type t) as n_expert matrices of `cols` rows of
+// `rows` values: the same weights, each expert transposed (exact for F32 and F16).
+std::vector<uint8_t> transposed_experts(tensor::DType t, const std::vector<uint8_t>& bytes, int64_t cols, int64_t rows,
+                                        int64_t n_expert) {
+    const size_t in_row = tensor::row_bytes(t, cols), out_row = tensor::row_bytes(t, rows);
+    std::vector<uint8_t> out(out_row * size_t(cols * n_expert));
+    std::vector<float> m(size_t(rows * cols));
+    std::vector<float> column(static_cast<size_t>(rows));
+    for (int64_t e = 0; e < n_expert; ++e) {
+        for (int64_t r = 0; r < rows; ++r)
+            tensor::dequantize_row(t, bytes.data() + size_t(e * rows + r) * in_row, m.data() + size_t(r * cols), cols);
+        for (int64_t c = 0; c < cols; ++c) {
+            for (int64_t r = 0; r < rows; ++r) column[size_t(r)] = m[size_t(r * cols + c)];
+            tensor::quantize_row(t, column.data(), out.data() + size_t(e * cols + c) * out_row, rows);
+        }
+    }
     return out;
 }
 
@@ -290,7 +310,12 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
             };
             experts(p + "ffn_gate_exps.weight", s.n_embd, s.n_ff);
             experts(p + "ffn_up_exps.weight", s.n_embd, s.n_ff);
-            experts(p + "ffn_down_exps.weight", s.n_ff, s.n_embd);
+            if (s.down_t)
+                w.add_tensor(p + "ffn_down_exps.weight", {s.n_embd, s.n_ff, s.n_expert}, type_id,
+                             transposed_experts(t, random_tensor(t, s.n_ff, s.n_embd * s.n_expert, seed++, pool), s.n_ff,
+                                                s.n_embd, s.n_expert));
+            else
+                experts(p + "ffn_down_exps.weight", s.n_ff, s.n_embd);
         } else if (phi3) {
             matrix(p + "ffn_up.weight", s.n_embd, 2 * s.n_ff);  // the gate's rows, then up's
         } else {
@@ -339,6 +364,7 @@ int main(int argc, char** argv) {
             else if (a == "--experts") shape.n_expert = count(256);
             else if (a == "--experts-used") shape.n_expert_used = count(256);
             else if (a == "--swa") shape.swa = true;
+            else if (a == "--down-t") shape.down_t = true;
             else if (a == "--arch") {
                 shape.arch = next_value(argc, argv, i);
                 if (shape.arch != "llama" && shape.arch != "qwen2" && shape.arch != "qwen3" && shape.arch != "gemma2" &&
@@ -360,7 +386,7 @@ int main(int argc, char** argv) {
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--head-dim N] [--n-ff N] [--n-vocab N]\n"
                      "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3|phi3|gemma2|gemma3|smallthinker]\n"
-                     "       [--experts 8 --experts-used 2 [--swa]]\n"
+                     "       [--experts 8 --experts-used 2 [--swa] [--down-t]]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
                      "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
                      "the vocabulary of a Hugging Face byte-level BPE tokenizer, tokenizer.ggml.pre = --pre; --llama3 writes\n"
@@ -370,6 +396,7 @@ int main(int argc, char** argv) {
                      "--arch phi3 Phi 3.5's, with fused QKV and gate-up matrices and long-context RoPE factors;\n"
                      "--arch smallthinker SmallThinker's mixture of --experts ReGLU experts of --n-ff neurons, --experts-used\n"
                      "per token; --swa its 21B layers (a 4096-token window in three of four, the fourth without RoPE);\n"
+                     "--down-t stores the experts' down weights transposed, a row per neuron (PowerInfer's layout);\n"
                      "--head-dim sets the heads' width when it is not n_embd / n_head)\n",
                      e.what());
         return 2;

@@ -1,0 +1,74 @@
+#include "model/expert_ffn.h"
+
+#include <algorithm>
+
+#include "model/blocks.h"
+
+namespace ember::model {
+namespace {
+
+// y[t] = Σ_i act[t][i] · down row i over each row's neurons with a non-zero activation. Threads
+// split the output columns in whole blocks, so every element sums its neurons in ascending
+// order whatever the thread count.
+void transposed_down(const tensor::WeightView& down_t, const float* act, int32_t m, float* y, tensor::ThreadPool& pool) {
+    const int64_t n_ff = down_t.n_rows, n_embd = down_t.n_cols, block = tensor::block_size(down_t.type);
+    std::fill(y, y + size_t(m) * n_embd, 0.0f);
+    const int64_t blocks = n_embd / block;
+    const int64_t cols_per_task = (blocks + pool.size() - 1) / pool.size() * block;
+    pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
+        const int64_t col0 = task * cols_per_task, n = std::min(cols_per_task, n_embd - col0);
+        const size_t offset = tensor::row_bytes(down_t.type, col0);
+        for (int32_t t = 0; t < m; ++t)
+            for (int64_t i = 0; i < n_ff; ++i)
+                if (const float a = act[size_t(t) * n_ff + i]; a != 0.0f)
+                    tensor::axpy_row(down_t.type, n, a, down_t.row(i) + offset, y + size_t(t) * n_embd + col0);
+    });
+}
+
+// One token: the gate's rows, then up's rows for the neurons whose gate is above 0.
+int64_t gate_first(const ExpertWeights& w, const float* x, tensor::ThreadPool& pool, ExpertBuffers& b) {
+    const int64_t n_ff = w.gate.n_rows, n_embd = w.gate.n_cols;
+    tensor::matmul(pool, w.gate, x, 1, b.g, b.prepared);
+    b.active.clear();
+    for (int64_t i = 0; i < n_ff; ++i)
+        if (b.g[i] > 0.0f) b.active.push_back(int32_t(i));
+    std::fill(b.act, b.act + n_ff, 0.0f);
+    b.prepared.prepare(w.up.type, x, 1, n_embd);
+    const int64_t n_active = int64_t(b.active.size());
+    constexpr int64_t kPerTask = 64;
+    pool.run((n_active + kPerTask - 1) / kPerTask, [&](int64_t task, int) {
+        for (int64_t j = task * kPerTask; j < std::min(n_active, (task + 1) * kPerTask); ++j) {
+            const int32_t i = b.active[size_t(j)];
+            b.act[i] = b.g[i] * tensor::dot_row(w.up.type, n_embd, w.up.row(i), b.prepared.row(0));
+        }
+    });
+    return n_active;
+}
+
+}  // namespace
+
+ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int32_t m, float* y, tensor::ThreadPool& pool,
+                      ExpertBuffers b) {
+    const int64_t n_ff = w.gate.n_rows;
+    ExpertWork work;
+    if (m == 1 && gate == FfnGate::ReluPar) {
+        work.neurons = gate_first(w, x, pool, b);
+    } else {
+        tensor::matmul(pool, w.gate, x, m, b.g, b.prepared);
+        tensor::matmul(pool, w.up, x, m, b.up, b.prepared);
+        ffn_activation(gate, b.g, b.up, b.act, m * n_ff);
+        work.neurons = m * n_ff;
+    }
+    if (w.down_transposed)
+        transposed_down(w.down, b.act, m, y, pool);
+    else
+        tensor::matmul(pool, w.down, b.act, m, y, b.prepared);
+    // Rows of up (and of a transposed down) are read for computed neurons only; a batch reads
+    // each row once for all its tokens.
+    const int64_t rows = m == 1 ? work.neurons : n_ff;
+    work.bytes = uint64_t(w.gate.row_bytes) * uint64_t(n_ff) + uint64_t(w.up.row_bytes) * uint64_t(rows) +
+                 uint64_t(w.down.row_bytes) * uint64_t(w.down_transposed ? rows : w.down.n_rows);
+    return work;
+}
+
+}  // namespace ember::model

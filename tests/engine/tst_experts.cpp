@@ -1,0 +1,147 @@
+// SmallThinker's experts beyond what upstream checks (tst_upstream_reference compares the graph
+// itself): the gate-first path of one token against whole experts over a batch, PowerInfer's
+// transposed down layout against upstream's, the neuron counts --stats shows, and the same text
+// on the sim device as on the CPU. The files are written by ember-synth-model.
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+
+#include "engine_test_helpers.h"
+#include "ember/model.h"
+#include "ember/session.h"
+
+namespace {
+
+constexpr int32_t kPromptTokens = 12;
+constexpr int32_t kGreedy = 24;
+
+// Random token ids from Qwen's vocabulary's ordinary range.
+std::vector<int32_t> prompt() {
+    std::vector<int32_t> ids;
+    for (int32_t i = 0; i < kPromptTokens; ++i) ids.push_back(1000 + (i * 7919) % 20000);
+    return ids;
+}
+
+std::vector<int32_t> greedy_text(const std::shared_ptr<ember::Model>& model, ember::SessionParams sp) {
+    auto session = ember::Session::create(model, sp);
+    if (!session) qFatal("%s", session.error().message.c_str());
+    std::vector<int32_t> out;
+    auto r = (*session)->generate(prompt(), test_helpers::greedy(kGreedy), [&](const ember::TokenEvent& e) {
+        out.push_back(e.token);
+        return true;
+    });
+    if (!r) qFatal("%s", r.error().message.c_str());
+    return out;
+}
+
+double max_abs_difference(std::span<const float> a, std::span<const float> b) {
+    double d = 0;
+    for (size_t i = 0; i < a.size(); ++i) d = std::max(d, double(std::fabs(a[i] - b[i])));
+    return d;
+}
+
+}  // namespace
+
+class TestExperts : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+
+    QString synth(const QString& name, const QStringList& more) {
+        const QString out = dir_.path() + "/" + name;
+        QProcess p;
+        p.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model",
+                QStringList{"-o", out, "--arch", "smallthinker", "--n-layer", "2", "--n-embd", "256", "--n-head", "4",
+                            "--n-head-kv", "2", "--n-ff", "768", "--n-vocab", "32000", "--experts", "8", "--experts-used",
+                            "2"} +
+                    more);
+        if (!p.waitForFinished(120000) || p.exitCode() != 0) qFatal("ember-synth-model: %s", p.readAllStandardError().constData());
+        return out;
+    }
+
+private slots:
+    // One token at a time runs the gate-first path, a batch the whole experts (where an expert
+    // has two or more of its tokens); the same positions' logits agree to rounding (the skipped
+    // neurons' activations are exactly 0).
+    void gate_first_equals_whole_experts_data() {
+        QTest::addColumn<QString>("type");
+        QTest::addColumn<double>("tolerance");
+        QTest::newRow("F16") << "F16" << 1e-3;
+        QTest::newRow("Q4_0") << "Q4_0" << 1e-3;
+    }
+    void gate_first_equals_whole_experts() {
+        QFETCH(QString, type);
+        QFETCH(double, tolerance);
+        auto model = test_helpers::load_model(synth("gate-" + type + ".gguf", {"--type", type}));
+        const std::vector<int32_t> ids = prompt();
+        auto batch = test_helpers::open_session(model, 64, 2);
+        QVERIFY(batch->evaluate(ids, true).ok());
+        auto single = test_helpers::open_session(model, 64, 2);
+        double worst = 0;
+        for (size_t t = 0; t < ids.size(); ++t) {
+            QVERIFY(single->evaluate(std::span(&ids[t], 1)).ok());
+            worst = std::max(worst, max_abs_difference(single->logits(), batch->logits(int32_t(t))));
+        }
+        qInfo("%s: largest |Δ logit| %.2g", qPrintable(type), worst);
+        QVERIFY2(worst <= tolerance, qPrintable(QString::number(worst)));
+        // One token at a time skipped the neurons whose gate did not fire (random weights: some
+        // of them), and no expert it was not routed to.
+        const auto layers = single->layer_sparsity();
+        QCOMPARE(int(layers.size()), 2);
+        for (const ember::LayerSparsity& l : layers) {
+            QCOMPARE(l.n_ff, 8 * 768);
+            QCOMPARE(l.tokens, int64_t(ids.size()));
+            const double routed = double(l.tokens) * 2 * 768;
+            QVERIFY2(l.active > 0 && l.active < 0.95 * routed, qPrintable(QString::number(l.active / routed)));
+            QVERIFY(l.bytes_read > 0);
+        }
+        // The batch computed whole experts wherever two or more of its tokens met.
+        for (size_t il = 0; il < layers.size(); ++il) QVERIFY(batch->layer_sparsity()[il].active > layers[il].active);
+    }
+
+    // PowerInfer stores each expert's down weights transposed (a row per neuron), so a token
+    // reads only its active neurons' rows; the same weights in either layout give the same text.
+    void both_down_layouts_write_the_same_text() {
+        auto upstream_layout = test_helpers::load_model(synth("down.gguf", {"--type", "F16"}));
+        auto transposed = test_helpers::load_model(synth("down-t.gguf", {"--type", "F16", "--down-t"}));
+        ember::SessionParams sp;
+        sp.n_ctx = 128;
+        sp.n_threads = 2;
+        const std::vector<int32_t> want = greedy_text(upstream_layout, sp);
+        QCOMPARE(int(want.size()), kGreedy);
+        QCOMPARE(greedy_text(transposed, sp), want);
+        // And whole: a batch sums the transposed rows too.
+        auto a = test_helpers::open_session(upstream_layout, 64, 2), b = test_helpers::open_session(transposed, 64, 2);
+        QVERIFY(a->evaluate(prompt(), true).ok() && b->evaluate(prompt(), true).ok());
+        double worst = 0;
+        for (int32_t t = 0; t < kPromptTokens; ++t) worst = std::max(worst, max_abs_difference(a->logits(t), b->logits(t)));
+        // Upstream's layout multiplies the activations rounded to F16, as GGML does with F16
+        // weights; the transposed rows are scaled by the F32 activations.
+        qInfo("largest |Δ logit| between the layouts: %.2g", worst);
+        QVERIFY(worst < 0.05);
+    }
+
+    // The experts stay on the CPU while the sim device takes attention and the LM head: the text
+    // is the CPU's at every budget, and no FFN neuron is claimed for the device.
+    void sim_device_writes_the_cpu_text() {
+        auto model = test_helpers::load_model(synth("sim.gguf", {"--type", "Q4_0"}));
+        ember::SessionParams sp;
+        sp.n_ctx = 128;
+        sp.n_threads = 2;
+        const std::vector<int32_t> want = greedy_text(model, sp);
+        sp.device = "sim";
+        for (const uint64_t budget : {uint64_t(1) << 20, uint64_t(8) << 20, uint64_t(64) << 20}) {
+            sp.device_budget_bytes = budget;
+            QCOMPARE(greedy_text(model, sp), want);
+            auto session = ember::Session::create(model, sp);
+            QVERIFY(session.ok());
+            QCOMPARE((*session)->device_report().hot_neurons, int64_t(0));
+        }
+    }
+};
+
+QTEST_GUILESS_MAIN(TestExperts)
+#include "tst_experts.moc"
