@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "model/blocks.h"
+#include "model/scattered_rows.h"
 
 namespace ember::model {
 namespace {
@@ -10,19 +11,21 @@ namespace {
 // y[t] = Σ_i act[t][i] · down row i over each row's neurons with a non-zero activation. Threads
 // split the output columns in whole blocks, so every element sums its neurons in ascending
 // order whatever the thread count.
-void transposed_down(const tensor::WeightView& down_t, const float* act, int32_t m, float* y, tensor::ThreadPool& pool) {
+void transposed_down(const tensor::WeightView& down_t, const float* act, int32_t m, float* y, tensor::ThreadPool& pool,
+                     std::vector<int32_t>& ids) {
     const int64_t n_ff = down_t.n_rows, n_embd = down_t.n_cols, block = tensor::block_size(down_t.type);
     std::fill(y, y + size_t(m) * n_embd, 0.0f);
-    const int64_t blocks = n_embd / block;
-    const int64_t cols_per_task = (blocks + pool.size() - 1) / pool.size() * block;
-    pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
-        const int64_t col0 = task * cols_per_task, n = std::min(cols_per_task, n_embd - col0);
-        const size_t offset = tensor::row_bytes(down_t.type, col0);
-        for (int32_t t = 0; t < m; ++t)
-            for (int64_t i = 0; i < n_ff; ++i)
-                if (const float a = act[size_t(t) * n_ff + i]; a != 0.0f)
-                    tensor::axpy_row(down_t.type, n, a, down_t.row(i) + offset, y + size_t(t) * n_embd + col0);
-    });
+    const int64_t cols_per_task = (n_embd / block + pool.size() - 1) / pool.size() * block;
+    for (int32_t t = 0; t < m; ++t) {
+        const float* a = act + size_t(t) * n_ff;
+        ids.clear();
+        for (int64_t i = 0; i < n_ff; ++i)
+            if (a[i] != 0.0f) ids.push_back(int32_t(i));
+        pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
+            const int64_t col0 = task * cols_per_task;
+            accumulate_rows(down_t, ids, a, col0, std::min(cols_per_task, n_embd - col0), y + size_t(t) * n_embd + col0);
+        });
+    }
 }
 
 // One token: the gate's rows, then up's rows for the neurons whose gate is above 0.
@@ -37,10 +40,9 @@ int64_t gate_first(const ExpertWeights& w, const float* x, tensor::ThreadPool& p
     const int64_t n_active = int64_t(b.active.size());
     constexpr int64_t kPerTask = 64;
     pool.run((n_active + kPerTask - 1) / kPerTask, [&](int64_t task, int) {
-        for (int64_t j = task * kPerTask; j < std::min(n_active, (task + 1) * kPerTask); ++j) {
-            const int32_t i = b.active[size_t(j)];
-            b.act[i] = b.g[i] * tensor::dot_row(w.up.type, n_embd, w.up.row(i), b.prepared.row(0));
-        }
+        const int64_t begin = task * kPerTask, n = std::min(kPerTask, n_active - begin);
+        dot_rows(w.up, std::span<const int32_t>(b.active).subspan(size_t(begin), size_t(n)), b.prepared.row(0), b.up + begin);
+        for (int64_t j = begin; j < begin + n; ++j) b.act[b.active[size_t(j)]] = b.g[b.active[size_t(j)]] * b.up[j];
     });
     return n_active;
 }
@@ -60,7 +62,7 @@ ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int3
         work.neurons = m * n_ff;
     }
     if (w.down_transposed)
-        transposed_down(w.down, b.act, m, y, pool);
+        transposed_down(w.down, b.act, m, y, pool, b.active);
     else
         tensor::matmul(pool, w.down, b.act, m, y, b.prepared);
     // Rows of up (and of a transposed down) are read for computed neurons only; a batch reads

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <span>
 
-#include "common/cpu_hints.h"
+#include "model/scattered_rows.h"
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
 #include "tensor/quant_blocks.h"
@@ -18,12 +18,6 @@ constexpr int64_t kNeuronsPerChunk = 512;
 
 // Activations are quantized in whole Q8_0 blocks; ss.a is zero past n_ff up to this length.
 int64_t whole_blocks(int64_t n) { return (n + tensor::kQK - 1) / tensor::kQK * tensor::kQK; }
-
-// Active neurons' rows are scattered through the matrix, so the hardware prefetcher restarts at
-// every row; fetching the next row while the current one is computed hides that latency.
-void prefetch_bytes(const uint8_t* p, size_t n) {
-    for (size_t off = 0; off < n; off += 64) ember::prefetch(p + off);
-}
 
 // The value neuron i's down row is scaled by, rounded the way PowerInfer rounds it for the
 // row's type: F16 rows meet an F16 activation, Q4_0 rows a Q8_0-quantized one (its block
@@ -109,35 +103,6 @@ void gate_up_rows(const SparseFfnWeights& w, FfnGate gate, SparseScratch& ss, in
         const float v = tensor::dot_row(w.up.type, n_embd, w.up.row(i), x);
         const float g = gated ? tensor::dot_row(w.gate.type, n_embd, w.gate.row(i), x) : 0.0f;
         ss.a[size_t(i)] = ffn_activation_value(gate, g, v);
-    }
-}
-
-// y[0, n) += Σ coef[i] · columns [col0, col0 + n) of down_t row i over `ids`, in their order.
-// Q4_0 rows go four at a time (y read and written once per four rows, bit-identical to one at a
-// time); rows are prefetched one group ahead, since active neurons' rows are scattered.
-void accumulate_rows(const tensor::WeightView& down_t, std::span<const int32_t> ids, const float* coef,
-                     int64_t col0, int64_t n, float* y) {
-    const size_t offset = tensor::row_bytes(down_t.type, col0);
-    const size_t bytes = tensor::row_bytes(down_t.type, n);
-    constexpr size_t kGroup = 4;
-    size_t j = 0;
-    if (down_t.type == tensor::DType::Q4_0) {
-        const tensor::KernelTable& k = tensor::kernels();
-        for (; j + kGroup <= ids.size(); j += kGroup) {
-            for (size_t p = j + kGroup; p < std::min(ids.size(), j + 2 * kGroup); ++p)
-                prefetch_bytes(down_t.row(ids[p]) + offset, bytes);
-            const void* rows[kGroup];
-            float c[kGroup];
-            for (size_t r = 0; r < kGroup; ++r) {
-                rows[r] = down_t.row(ids[j + r]) + offset;
-                c[r] = coef[ids[j + r]];
-            }
-            k.axpy4_q4_0(n, c, rows, y);
-        }
-    }
-    for (; j < ids.size(); ++j) {
-        if (j + 1 < ids.size()) prefetch_bytes(down_t.row(ids[j + 1]) + offset, bytes);
-        tensor::axpy_row(down_t.type, n, coef[ids[j]], down_t.row(ids[j]) + offset, y);
     }
 }
 

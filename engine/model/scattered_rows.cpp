@@ -1,0 +1,64 @@
+#include "model/scattered_rows.h"
+
+#include <algorithm>
+
+#include "common/cpu_hints.h"
+#include "tensor/kernels.h"
+
+namespace ember::model {
+namespace {
+
+constexpr size_t kGroup = 4;
+
+}  // namespace
+
+void prefetch_bytes(const uint8_t* p, size_t n) {
+    for (size_t off = 0; off < n; off += 64) ember::prefetch(p + off);
+}
+
+void dot_rows(const tensor::WeightView& w, std::span<const int32_t> ids, const uint8_t* x, float* out) {
+    size_t j = 0;
+    const bool x16 = w.type == tensor::DType::Q4_0_X16;
+    if (x16 || w.type == tensor::DType::Q4_0) {
+        const tensor::KernelTable& k = tensor::kernels();
+        for (; j + kGroup <= ids.size(); j += kGroup) {
+            for (size_t p = j + kGroup; p < std::min(ids.size(), j + 2 * kGroup); ++p) prefetch_bytes(w.row(ids[p]), w.row_bytes);
+            const void* rows[kGroup];
+            for (size_t r = 0; r < kGroup; ++r) rows[r] = w.row(ids[j + r]);
+            if (x16)
+                k.dot4_q4_0x16_q8_0(w.n_cols, rows, x, out + j, 0);
+            else
+                k.dot4_q4_0_q8_0(w.n_cols, rows, x, out + j);
+        }
+    }
+    for (; j < ids.size(); ++j) {
+        if (j + 1 < ids.size()) prefetch_bytes(w.row(ids[j + 1]), w.row_bytes);
+        out[j] = tensor::dot_row(w.type, w.n_cols, w.row(ids[j]), x);
+    }
+}
+
+void accumulate_rows(const tensor::WeightView& w, std::span<const int32_t> ids, const float* coef, int64_t col0, int64_t n,
+                     float* y) {
+    const size_t offset = tensor::row_bytes(w.type, col0);
+    const size_t bytes = tensor::row_bytes(w.type, n);
+    size_t j = 0;
+    if (w.type == tensor::DType::Q4_0) {
+        const tensor::KernelTable& k = tensor::kernels();
+        for (; j + kGroup <= ids.size(); j += kGroup) {
+            for (size_t p = j + kGroup; p < std::min(ids.size(), j + 2 * kGroup); ++p) prefetch_bytes(w.row(ids[p]) + offset, bytes);
+            const void* rows[kGroup];
+            float c[kGroup];
+            for (size_t r = 0; r < kGroup; ++r) {
+                rows[r] = w.row(ids[j + r]) + offset;
+                c[r] = coef[ids[j + r]];
+            }
+            k.axpy4_q4_0(n, c, rows, y);
+        }
+    }
+    for (; j < ids.size(); ++j) {
+        if (j + 1 < ids.size()) prefetch_bytes(w.row(ids[j + 1]) + offset, bytes);
+        tensor::axpy_row(w.type, n, coef[ids[j]], w.row(ids[j]) + offset, y);
+    }
+}
+
+}  // namespace ember::model

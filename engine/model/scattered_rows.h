@@ -1,0 +1,23 @@
+#pragma once
+// Reading chosen rows of a weight matrix, scattered through it (the active neurons of a sparse
+// FFN or of an expert): dot products with one prepared input, and sums of scaled rows. Q4_0
+// rows go four at a time (bit-identical to one at a time), the next group's rows prefetched,
+// since the hardware prefetcher restarts at every row.
+
+#include <cstdint>
+#include <span>
+
+#include "tensor/matmul.h"
+
+namespace ember::model {
+
+void prefetch_bytes(const uint8_t* p, size_t n);
+
+// out[j] = w's row ids[j] · x, x prepared for w's type.
+void dot_rows(const tensor::WeightView& w, std::span<const int32_t> ids, const uint8_t* x, float* out);
+
+// y[0, n) += Σ coef[i] · columns [col0, col0 + n) of w's row i over i in `ids`, in their order.
+void accumulate_rows(const tensor::WeightView& w, std::span<const int32_t> ids, const float* coef, int64_t col0, int64_t n,
+                     float* y);
+
+}  // namespace ember::model
