@@ -13,10 +13,11 @@ struct Entry {
     std::unique_ptr<Architecture> (*load)(const gguf::File&, const ModelParams&);
 };
 
-constexpr std::array<Entry, 9> kArchitectures{{
+constexpr std::array<Entry, 10> kArchitectures{{
     {"llama", load_llama},
     {"qwen2", load_qwen2},
     {"qwen3", load_qwen3},
+    {"qwen3moe", load_qwen3moe},
     {"phi3", load_phi3},
     {"gemma2", load_gemma2},
     {"gemma3", load_gemma3},

@@ -98,6 +98,7 @@ bool architecture_supported(std::string_view name);
 std::unique_ptr<Architecture> load_llama(const gguf::File& file, const ModelParams& params);
 std::unique_ptr<Architecture> load_qwen2(const gguf::File& file, const ModelParams& params);
 std::unique_ptr<Architecture> load_qwen3(const gguf::File& file, const ModelParams& params);
+std::unique_ptr<Architecture> load_qwen3moe(const gguf::File& file, const ModelParams& params);
 std::unique_ptr<Architecture> load_phi3(const gguf::File& file, const ModelParams& params);
 std::unique_ptr<Architecture> load_gemma2(const gguf::File& file, const ModelParams& params);
 std::unique_ptr<Architecture> load_gemma3(const gguf::File& file, const ModelParams& params);

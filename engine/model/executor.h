@@ -9,6 +9,7 @@
 #include "backend/device_stream.h"
 #include "ember/session.h"
 #include "model/execution_plan.h"
+#include "model/expert_ffn.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
 #include "model/scratch.h"
@@ -23,16 +24,6 @@ struct DenseFfnWeights {
     tensor::WeightView gate;  // [n_embd] -> [n_ff]; n_rows == 0 without a gate (FfnGate::Relu)
     tensor::WeightView up;    // [n_embd] -> [n_ff]
     tensor::WeightView down;  // [n_ff] -> [n_embd]
-};
-
-// A mixture-of-experts FFN: expert e's rows are e·n_ff.. of gate and up and e·n_embd.. of down
-// (GGUF's 3-D expert tensors, one slice per expert); or, down stored transposed (PowerInfer's
-// layout), e·n_ff.. of down, a row per neuron.
-struct MoeFfnWeights {
-    tensor::WeightView gate;  // [n_embd] -> [n_expert · n_ff]
-    tensor::WeightView up;    // [n_embd] -> [n_expert · n_ff]
-    tensor::WeightView down;  // [n_ff] -> [n_expert · n_embd]; transposed: n_expert · n_ff rows of [n_embd]
-    bool down_transposed = false;
 };
 
 class Executor {

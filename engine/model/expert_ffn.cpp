@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/error.h"
 #include "model/blocks.h"
 #include "model/scattered_rows.h"
 
@@ -48,6 +49,38 @@ int64_t gate_first(const ExpertWeights& w, const float* x, tensor::ThreadPool& p
 }
 
 }  // namespace
+
+void read_expert_hparams(const gguf::File& file, const std::string& arch, HParams& hp) {
+    const std::string p = arch + ".";
+    hp.n_expert = int32_t(optional_uint(file, p + "expert_count", 0));
+    hp.n_expert_used = int32_t(optional_uint(file, p + "expert_used_count", 0));
+    if (hp.n_expert == 0 || hp.n_expert_used == 0 || hp.n_expert_used > hp.n_expert)
+        fail(file.path() + ": " + p + "expert_count (" + std::to_string(hp.n_expert) + ") and " + p +
+             "expert_used_count (" + std::to_string(hp.n_expert_used) +
+             ") must be 1 or more, the used ones no more than the experts");
+    hp.n_ff = int32_t(optional_uint(file, p + "expert_feed_forward_length", uint32_t(hp.n_ff)));
+    if (hp.n_ff == 0) fail(file.path() + ": " + p + "expert_feed_forward_length must be 1 or more");
+}
+
+MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::string& prefix, const HParams& hp,
+                        uint64_t* expert_bytes) {
+    using Rows = TensorBinder::ExpertRows;
+    const int64_t n_embd = hp.n_embd, n_ff = hp.n_ff, n_expert = hp.n_expert;
+    MoeLayer L;
+    L.router = bind.matrix(prefix + "ffn_gate_inp.weight", n_embd, n_expert);
+    MoeFfnWeights& e = L.experts;
+    e.gate = bind.experts(prefix + "ffn_gate_exps.weight", n_embd, n_ff, n_expert);
+    e.up = bind.experts(prefix + "ffn_up_exps.weight", n_embd, n_ff, n_expert,
+                        hp.ffn_gate == FfnGate::ReluPar ? Rows::Dots : Rows::Products);
+    const std::string down = prefix + "ffn_down_exps.weight";
+    const gguf::TensorInfo* t = file.find_tensor(down);
+    e.down_transposed = t && n_ff != n_embd && t->ne.size() == 3 && t->ne[0] == n_embd;
+    e.down = e.down_transposed ? bind.experts(down, n_embd, n_ff, n_expert, Rows::Stored)
+                               : bind.experts(down, n_ff, n_embd, n_expert);
+    *expert_bytes += uint64_t(e.gate.row_bytes) * uint64_t(e.gate.n_rows) + uint64_t(e.up.row_bytes) * uint64_t(e.up.n_rows) +
+                     uint64_t(e.down.row_bytes) * uint64_t(e.down.n_rows);
+    return L;
+}
 
 ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int32_t m, float* y, tensor::ThreadPool& pool,
                       ExpertBuffers b) {

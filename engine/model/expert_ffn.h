@@ -6,13 +6,42 @@
 // stored transposed (a row per neuron, PowerInfer's layout), only those neurons' down rows.
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "gguf/gguf_reader.h"
 #include "model/hparams.h"
+#include "model/tensor_binding.h"
 #include "tensor/matmul.h"
 #include "tensor/thread_pool.h"
 
 namespace ember::model {
+
+// A mixture-of-experts FFN: expert e's rows are e·n_ff.. of gate and up and e·n_embd.. of down
+// (GGUF's 3-D expert tensors, one slice per expert); or, down stored transposed (PowerInfer's
+// layout), e·n_ff.. of down, a row per neuron.
+struct MoeFfnWeights {
+    tensor::WeightView gate;  // [n_embd] -> [n_expert · n_ff]
+    tensor::WeightView up;    // [n_embd] -> [n_expert · n_ff]
+    tensor::WeightView down;  // [n_ff] -> [n_expert · n_embd]; transposed: n_expert · n_ff rows of [n_embd]
+    bool down_transposed = false;
+};
+
+// A layer's router (`ffn_gate_inp`, [n_embd] -> [n_expert]) and experts.
+struct MoeLayer {
+    tensor::WeightView router;
+    MoeFfnWeights experts;
+};
+
+// Reads `{arch}.expert_count`, `.expert_used_count` (required, 1 <= used <= count) and
+// `.expert_feed_forward_length` (hp.n_ff, default `feed_forward_length`).
+void read_expert_hparams(const gguf::File& file, const std::string& arch, HParams& hp);
+
+// Binds layer `prefix`'s router and experts: gate and down for matrix products, up also for
+// single rows when its experts run gate first (ReGLU); down in upstream's layout or PowerInfer's
+// transposed one, told apart by shape. Adds the experts' bytes to *expert_bytes.
+MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::string& prefix, const HParams& hp,
+                        uint64_t* expert_bytes);
 
 struct ExpertWeights {
     tensor::WeightView gate;  // [n_embd] -> [n_ff]

@@ -26,6 +26,7 @@ struct LlamaLayer {
     std::array<const float*, 3> bias{};     // Q, K, V biases (Qwen 2)
     std::array<const float*, 2> qk_norm{};  // Q's and K's per-head RMSNorm weights (Qwen 3)
     SparseFfnWeights sparse;    // gate, up, down_t, fc1, fc2 (PowerInfer files)
+    MoeLayer moe;               // router and experts instead of gate, up and down (Qwen 3 MoE)
 };
 
 class LlamaFamily final : public Architecture {
@@ -35,7 +36,7 @@ public:
         const int64_t n_embd = hp_.n_embd, n_q = hp_.n_embd_q(), n_ff = hp_.n_ff, n_gqa = hp_.n_embd_gqa(), n_vocab = hp_.n_vocab;
 
         TensorBinder bind(file);
-        uint64_t ffn_bytes = 0, predictor_bytes = 0;
+        uint64_t ffn_bytes = 0, predictor_bytes = 0, expert_bytes = 0;
         token_embd_ = bind.stored_matrix("token_embd.weight", n_embd, n_vocab);
         output_norm_ = bind.vector("output_norm.weight", n_embd);
         // Files with a tied LM head have no output.weight.
@@ -69,7 +70,9 @@ public:
             }
             L.wo = bind.product_matrix(p + "attn_output.weight", n_q, n_embd);
             L.ffn_norm = bind.vector(p + "ffn_norm.weight", n_embd);
-            if (hp_.fused_gate_up) {  // Phi 3: the gate's rows, then the up rows
+            if (hp_.moe()) {
+                L.moe = bind_moe_layer(bind, file, p, hp_, &expert_bytes);
+            } else if (hp_.fused_gate_up) {  // Phi 3: the gate's rows, then the up rows
                 const tensor::WeightView gate_up = ffn_matrix(p + "ffn_up.weight", 2 * n_ff, {n_ff});
                 L.gate = gate_up.rows(0, n_ff);
                 L.up = gate_up.rows(n_ff, n_ff);
@@ -83,7 +86,9 @@ public:
             if (hp_.qk_norm)
                 L.qk_norm = {bind.vector(p + "attn_q_norm.weight", hp_.head_dim()),
                              bind.vector(p + "attn_k_norm.weight", hp_.head_dim())};
-            if (sparse) {
+            if (hp_.moe()) {
+                ffn_bytes += matrix_bytes(L.moe.router);
+            } else if (sparse) {
                 const tensor::WeightView fc1 = bind.matrix_any_rows(p + "fc1.weight", n_embd, n_ff);
                 L.sparse = SparseFfnWeights{L.gate, L.up, bind.stored_matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
                                             bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff)};
@@ -91,11 +96,15 @@ public:
             } else {
                 L.down = bind.product_matrix(p + "ffn_down.weight", n_ff, n_embd);
             }
-            ffn_bytes += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
+            if (!hp_.moe())
+                ffn_bytes += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
             if (sparse) predictor_bytes += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
             layers_.push_back(L);
         }
-        set_totals(bind, token_embd_, output_, ffn_bytes, predictor_bytes, 3, layers_.front().gate.type);
+        // A mixture of experts' token reads n_expert_used experts of each layer's n_expert.
+        const uint64_t unread = hp_.moe() ? expert_bytes / uint64_t(hp_.n_expert) * uint64_t(hp_.n_expert - hp_.n_expert_used) : 0;
+        set_totals(bind, token_embd_, output_, ffn_bytes + expert_bytes, predictor_bytes, 3,
+                   hp_.moe() ? layers_.front().moe.experts.gate.type : layers_.front().gate.type, unread);
         output_norm_bytes_ = uint64_t(n_embd) * sizeof(float);
     }
 
@@ -110,7 +119,7 @@ public:
         LayerMatrices m{{L.wq, L.wk, L.wv, L.wo}, {}, {}, norm, norm};
         if (hp_.max_predictor_rank > 0)
             m.predictor = {L.sparse.fc1, L.sparse.fc2};
-        else
+        else if (!hp_.moe())  // experts stay on the CPU
             m.ffn = {L.gate, L.up, L.down};
         return m;
     }
@@ -132,10 +141,14 @@ public:
             ex.emit("ffn_inp", il, s.x.data(), n_embd);
             tensor::rms_norm(s.x.data(), L.ffn_norm, s.ffn_in.data(), n_embd, n, hp_.norm_eps);
             ex.emit("ffn_norm", il, s.ffn_in.data(), n_embd);
-            if (s.sparse)  // the predictor reads the residual before ffn_norm (docs/FORMATS.md §3.2)
+            if (s.sparse) {  // the predictor reads the residual before ffn_norm (docs/FORMATS.md §3.2)
                 ex.sparse_ffn(il, L.sparse, s.x.data(), s.ffn_in.data(), s.ffn_out.data());
-            else
+            } else if (hp_.moe()) {  // the router reads ffn_norm's output
+                ex.route(il, L.moe.router, s.ffn_in.data());
+                ex.moe_ffn(il, L.moe.experts, s.ffn_in.data(), s.ffn_out.data());
+            } else {
                 ex.dense_ffn(il, {L.gate, L.up, L.down}, s.ffn_in.data(), s.ffn_out.data());
+            }
             ex.emit("ffn_out", il, s.ffn_out.data(), n_embd);
             add_in_place(s.x.data(), s.ffn_out.data(), n * n_embd);
             ex.emit("l_out", il, s.x.data(), n_embd);

@@ -24,16 +24,14 @@ struct SmallThinkerLayer {
     tensor::WeightView wv;      // [n_embd] -> [n_embd_gqa]
     tensor::WeightView wo;      // [n_embd_q] -> [n_embd]
     const float* ffn_norm;      // [n_embd]
-    tensor::WeightView router;  // [n_embd] -> [n_expert]
-    MoeFfnWeights experts;
+    MoeLayer moe;
 };
 
 class SmallThinker final : public Architecture {
 public:
     SmallThinker(const gguf::File& file, HParams hp) {
         hp_ = std::move(hp);
-        const int64_t n_embd = hp_.n_embd, n_q = hp_.n_embd_q(), n_gqa = hp_.n_embd_gqa(), n_ff = hp_.n_ff;
-        const int64_t n_expert = hp_.n_expert;
+        const int64_t n_embd = hp_.n_embd, n_q = hp_.n_embd_q(), n_gqa = hp_.n_embd_gqa();
         TensorBinder bind(file);
         token_embd_ = bind.stored_matrix("token_embd.weight", n_embd, hp_.n_vocab);
         output_norm_ = bind.vector("output_norm.weight", n_embd);
@@ -48,23 +46,13 @@ public:
             L.wv = bind.product_matrix(p + "attn_v.weight", n_embd, n_gqa);
             L.wo = bind.product_matrix(p + "attn_output.weight", n_q, n_embd);
             L.ffn_norm = bind.vector(p + "ffn_norm.weight", n_embd);
-            L.router = bind.matrix(p + "ffn_gate_inp.weight", n_embd, n_expert);
-            L.experts.gate = bind.experts(p + "ffn_gate_exps.weight", n_embd, n_ff, n_expert);
-            // One token reads the up rows of the neurons its gate fired for, one by one.
-            L.experts.up = bind.experts(p + "ffn_up_exps.weight", n_embd, n_ff, n_expert, TensorBinder::ExpertRows::Dots);
-            // Upstream's down layout, or PowerInfer's transposed one (a row per neuron), by shape.
-            const gguf::TensorInfo* down = file.find_tensor(p + "ffn_down_exps.weight");
-            L.experts.down_transposed = down && n_ff != n_embd && down->ne.size() == 3 && down->ne[0] == n_embd;
-            L.experts.down = L.experts.down_transposed
-                                 ? bind.experts(p + "ffn_down_exps.weight", n_embd, n_ff, n_expert, TensorBinder::ExpertRows::Stored)
-                                 : bind.experts(p + "ffn_down_exps.weight", n_ff, n_embd, n_expert);
-            expert_bytes += matrix_bytes(L.experts.gate) + matrix_bytes(L.experts.up) + matrix_bytes(L.experts.down);
-            ffn_bytes += matrix_bytes(L.router);
+            L.moe = bind_moe_layer(bind, file, p, hp_, &expert_bytes);
+            ffn_bytes += matrix_bytes(L.moe.router);
             layers_.push_back(L);
         }
         // A token reads n_expert_used experts of each layer's n_expert.
-        const uint64_t unread = expert_bytes / uint64_t(n_expert) * uint64_t(n_expert - hp_.n_expert_used);
-        set_totals(bind, token_embd_, output_, ffn_bytes + expert_bytes, 0, 3, layers_.front().experts.gate.type, unread);
+        const uint64_t unread = expert_bytes / uint64_t(hp_.n_expert) * uint64_t(hp_.n_expert - hp_.n_expert_used);
+        set_totals(bind, token_embd_, output_, ffn_bytes + expert_bytes, 0, 3, layers_.front().moe.experts.gate.type, unread);
         output_norm_bytes_ = uint64_t(n_embd) * sizeof(float);
     }
 
@@ -87,14 +75,14 @@ public:
         ex.begin_batch(kv, n);
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
             const SmallThinkerLayer& L = layers_[size_t(il)];
-            ex.route(il, L.router, s.x.data());
+            ex.route(il, L.moe.router, s.x.data());
             const tensor::WeightView qkv[] = {L.wq, L.wk, L.wv};
             ex.attention_sublayer(il, {{L.attn_norm, nullptr, hp_.norm_eps}, qkv, L.wo, hp_.rope_pairs, true}, kv,
                                   s.x.data(), s.x.data());
             ex.emit("ffn_inp", il, s.x.data(), n_embd);
             tensor::rms_norm(s.x.data(), L.ffn_norm, s.ffn_in.data(), n_embd, n, hp_.norm_eps);
             ex.emit("ffn_norm", il, s.ffn_in.data(), n_embd);
-            ex.moe_ffn(il, L.experts, s.ffn_in.data(), s.ffn_out.data());
+            ex.moe_ffn(il, L.moe.experts, s.ffn_in.data(), s.ffn_out.data());
             ex.emit("ffn_out", il, s.ffn_out.data(), n_embd);
             add_in_place(s.x.data(), s.ffn_out.data(), n * n_embd);
             ex.emit("l_out", il, s.x.data(), n_embd);
@@ -125,13 +113,7 @@ std::unique_ptr<Architecture> load_smallthinker(const gguf::File& file, const Mo
     hp.ffn_gate = FfnGate::ReluPar;
     hp.ffn_gate_source = "architecture";
     hp.rope_pairs = tensor::RopePairs::NeoX;
-    hp.n_expert = int32_t(optional_uint(file, p + "expert_count", 0));
-    hp.n_expert_used = int32_t(optional_uint(file, p + "expert_used_count", 0));
-    if (hp.n_expert == 0 || hp.n_expert_used == 0 || hp.n_expert_used > hp.n_expert)
-        fail(file.path() + ": " + p + "expert_count (" + std::to_string(hp.n_expert) + ") and " + p +
-             "expert_used_count (" + std::to_string(hp.n_expert_used) + ") must be 1 or more, the used ones no more "
-             "than the experts");
-    hp.n_ff = int32_t(optional_uint(file, p + "expert_feed_forward_length", uint32_t(hp.n_ff)));
+    read_expert_hparams(file, "smallthinker", hp);
     switch (optional_uint(file, p + "expert_gating_func", 0)) {
         case 1: hp.expert_gating = ExpertGating::Softmax; break;
         case 2: hp.expert_gating = ExpertGating::Sigmoid; break;

@@ -176,7 +176,7 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
     w.set(a + "attention.layer_norm_rms_epsilon", gguf::Value::f32(1e-5f));
     w.set(a + "rope.freq_base", gguf::Value::f32(10000.0f));
     const int64_t head_dim = s.head_dim > 0 ? s.head_dim : s.n_embd / s.n_head;
-    if (s.head_dim > 0 || s.arch == "qwen3") {
+    if (s.head_dim > 0 || s.arch == "qwen3" || s.arch == "qwen3moe") {
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(head_dim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(head_dim)));
     }
@@ -197,11 +197,13 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(head_dim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(head_dim)));
     }
-    const bool moe = s.arch == "smallthinker";
+    const bool moe = s.arch == "smallthinker" || s.arch == "qwen3moe";
     if (moe) {
         w.set(a + "expert_count", gguf::Value::u32(uint32_t(s.n_expert)));
         w.set(a + "expert_used_count", gguf::Value::u32(uint32_t(s.n_expert_used)));
         w.set(a + "expert_feed_forward_length", gguf::Value::u32(uint32_t(s.n_ff)));
+    }
+    if (s.arch == "smallthinker") {
         w.set(a + "expert_gating_func", gguf::Value::u32(1));  // softmax, as SmallThinker's config
         if (s.swa) w.set(a + "attention.sliding_window", gguf::Value::u32(4096));
     }
@@ -289,7 +291,7 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
             bias(p + "attn_k.bias", n_gqa);
             bias(p + "attn_v.bias", n_gqa);
         }
-        if (s.arch == "qwen3" || s.arch == "gemma3") {
+        if (s.arch == "qwen3" || s.arch == "qwen3moe" || s.arch == "gemma3") {
             near_one(p + "attn_q_norm.weight", head_dim);
             near_one(p + "attn_k_norm.weight", head_dim);
         }
@@ -368,8 +370,9 @@ int main(int argc, char** argv) {
             else if (a == "--arch") {
                 shape.arch = next_value(argc, argv, i);
                 if (shape.arch != "llama" && shape.arch != "qwen2" && shape.arch != "qwen3" && shape.arch != "gemma2" &&
-                    shape.arch != "gemma3" && shape.arch != "phi3" && shape.arch != "smallthinker")
-                    throw UsageError("--arch must be llama, qwen2, qwen3, phi3, gemma2, gemma3 or smallthinker");
+                    shape.arch != "gemma3" && shape.arch != "phi3" && shape.arch != "smallthinker" &&
+                    shape.arch != "qwen3moe")
+                    throw UsageError("--arch must be llama, qwen2, qwen3, qwen3moe, phi3, gemma2, gemma3 or smallthinker");
             }
             else if (a == "--active-share") {
                 shape.active_share = parse_float(a, next_value(argc, argv, i));
@@ -380,12 +383,13 @@ int main(int argc, char** argv) {
         }
         if (out.empty()) throw UsageError("no output: give -o OUT.gguf");
         if (shape.n_expert_used > shape.n_expert) throw UsageError("--experts-used must be at most --experts");
-        if (shape.arch == "smallthinker" && shape.rank > 0) throw UsageError("--arch smallthinker has no --sparse-rank");
+        if ((shape.arch == "smallthinker" || shape.arch == "qwen3moe") && shape.rank > 0)
+            throw UsageError("--arch " + shape.arch + " has no --sparse-rank");
     } catch (const UsageError& e) {
         std::fprintf(stderr,
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--head-dim N] [--n-ff N] [--n-vocab N]\n"
-                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3|phi3|gemma2|gemma3|smallthinker]\n"
+                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3|qwen3moe|phi3|gemma2|gemma3|smallthinker]\n"
                      "       [--experts 8 --experts-used 2 [--swa] [--down-t]]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
                      "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
@@ -397,6 +401,7 @@ int main(int argc, char** argv) {
                      "--arch smallthinker SmallThinker's mixture of --experts ReGLU experts of --n-ff neurons, --experts-used\n"
                      "per token; --swa its 21B layers (a 4096-token window in three of four, the fourth without RoPE);\n"
                      "--down-t stores the experts' down weights transposed, a row per neuron (PowerInfer's layout);\n"
+                     "--arch qwen3moe Qwen 3's graph with a mixture of SwiGLU experts (the same flags);\n"
                      "--head-dim sets the heads' width when it is not n_embd / n_head)\n",
                      e.what());
         return 2;

