@@ -12,6 +12,9 @@
 namespace ember::app {
 namespace {
 
+// A layer's FFN neurons: a mixture of experts' are all its experts'.
+int layer_neurons(const ember::ModelInfo& info) { return info.n_expert > 0 ? info.n_expert * info.n_ff : info.n_ff; }
+
 QString describe(const ember::ModelInfo& info) {
     return QCoreApplication::translate("EngineWorker", "%1 · %2 layers · %3 · %4 MiB · %5")
         .arg(QString::fromStdString(info.architecture))
@@ -258,7 +261,7 @@ SplitSnapshot EngineWorker::snapshot(double tokens_per_second) {
     SplitSnapshot snap;
     snap.tokens_per_second = tokens_per_second;
     const std::vector<ember::LayerSparsity> now = session_->layer_sparsity();
-    const int n_ff = model_->info().n_ff;
+    const int n_ff = layer_neurons(model_->info());
     if (hot_per_layer_.size() != size_t(model_->info().n_layer)) refresh_hot();
     // A dense model computes every neuron of every token; a layer on the device computes them there.
     if (now.empty())
@@ -293,7 +296,7 @@ DeviceState EngineWorker::device_state() const {
     d.kv_bytes = qint64(r.kv_bytes);
     d.hot_bytes = qint64(r.ffn_bytes);
     d.hot_neurons = r.hot_neurons;
-    d.total_neurons = qint64(model_->info().n_layer) * model_->info().n_ff;
+    d.total_neurons = qint64(model_->info().n_layer) * layer_neurons(model_->info());
     d.max_budget_bytes = gpu_free_bytes_;
     d.note = QString::fromStdString(r.note);
     if (!no_gpu_reason_.isEmpty())

@@ -33,6 +33,9 @@ struct LayerMatrices {
     std::vector<tensor::WeightView> attention;  // Q, K, V and output, or a fused QKV and output
     std::vector<tensor::WeightView> predictor;  // sparse models: fc1, fc2
     std::vector<tensor::WeightView> ffn;        // dense models: gate (if any), up, down
+    // A mixture of experts: each expert's gate, up and down, placed expert by expert; none when
+    // its down weights are transposed (a device multiplies whole matrices only).
+    std::vector<std::vector<tensor::WeightView>> experts;
     uint64_t attn_norm_bytes = 0;               // 0 where it is the FFN's norm too
     uint64_t ffn_norm_bytes = 0;
 };

@@ -25,6 +25,9 @@ struct LayerPlan {
     // (they run there when active); empty when none are.
     std::vector<uint8_t> hot;
     int64_t n_hot = 0;
+    // A mixture of experts: experts[e] = 1 when expert e's matrices are resident on the device
+    // (it runs there, whole); empty when none are.
+    std::vector<uint8_t> experts;
 };
 
 struct ExecutionPlan {

@@ -202,6 +202,7 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
     const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
     const int32_t k = hp_.n_expert_used;
     SparseLayerStats& stats = s_.expert_stats[size_t(il)];
+    const std::vector<uint8_t>& on_device = plan_->layers[size_t(il)].experts;
     std::fill(out, out + size_t(n_) * n_embd, 0.0f);
     for (int32_t e = 0; e < hp_.n_expert; ++e) {
         int32_t m = 0;
@@ -215,11 +216,17 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
         const ExpertWeights expert{w.gate.rows(e * n_ff, n_ff), w.up.rows(e * n_ff, n_ff),
                                    w.down_transposed ? w.down.rows(e * n_ff, n_ff) : w.down.rows(e * n_embd, n_embd),
                                    w.down_transposed};
-        const ExpertWork work = run_expert(expert, hp_.ffn_gate, s_.expert_in.data(), m, s_.expert_out.data(), s_.pool,
-                                           {s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), s_.expert_active,
-                                            s_.prepared});
-        stats.active += work.neurons;
-        stats.bytes_read += work.bytes;
+        if (!on_device.empty() && on_device[size_t(e)]) {
+            device_expert(expert, m);
+            stats.active += int64_t(m) * n_ff;
+            stats.active_on_device += int64_t(m) * n_ff;
+        } else {
+            const ExpertWork work = run_expert(expert, hp_.ffn_gate, s_.expert_in.data(), m, s_.expert_out.data(), s_.pool,
+                                               {s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), s_.expert_active,
+                                                s_.prepared});
+            stats.active += work.neurons;
+            stats.bytes_read += work.bytes;
+        }
         for (int32_t i = 0; i < m; ++i) {
             const int32_t t = s_.expert_rows[size_t(i)];
             const int32_t* ids = &s_.expert_id[size_t(t) * k];
@@ -231,6 +238,21 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
     }
     stats.tokens += n_;
     stats.ffn_ms += ms_between(start, Clock::now());
+}
+
+// A resident expert, whole, for the m gathered rows of s.expert_in into s.expert_out.
+void Executor::device_expert(const ExpertWeights& w, int32_t m) {
+    const int64_t n_ff = w.gate.n_rows;
+    s_.prepared.prepare(w.gate.type, s_.expert_in.data(), m, w.gate.n_cols);
+    device_->begin_matmul(w.gate, s_.prepared.row(0), s_.prepared.row_stride(), m, s_.ffn_gate.data());
+    if (tensor::activation_type(w.up.type) != tensor::activation_type(w.gate.type)) {
+        device_->wait();
+        s_.prepared.prepare(w.up.type, s_.expert_in.data(), m, w.up.n_cols);
+    }
+    device_->begin_matmul(w.up, s_.prepared.row(0), s_.prepared.row_stride(), m, s_.ffn_up.data());
+    device_->wait();
+    ffn_activation(hp_.ffn_gate, s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), m * n_ff);
+    linear(Where::Device, w.down, s_.ffn_act.data(), m, s_.expert_out.data());
 }
 
 void Executor::predictor(int32_t il, const SparseFfnWeights& w, const float* u, float* scores) {

@@ -56,7 +56,7 @@ public:
     // Mixture of experts, in two steps: route() picks each token's experts from the router's
     // input (SmallThinker: the layer's input, before attention), moe_ffn() then computes the
     // picked experts on the FFN's normalized input x, each over the tokens routed to it, into
-    // out (model/expert_ffn.h). Both run on the CPU.
+    // out (model/expert_ffn.h). The router runs on the CPU, each expert where the plan says.
     void route(int32_t il, const tensor::WeightView& router, const float* x);
     void moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float* out);
     // out = the predictor-guided sparse FFN (sparse_ffn.h): u feeds the predictor, x the FFN.
@@ -68,6 +68,7 @@ private:
     void linear(Where where, const tensor::WeightView& w, const float* x, int64_t n, float* y);
     void cpu_attention(int32_t il, KvCache& kv);
     void predictor(int32_t il, const SparseFfnWeights& w, const float* u, float* scores);
+    void device_expert(const ExpertWeights& w, int32_t m);
 
     const HParams& hp_;
     Scratch& s_;

@@ -82,6 +82,14 @@ MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::s
     return L;
 }
 
+std::vector<std::vector<tensor::WeightView>> expert_matrices(const MoeFfnWeights& w, const HParams& hp) {
+    std::vector<std::vector<tensor::WeightView>> out;
+    if (w.down_transposed) return out;
+    for (int64_t e = 0; e < hp.n_expert; ++e)
+        out.push_back({w.gate.rows(e * hp.n_ff, hp.n_ff), w.up.rows(e * hp.n_ff, hp.n_ff), w.down.rows(e * hp.n_embd, hp.n_embd)});
+    return out;
+}
+
 ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int32_t m, float* y, tensor::ThreadPool& pool,
                       ExpertBuffers b) {
     const int64_t n_ff = w.gate.n_rows;

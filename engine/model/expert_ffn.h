@@ -43,6 +43,9 @@ void read_expert_hparams(const gguf::File& file, const std::string& arch, HParam
 MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::string& prefix, const HParams& hp,
                         uint64_t* expert_bytes);
 
+// The matrices of each expert, for a placement (none when down is transposed).
+std::vector<std::vector<tensor::WeightView>> expert_matrices(const MoeFfnWeights& w, const HParams& hp);
+
 struct ExpertWeights {
     tensor::WeightView gate;  // [n_embd] -> [n_ff]
     tensor::WeightView up;    // [n_embd] -> [n_ff], rows read singly when gate-first

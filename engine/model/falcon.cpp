@@ -87,7 +87,7 @@ public:
     LayerMatrices layer_matrices(int32_t il) const override {
         const FalconLayer& L = layers_[size_t(il)];
         const uint64_t norm = 2 * uint64_t(hp_.n_embd) * sizeof(float);  // weight and bias
-        LayerMatrices m{{L.wqkv, L.wo}, {}, {}, L.attn_norm.w != L.ffn_norm.w ? norm : 0, norm};
+        LayerMatrices m{{L.wqkv, L.wo}, {}, {}, {}, L.attn_norm.w != L.ffn_norm.w ? norm : 0, norm};
         if (sparse())
             m.predictor = {L.sparse.fc1, L.sparse.fc2};
         else

@@ -73,7 +73,7 @@ public:
         const GemmaLayer& L = layers_[size_t(il)];
         // The post-norms travel with their sub-layer's other norm.
         const uint64_t norms = 2 * uint64_t(hp_.n_embd) * sizeof(float);
-        return {{L.wq, L.wk, L.wv, L.wo}, {}, {L.gate, L.up, L.down}, norms, norms};
+        return {{L.wq, L.wk, L.wv, L.wo}, {}, {L.gate, L.up, L.down}, {}, norms, norms};
     }
 
     const tensor::WeightView& lm_head() const override { return output_; }

@@ -116,10 +116,12 @@ public:
     LayerMatrices layer_matrices(int32_t il) const override {
         const LlamaLayer& L = layers_[size_t(il)];
         const uint64_t norm = uint64_t(hp_.n_embd) * sizeof(float);
-        LayerMatrices m{{L.wq, L.wk, L.wv, L.wo}, {}, {}, norm, norm};
+        LayerMatrices m{{L.wq, L.wk, L.wv, L.wo}, {}, {}, {}, norm, norm};
         if (hp_.max_predictor_rank > 0)
             m.predictor = {L.sparse.fc1, L.sparse.fc2};
-        else if (!hp_.moe())  // experts stay on the CPU
+        else if (hp_.moe())
+            m.experts = expert_matrices(L.moe.experts, hp_);
+        else
             m.ffn = {L.gate, L.up, L.down};
         return m;
     }

@@ -58,11 +58,10 @@ public:
 
     backend::FfnRows ffn_rows(int32_t) const override { return {}; }
 
-    // The experts stay on the CPU: a placement sees attention only.
     LayerMatrices layer_matrices(int32_t il) const override {
         const SmallThinkerLayer& L = layers_[size_t(il)];
         const uint64_t norm = uint64_t(hp_.n_embd) * sizeof(float);
-        return LayerMatrices{{L.wq, L.wk, L.wv, L.wo}, {}, {}, norm, 0};
+        return LayerMatrices{{L.wq, L.wk, L.wv, L.wo}, {}, {}, expert_matrices(L.moe.experts, hp_), norm, 0};
     }
 
     const tensor::WeightView& lm_head() const override { return output_; }

@@ -121,6 +121,24 @@ DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement
         for (int32_t il = 0; il < n_kv; ++il) d.plan.layers[size_t(il)].attention = model::AttentionOn::DeviceSublayer;
     }
     d.other_bytes = p.bytes_used - p.ffn_bytes - placed_bytes - refused_bytes - p.kv_bytes;
+    // A mixture of experts: once every dense part fits, whole experts in the rest of the budget,
+    // layer by layer (no statistics yet say which experts are used most).
+    if (p.output_on_device && p.n_attn_layers == hp.n_layer) {
+        uint64_t left = p.budget_bytes - p.bytes_used;
+        for (int32_t il = 0; il < hp.n_layer; ++il) {
+            const model::LayerMatrices m = arch_.layer_matrices(il);
+            for (size_t e = 0; e < m.experts.size(); ++e) {
+                uint64_t bytes = 0;
+                for (const tensor::WeightView& w : m.experts[e]) bytes += model::matrix_bytes(w);
+                if (bytes > left) break;
+                if (place(m.experts[e]) == model::Where::Cpu) continue;
+                left -= bytes;
+                std::vector<uint8_t>& on = d.plan.layers[size_t(il)].experts;
+                if (on.empty()) on.assign(m.experts.size(), 0);
+                on[e] = 1;
+            }
+        }
+    }
     d.bytes = placed_bytes + d.other_bytes;
     return d;
 }
@@ -176,8 +194,15 @@ std::vector<std::vector<int32_t>> DevicePlacement::choose_hot(const sparse::Plac
 std::vector<std::vector<int32_t>> DevicePlacement::hot() const {
     if (arch_.sparse()) return hot_;
     std::vector<std::vector<int32_t>> layers(hot_.size());
-    for (size_t il = 0; il < layers.size() && plan_ && plan_->layers[il].ffn == model::Where::Device; ++il)
-        for (int32_t i = 0; i < arch_.hparams().n_ff; ++i) layers[il].push_back(i);
+    const int32_t n_ff = arch_.hparams().n_ff;
+    for (size_t il = 0; il < layers.size() && plan_; ++il) {
+        const model::LayerPlan& layer = plan_->layers[il];
+        if (layer.ffn == model::Where::Device)
+            for (int32_t i = 0; i < n_ff; ++i) layers[il].push_back(i);
+        // Expert e's neurons are e·n_ff.. of the layer's.
+        for (size_t e = 0; e < layer.experts.size(); ++e)
+            for (int32_t i = 0; i < n_ff && layer.experts[e]; ++i) layers[il].push_back(int32_t(e) * n_ff + i);
+    }
     return layers;
 }
 
@@ -200,7 +225,9 @@ DeviceReport DevicePlacement::report() const {
     r.round_trips = traffic.joins;
     // Counted from the plan, without listing a dense layer's every neuron id.
     for (const model::LayerPlan& layer : plan_ ? plan_->layers : std::vector<model::LayerPlan>{})
-        r.hot_neurons += layer.ffn == model::Where::Device ? arch_.hparams().n_ff : layer.n_hot;
+        r.hot_neurons += layer.ffn == model::Where::Device
+                             ? arch_.hparams().n_ff
+                             : layer.n_hot + std::count(layer.experts.begin(), layer.experts.end(), 1) * arch_.hparams().n_ff;
     r.note = activation_note_.empty() ? placement_note_ : activation_note_;
     r.gpu_index = gpu_index_note_;
     r.dense = dense_note_;

@@ -273,7 +273,8 @@ std::vector<LayerSparsity> Session::layer_sparsity() const {
     const model::HParams& hp = impl_->arch.hparams();
     // A mixture of experts: the neurons its routed experts computed, of all its experts' neurons.
     for (const auto& l : impl_->scratch.expert_stats)
-        out.push_back(LayerSparsity{l.tokens, l.active, 0, hp.n_expert * hp.n_ff, l.bytes_read, 0, 0.0, l.ffn_ms});
+        out.push_back(LayerSparsity{l.tokens, l.active, l.active_on_device, hp.n_expert * hp.n_ff, l.bytes_read, 0, 0.0,
+                                    l.ffn_ms});
     if (!impl_->scratch.sparse) return out;
     for (const auto& l : impl_->scratch.sparse->stats)
         out.push_back(LayerSparsity{l.tokens, l.active, l.active_on_device, impl_->arch.hparams().n_ff, l.bytes_read,

@@ -1,7 +1,7 @@
 // SmallThinker's experts beyond what upstream checks (tst_upstream_reference compares the graph
 // itself): the gate-first path of one token against whole experts over a batch, PowerInfer's
-// transposed down layout against upstream's, the neuron counts --stats shows, and the same text
-// on the sim device as on the CPU. The files are written by ember-synth-model.
+// transposed down layout against upstream's, the neuron counts --stats shows, and experts placed
+// on the sim device writing the CPU's text. The files are written by ember-synth-model.
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -124,8 +124,9 @@ private slots:
         QVERIFY(worst < 0.05);
     }
 
-    // The experts stay on the CPU while the sim device takes attention and the LM head: the text
-    // is the CPU's at every budget, and no FFN neuron is claimed for the device.
+    // With a device, attention and the LM head go first, then whole experts in what is left;
+    // a resident expert runs there, whole, for the tokens routed to it. The text is the CPU's at
+    // every budget: none, some and all of the experts resident.
     void sim_device_writes_the_cpu_text() {
         auto model = test_helpers::load_model(synth("sim.gguf", {"--type", "Q4_0"}));
         ember::SessionParams sp;
@@ -133,12 +134,52 @@ private slots:
         sp.n_threads = 2;
         const std::vector<int32_t> want = greedy_text(model, sp);
         sp.device = "sim";
+        const int64_t all = 2 * 8 * 768;
+        std::vector<int64_t> resident;
         for (const uint64_t budget : {uint64_t(1) << 20, uint64_t(8) << 20, uint64_t(64) << 20}) {
             sp.device_budget_bytes = budget;
-            QCOMPARE(greedy_text(model, sp), want);
             auto session = ember::Session::create(model, sp);
             QVERIFY(session.ok());
-            QCOMPARE((*session)->device_report().hot_neurons, int64_t(0));
+            std::vector<int32_t> got;
+            QVERIFY((*session)->generate(prompt(), test_helpers::greedy(kGreedy), [&](const ember::TokenEvent& e) {
+                got.push_back(e.token);
+                return true;
+            }).ok());
+            QCOMPARE(got, want);
+            const ember::DeviceReport report = (*session)->device_report();
+            QVERIFY(report.used_bytes <= budget);
+            resident.push_back(report.hot_neurons);
+            int64_t on_device = 0;
+            for (const ember::LayerSparsity& l : (*session)->layer_sparsity()) on_device += l.active_on_device;
+            QCOMPARE(on_device > 0, report.hot_neurons > 0);
+            // The split view's neurons: expert e's are e·768.. of its layer's 6144.
+            int64_t listed = 0;
+            for (const auto& layer : (*session)->hot_neurons()) {
+                listed += int64_t(layer.size());
+                for (int32_t id : layer) QVERIFY(id >= 0 && id < 8 * 768);
+            }
+            QCOMPARE(listed, report.hot_neurons);
+        }
+        QCOMPARE(resident[0], int64_t(0));
+        QVERIFY2(resident[1] > 0 && resident[1] < all, qPrintable(QString::number(resident[1])));
+        QCOMPARE(resident[2], all);
+
+        // The app's slider: one session re-planned between answers moves experts on and off the
+        // device, and each answer is still the CPU's.
+        sp.device_budget_bytes = uint64_t(64) << 20;
+        auto session = ember::Session::create(model, sp);
+        QVERIFY(session.ok());
+        for (size_t i : {1, 0, 2, 1}) {
+            const uint64_t budget = i == 0 ? uint64_t(1) << 20 : i == 1 ? uint64_t(8) << 20 : uint64_t(64) << 20;
+            QVERIFY((*session)->set_device_budget(budget).ok());
+            QCOMPARE((*session)->device_report().hot_neurons, resident[i]);
+            (*session)->clear();
+            std::vector<int32_t> got;
+            QVERIFY((*session)->generate(prompt(), test_helpers::greedy(kGreedy), [&](const ember::TokenEvent& e) {
+                got.push_back(e.token);
+                return true;
+            }).ok());
+            QCOMPARE(got, want);
         }
     }
 };
