@@ -47,6 +47,7 @@ struct Shape {
     int n_expert = 8, n_expert_used = 2;
     bool swa = false;
     bool down_t = false;  // the experts' down weights transposed, a row per neuron (PowerInfer's layout)
+    bool mixtral = false;  // --arch mixtral: a `llama` file with experts
 };
 
 // fc2 rows whose scores s = fc2 · h (h >= 0, the ReLU of fc1 · u) are >= 0 for about `share`
@@ -197,7 +198,7 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(head_dim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(head_dim)));
     }
-    const bool moe = s.arch == "smallthinker" || s.arch == "qwen3moe";
+    const bool moe = s.arch == "smallthinker" || s.arch == "qwen3moe" || s.mixtral;
     if (moe) {
         w.set(a + "expert_count", gguf::Value::u32(uint32_t(s.n_expert)));
         w.set(a + "expert_used_count", gguf::Value::u32(uint32_t(s.n_expert_used)));
@@ -369,10 +370,12 @@ int main(int argc, char** argv) {
             else if (a == "--down-t") shape.down_t = true;
             else if (a == "--arch") {
                 shape.arch = next_value(argc, argv, i);
+                shape.mixtral = shape.arch == "mixtral";
+                if (shape.mixtral) shape.arch = "llama";
                 if (shape.arch != "llama" && shape.arch != "qwen2" && shape.arch != "qwen3" && shape.arch != "gemma2" &&
                     shape.arch != "gemma3" && shape.arch != "phi3" && shape.arch != "smallthinker" &&
                     shape.arch != "qwen3moe")
-                    throw UsageError("--arch must be llama, qwen2, qwen3, qwen3moe, phi3, gemma2, gemma3 or smallthinker");
+                    throw UsageError("--arch must be llama, mixtral, qwen2, qwen3, qwen3moe, phi3, gemma2, gemma3 or smallthinker");
             }
             else if (a == "--active-share") {
                 shape.active_share = parse_float(a, next_value(argc, argv, i));
@@ -383,13 +386,13 @@ int main(int argc, char** argv) {
         }
         if (out.empty()) throw UsageError("no output: give -o OUT.gguf");
         if (shape.n_expert_used > shape.n_expert) throw UsageError("--experts-used must be at most --experts");
-        if ((shape.arch == "smallthinker" || shape.arch == "qwen3moe") && shape.rank > 0)
+        if ((shape.arch == "smallthinker" || shape.arch == "qwen3moe" || shape.mixtral) && shape.rank > 0)
             throw UsageError("--arch " + shape.arch + " has no --sparse-rank");
     } catch (const UsageError& e) {
         std::fprintf(stderr,
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--head-dim N] [--n-ff N] [--n-vocab N]\n"
-                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|qwen2|qwen3|qwen3moe|phi3|gemma2|gemma3|smallthinker]\n"
+                     "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|mixtral|qwen2|qwen3|qwen3moe|phi3|gemma2|gemma3|smallthinker]\n"
                      "       [--experts 8 --experts-used 2 [--swa] [--down-t]]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
                      "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
@@ -401,7 +404,8 @@ int main(int argc, char** argv) {
                      "--arch smallthinker SmallThinker's mixture of --experts ReGLU experts of --n-ff neurons, --experts-used\n"
                      "per token; --swa its 21B layers (a 4096-token window in three of four, the fourth without RoPE);\n"
                      "--down-t stores the experts' down weights transposed, a row per neuron (PowerInfer's layout);\n"
-                     "--arch qwen3moe Qwen 3's graph with a mixture of SwiGLU experts (the same flags);\n"
+                     "--arch qwen3moe Qwen 3's graph with a mixture of SwiGLU experts (the same flags); --arch mixtral\n"
+                     "a llama file with them, as Mixtral's;\n"
                      "--head-dim sets the heads' width when it is not n_embd / n_head)\n",
                      e.what());
         return 2;

