@@ -5,6 +5,7 @@
 #include <QAccessible>
 #include <QClipboard>
 #include <QGuiApplication>
+#include <QProcess>
 #include <QDir>
 #include <QFile>
 #include <QQmlContext>
@@ -322,6 +323,58 @@ private slots:
         QCOMPARE(chat.messages()->messages().back().content, on_device);
         // The split view shows the layers of the tokens since the re-plan.
         QTRY_VERIFY(hot_layers() > 0 && hot_layers() < 6);
+    }
+
+    // A mixture of experts (SmallThinker's graph): the slider places whole experts after the dense
+    // parts, the split view counts their neurons, and the text is the CPU's.
+    void mixture_of_experts_places_experts_by_the_slider() {
+        QTemporaryDir dir;
+        const QString model = dir.filePath("smallthinker.q4_0.gguf");
+        QProcess synth;
+        synth.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model",
+                    {"-o", model, "--arch", "smallthinker", "--type", "Q4_0", "--n-layer", "4", "--n-embd", "256",
+                     "--n-head", "4", "--n-head-kv", "2", "--n-ff", "768", "--n-vocab", "32000", "--experts", "8"});
+        QVERIFY(synth.waitForFinished(60000) && synth.exitCode() == 0);
+        ember::app::AppShell shell(options(dir.path() + "/data", model));
+        QVERIFY(shell.start());
+        auto& engine = shell.engine();
+        auto& chat = shell.chat();
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
+        if (!ember::probe_gpus().first_usable()) QCOMPARE(engine.device_name(), QStringLiteral("sim"));
+        QTRY_COMPARE(engine.layers()->rowCount(), 4);
+        const auto hot_layers = [&] {
+            int n = 0;
+            for (int r = 0; r < engine.layers()->rowCount(); ++r)
+                n += engine.layers()->index(r).data(ember::app::LayerSplitModel::HotRole).toInt() > 0;
+            return n;
+        };
+
+        // 64 MiB hold the dense parts and every expert: 4 layers of 8 × 768 neurons.
+        QSignalSpy device(&engine, &ember::app::EngineController::deviceChanged);
+        engine.setBudget(64.0 * 1024 * 1024);
+        QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
+        QCOMPARE(engine.total_neurons(), qint64(4 * 8 * 768));
+        QCOMPARE(engine.hot_neurons(), engine.total_neurons());
+        chat.set_temperature(0.0);
+        chat.set_max_tokens(8);
+        chat.send(QStringLiteral("In the beginning"));
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        const QString on_device = chat.messages()->messages().back().content;
+        QVERIFY(!on_device.isEmpty());
+        QTRY_COMPARE(hot_layers(), 4);
+
+        // Less half the experts (each 3 × 768 Q4_0 rows of 256: 144 bytes a row): the dense parts
+        // and the first layers' experts.
+        const double part = engine.used_bytes() - 0.5 * 4 * 8 * 3 * 768 * 144;
+        device.clear();
+        engine.setBudget(part);
+        QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
+        QVERIFY(engine.used_bytes() <= part);
+        QVERIFY(engine.hot_neurons() > 0 && engine.hot_neurons() < engine.total_neurons());
+        chat.regenerate();
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        QCOMPARE(chat.messages()->messages().back().content, on_device);
+        QTRY_VERIFY(hot_layers() > 0 && hot_layers() < 4);
     }
 
     void first_run_puts_the_demo_model_in_the_library() {
