@@ -100,6 +100,8 @@ struct HParams : ModelShape {
     int32_t n_expert = 0;
     int32_t n_expert_used = 0;
     ExpertGating expert_gating = ExpertGating::Softmax;
+    // The router reads the layer's input before attention (SmallThinker), not ffn_norm's output.
+    bool moe_routes_layer_input = false;
 
     int32_t head_dim() const { return n_embd_head; }
     int32_t n_embd_q() const { return n_embd_head * n_head; }

@@ -26,7 +26,7 @@ struct LlamaLayer {
     std::array<const float*, 3> bias{};     // Q, K, V biases (Qwen 2)
     std::array<const float*, 2> qk_norm{};  // Q's and K's per-head RMSNorm weights (Qwen 3)
     SparseFfnWeights sparse;    // gate, up, down_t, fc1, fc2 (PowerInfer files)
-    MoeLayer moe;               // router and experts instead of gate, up and down (Qwen 3 MoE)
+    MoeLayer moe;               // router and experts instead of gate, up and down (mixtures of experts)
 };
 
 class LlamaFamily final : public Architecture {
@@ -136,6 +136,7 @@ public:
         ex.begin_batch(kv, n);
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
             const LlamaLayer& L = layers_[size_t(il)];
+            if (hp_.moe() && hp_.moe_routes_layer_input) ex.route(il, L.moe.router, s.x.data());
             const tensor::WeightView qkv[] = {L.wq, L.wk, L.wv};
             ex.attention_sublayer(il, {{L.attn_norm, nullptr, hp_.norm_eps}, qkv, L.wo, hp_.rope_pairs, true, L.bias, L.qk_norm},
                                   kv,
@@ -145,8 +146,8 @@ public:
             ex.emit("ffn_norm", il, s.ffn_in.data(), n_embd);
             if (s.sparse) {  // the predictor reads the residual before ffn_norm (docs/FORMATS.md §3.2)
                 ex.sparse_ffn(il, L.sparse, s.x.data(), s.ffn_in.data(), s.ffn_out.data());
-            } else if (hp_.moe()) {  // the router reads ffn_norm's output
-                ex.route(il, L.moe.router, s.ffn_in.data());
+            } else if (hp_.moe()) {
+                if (!hp_.moe_routes_layer_input) ex.route(il, L.moe.router, s.ffn_in.data());
                 ex.moe_ffn(il, L.moe.experts, s.ffn_in.data(), s.ffn_out.data());
             } else {
                 ex.dense_ffn(il, {L.gate, L.up, L.down}, s.ffn_in.data(), s.ffn_out.data());
