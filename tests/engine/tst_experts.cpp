@@ -25,16 +25,20 @@ std::vector<int32_t> prompt() {
     return ids;
 }
 
-std::vector<int32_t> greedy_text(const std::shared_ptr<ember::Model>& model, ember::SessionParams sp) {
-    auto session = ember::Session::create(model, sp);
-    if (!session) qFatal("%s", session.error().message.c_str());
+std::vector<int32_t> greedy_text(ember::Session& session) {
     std::vector<int32_t> out;
-    auto r = (*session)->generate(prompt(), test_helpers::greedy(kGreedy), [&](const ember::TokenEvent& e) {
+    auto r = session.generate(prompt(), test_helpers::greedy(kGreedy), [&](const ember::TokenEvent& e) {
         out.push_back(e.token);
         return true;
     });
     if (!r) qFatal("%s", r.error().message.c_str());
     return out;
+}
+
+std::vector<int32_t> greedy_text(const std::shared_ptr<ember::Model>& model, ember::SessionParams sp) {
+    auto session = ember::Session::create(model, sp);
+    if (!session) qFatal("%s", session.error().message.c_str());
+    return greedy_text(**session);
 }
 
 double max_abs_difference(std::span<const float> a, std::span<const float> b) {
@@ -140,12 +144,7 @@ private slots:
             sp.device_budget_bytes = budget;
             auto session = ember::Session::create(model, sp);
             QVERIFY(session.ok());
-            std::vector<int32_t> got;
-            QVERIFY((*session)->generate(prompt(), test_helpers::greedy(kGreedy), [&](const ember::TokenEvent& e) {
-                got.push_back(e.token);
-                return true;
-            }).ok());
-            QCOMPARE(got, want);
+            QCOMPARE(greedy_text(**session), want);
             const ember::DeviceReport report = (*session)->device_report();
             QVERIFY(report.used_bytes <= budget);
             resident.push_back(report.hot_neurons);
@@ -174,12 +173,7 @@ private slots:
             QVERIFY((*session)->set_device_budget(budget).ok());
             QCOMPARE((*session)->device_report().hot_neurons, resident[i]);
             (*session)->clear();
-            std::vector<int32_t> got;
-            QVERIFY((*session)->generate(prompt(), test_helpers::greedy(kGreedy), [&](const ember::TokenEvent& e) {
-                got.push_back(e.token);
-                return true;
-            }).ok());
-            QCOMPARE(got, want);
+            QCOMPARE(greedy_text(**session), want);
         }
     }
 };

@@ -18,6 +18,8 @@
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtTest>
 
+#include <functional>
+
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -88,6 +90,53 @@ ember::app::AppOptions options(const QString& data_dir, const QString& model) {
 
 class TestAppWindow : public QObject {
     Q_OBJECT
+
+private:
+    // Loads `model` (n_layer layers) on the sim device (or the GPU) and answers with everything
+    // on the device at 64 MiB, then again at part(the bytes used then): some layers' FFN neurons
+    // on the device and not all, in the device report and the split view, and the same text.
+    void slider_moves_the_ffn_and_keeps_the_text(const QString& dir, const QString& model, int n_layer,
+                                                 const std::function<double(double)>& part) {
+        ember::app::AppShell shell(options(dir + "/data", model));
+        QVERIFY(shell.start());
+        auto& engine = shell.engine();
+        auto& chat = shell.chat();
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
+        QVERIFY(!engine.sparse());
+        if (!ember::probe_gpus().first_usable()) QCOMPARE(engine.device_name(), QStringLiteral("sim"));
+        QTRY_COMPARE(engine.layers()->rowCount(), n_layer);
+        const auto hot_layers = [&] {
+            int n = 0;
+            for (int r = 0; r < engine.layers()->rowCount(); ++r)
+                n += engine.layers()->index(r).data(ember::app::LayerSplitModel::HotRole).toInt() > 0;
+            return n;
+        };
+
+        QSignalSpy device(&engine, &ember::app::EngineController::deviceChanged);
+        engine.setBudget(64.0 * 1024 * 1024);
+        QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
+        QCOMPARE(engine.hot_neurons(), engine.total_neurons());
+        QVERIFY(engine.kv_bytes() > 0);
+        chat.set_temperature(0.0);
+        chat.set_max_tokens(8);
+        chat.send(QStringLiteral("In the beginning"));
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        const QString on_device = chat.messages()->messages().back().content;
+        QVERIFY(!on_device.isEmpty());
+        QTRY_COMPARE(hot_layers(), n_layer);
+
+        const double budget = part(engine.used_bytes());
+        device.clear();
+        engine.setBudget(budget);
+        QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
+        QVERIFY(engine.used_bytes() <= budget);
+        QVERIFY(engine.hot_neurons() > 0 && engine.hot_neurons() < engine.total_neurons());
+        chat.regenerate();
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        QCOMPARE(chat.messages()->messages().back().content, on_device);
+        // The split view shows the layers of the tokens since the re-plan.
+        QTRY_VERIFY(hot_layers() > 0 && hot_layers() < n_layer);
+    }
 
 private slots:
     void initTestCase() { gui_test::install_warning_recorder(); }
@@ -282,47 +331,8 @@ private slots:
         QTemporaryDir dir;
         const QString model = dir.filePath("model.dense.q4_0.gguf");
         QVERIFY(QFile::copy(QStringLiteral(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/model.dense.q4_0.gguf", model));
-        ember::app::AppShell shell(options(dir.path() + "/data", model));
-        QVERIFY(shell.start());
-        auto& engine = shell.engine();
-        auto& chat = shell.chat();
-        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
-        QVERIFY(!engine.sparse());
-        if (!ember::probe_gpus().first_usable()) QCOMPARE(engine.device_name(), QStringLiteral("sim"));
-        QTRY_COMPARE(engine.layers()->rowCount(), 6);
-        const auto hot_layers = [&] {
-            int n = 0;
-            for (int r = 0; r < engine.layers()->rowCount(); ++r)
-                n += engine.layers()->index(r).data(ember::app::LayerSplitModel::HotRole).toInt() > 0;
-            return n;
-        };
-
-        // Everything fits in 64 MiB: every layer, every neuron on the device.
-        QSignalSpy device(&engine, &ember::app::EngineController::deviceChanged);
-        engine.setBudget(64.0 * 1024 * 1024);
-        QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
-        QCOMPARE(engine.hot_neurons(), engine.total_neurons());
-        QVERIFY(engine.kv_bytes() > 0);
-        chat.set_temperature(0.0);
-        chat.set_max_tokens(8);
-        chat.send(QStringLiteral("In the beginning"));
-        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
-        const QString on_device = chat.messages()->messages().back().content;
-        QVERIFY(!on_device.isEmpty());
-        QTRY_COMPARE(hot_layers(), 6);
-
-        // A budget for part of the layers: some layers on the device, the rest on the CPU.
-        const double part = engine.used_bytes() / 2;
-        device.clear();
-        engine.setBudget(part);
-        QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
-        QVERIFY(engine.used_bytes() <= part);
-        QVERIFY(engine.hot_neurons() > 0 && engine.hot_neurons() < engine.total_neurons());
-        chat.regenerate();
-        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
-        QCOMPARE(chat.messages()->messages().back().content, on_device);
-        // The split view shows the layers of the tokens since the re-plan.
-        QTRY_VERIFY(hot_layers() > 0 && hot_layers() < 6);
+        // Half the bytes: some layers on the device, the rest on the CPU.
+        slider_moves_the_ffn_and_keeps_the_text(dir.path(), model, 6, [](double used) { return used / 2; });
     }
 
     // A mixture of experts (SmallThinker's graph): the slider places whole experts after the dense
@@ -335,46 +345,10 @@ private slots:
                     {"-o", model, "--arch", "smallthinker", "--type", "Q4_0", "--n-layer", "4", "--n-embd", "256",
                      "--n-head", "4", "--n-head-kv", "2", "--n-ff", "768", "--n-vocab", "32000", "--experts", "8"});
         QVERIFY(synth.waitForFinished(60000) && synth.exitCode() == 0);
-        ember::app::AppShell shell(options(dir.path() + "/data", model));
-        QVERIFY(shell.start());
-        auto& engine = shell.engine();
-        auto& chat = shell.chat();
-        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
-        if (!ember::probe_gpus().first_usable()) QCOMPARE(engine.device_name(), QStringLiteral("sim"));
-        QTRY_COMPARE(engine.layers()->rowCount(), 4);
-        const auto hot_layers = [&] {
-            int n = 0;
-            for (int r = 0; r < engine.layers()->rowCount(); ++r)
-                n += engine.layers()->index(r).data(ember::app::LayerSplitModel::HotRole).toInt() > 0;
-            return n;
-        };
-
-        // 64 MiB hold the dense parts and every expert: 4 layers of 8 × 768 neurons.
-        QSignalSpy device(&engine, &ember::app::EngineController::deviceChanged);
-        engine.setBudget(64.0 * 1024 * 1024);
-        QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
-        QCOMPARE(engine.total_neurons(), qint64(4 * 8 * 768));
-        QCOMPARE(engine.hot_neurons(), engine.total_neurons());
-        chat.set_temperature(0.0);
-        chat.set_max_tokens(8);
-        chat.send(QStringLiteral("In the beginning"));
-        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
-        const QString on_device = chat.messages()->messages().back().content;
-        QVERIFY(!on_device.isEmpty());
-        QTRY_COMPARE(hot_layers(), 4);
-
         // Less half the experts (each 3 × 768 Q4_0 rows of 256: 144 bytes a row): the dense parts
         // and the first layers' experts.
-        const double part = engine.used_bytes() - 0.5 * 4 * 8 * 3 * 768 * 144;
-        device.clear();
-        engine.setBudget(part);
-        QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
-        QVERIFY(engine.used_bytes() <= part);
-        QVERIFY(engine.hot_neurons() > 0 && engine.hot_neurons() < engine.total_neurons());
-        chat.regenerate();
-        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
-        QCOMPARE(chat.messages()->messages().back().content, on_device);
-        QTRY_VERIFY(hot_layers() > 0 && hot_layers() < 4);
+        slider_moves_the_ffn_and_keeps_the_text(dir.path(), model, 4,
+                                                [](double used) { return used - 0.5 * 4 * 8 * 3 * 768 * 144; });
     }
 
     void first_run_puts_the_demo_model_in_the_library() {
