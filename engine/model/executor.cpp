@@ -213,6 +213,7 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
             s_.expert_rows[size_t(m++)] = t;
         }
         if (m == 0) continue;
+        stats.expert_tokens[size_t(e)] += m;
         const ExpertWeights expert{w.gate.rows(e * n_ff, n_ff), w.up.rows(e * n_ff, n_ff),
                                    w.down_transposed ? w.down.rows(e * n_ff, n_ff) : w.down.rows(e * n_embd, n_embd),
                                    w.down_transposed};

@@ -17,6 +17,7 @@ struct SparseLayerStats {
     uint64_t bytes_read_on_device = 0;  // of which FFN rows the device read
     double predictor_ms = 0.0;   // time in the predictor
     double ffn_ms = 0.0;         // time in the gate/up rows and the down projection
+    std::vector<int64_t> expert_tokens;  // a mixture of experts: tokens routed to each expert
 };
 
 struct SparseScratch {

@@ -122,21 +122,33 @@ DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement
     }
     d.other_bytes = p.bytes_used - p.ffn_bytes - placed_bytes - refused_bytes - p.kv_bytes;
     // A mixture of experts: once every dense part fits, whole experts in the rest of the budget,
-    // layer by layer (no statistics yet say which experts are used most).
+    // the most used first (by the tokens routed to them so far; without any, layer by layer).
     if (p.output_on_device && p.n_attn_layers == hp.n_layer) {
-        uint64_t left = p.budget_bytes - p.bytes_used;
+        struct Expert {
+            int32_t il;
+            int32_t e;
+            int64_t uses;
+        };
+        std::vector<Expert> order;
+        std::vector<model::LayerMatrices> layers;
         for (int32_t il = 0; il < hp.n_layer; ++il) {
-            const model::LayerMatrices m = arch_.layer_matrices(il);
-            for (size_t e = 0; e < m.experts.size(); ++e) {
-                uint64_t bytes = 0;
-                for (const tensor::WeightView& w : m.experts[e]) bytes += model::matrix_bytes(w);
-                if (bytes > left) break;
-                if (place(m.experts[e]) == model::Where::Cpu) continue;
-                left -= bytes;
-                std::vector<uint8_t>& on = d.plan.layers[size_t(il)].experts;
-                if (on.empty()) on.assign(m.experts.size(), 0);
-                on[e] = 1;
+            layers.push_back(arch_.layer_matrices(il));
+            for (int32_t e = 0; e < int32_t(layers.back().experts.size()); ++e) {
+                const bool counted = size_t(il) < expert_uses_.size() && size_t(e) < expert_uses_[size_t(il)].size();
+                order.push_back({il, e, counted ? expert_uses_[size_t(il)][size_t(e)] : 0});
             }
+        }
+        std::stable_sort(order.begin(), order.end(), [](const Expert& a, const Expert& b) { return a.uses > b.uses; });
+        uint64_t left = p.budget_bytes - p.bytes_used;
+        for (const Expert& x : order) {
+            const std::vector<tensor::WeightView>& matrices = layers[size_t(x.il)].experts[size_t(x.e)];
+            uint64_t bytes = 0;
+            for (const tensor::WeightView& w : matrices) bytes += model::matrix_bytes(w);
+            if (bytes > left || place(matrices) == model::Where::Cpu) continue;
+            left -= bytes;
+            std::vector<uint8_t>& on = d.plan.layers[size_t(x.il)].experts;
+            if (on.empty()) on.assign(layers[size_t(x.il)].experts.size(), 0);
+            on[size_t(x.e)] = 1;
         }
     }
     d.bytes = placed_bytes + d.other_bytes;

@@ -35,6 +35,11 @@ public:
     // changes side takes its valid positions along (kv is the host's).
     std::shared_ptr<const model::ExecutionPlan> plan(uint64_t budget, model::KvCache& kv);
 
+    // A mixture of experts: tokens routed to each expert of each layer so far ([n_layer][n_expert]),
+    // by which later plans choose the experts the device holds (most used first). Without them,
+    // experts go layer by layer.
+    void set_expert_uses(std::vector<std::vector<int64_t>> uses) { expert_uses_ = std::move(uses); }
+
     backend::Device& device() { return *device_; }
     DeviceReport report() const;
     // Per layer, the FFN neurons the device computes: a sparse model's hot ones, every neuron of
@@ -73,6 +78,7 @@ private:
     std::string dense_note_;
     std::vector<std::vector<int32_t>> hot_;        // [n_layer] ascending
     std::shared_ptr<const model::ExecutionPlan> plan_;  // the latest plan()
+    std::vector<std::vector<int64_t>> expert_uses_;
 };
 
 }  // namespace ember

@@ -176,6 +176,44 @@ private slots:
             QCOMPARE(greedy_text(**session), want);
         }
     }
+
+    // Re-planning puts the experts used most so far on the device: every resident expert was
+    // routed at least as many tokens as any expert left on the CPU.
+    void replanning_keeps_the_most_used_experts() {
+        auto model = test_helpers::load_model(synth("uses.gguf", {"--type", "Q4_0"}));
+        ember::SessionParams sp;
+        sp.n_ctx = 128;
+        sp.n_threads = 2;
+        sp.device = "sim";
+        sp.device_budget_bytes = uint64_t(8) << 20;
+        auto session = ember::Session::create(model, sp);
+        QVERIFY(session.ok());
+        greedy_text(**session);
+        QVERIFY((*session)->set_device_budget(sp.device_budget_bytes).ok());
+        const auto layers = (*session)->layer_sparsity();
+        std::vector<std::vector<bool>> resident(layers.size(), std::vector<bool>(8, false));
+        const auto hot = (*session)->hot_neurons();
+        for (size_t il = 0; il < hot.size(); ++il)
+            for (int32_t id : hot[il]) resident[il][size_t(id / 768)] = true;
+        int64_t least_resident = INT64_MAX, most_left = -1, n_resident = 0;
+        for (size_t il = 0; il < layers.size(); ++il) {
+            QCOMPARE(int(layers[il].expert_tokens.size()), 8);
+            int64_t routed = 0;
+            for (size_t e = 0; e < 8; ++e) {
+                const int64_t uses = layers[il].expert_tokens[e];
+                routed += uses;
+                if (resident[il][e]) {
+                    least_resident = std::min(least_resident, uses);
+                    ++n_resident;
+                } else {
+                    most_left = std::max(most_left, uses);
+                }
+            }
+            QCOMPARE(routed, layers[il].tokens * 2);  // two experts per token
+        }
+        QVERIFY(n_resident > 0 && n_resident < 16);
+        QVERIFY2(least_resident >= most_left, qPrintable(QString("%1 < %2").arg(least_resident).arg(most_left)));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestExperts)

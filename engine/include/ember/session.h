@@ -80,6 +80,7 @@ struct LayerSparsity {
     uint64_t bytes_read_on_device = 0;  // of which FFN rows read by the device (the rest: the CPU)
     double predictor_ms = 0.0;  // time in the predictor
     double ffn_ms = 0.0;        // time computing the active neurons
+    std::vector<int64_t> expert_tokens;  // a mixture of experts: tokens routed to each of the layer's experts
 };
 
 // A named intermediate of the forward pass, for comparing a model with its reference step by
