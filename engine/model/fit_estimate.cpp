@@ -52,6 +52,27 @@ Fit dense_fit(const sparse::Placement& p, int32_t n_layer, Fit fit) {
     return fit;
 }
 
+// A mixture of experts: once the dense parts, the LM head and the KV cache fit, whole experts in
+// the rest of the budget, as the session places them.
+Fit moe_fit(const sparse::Placement& p, const ModelFootprint& fp, Fit fit) {
+    if (p.n_ffn_layers < fp.n_layer || !p.output_on_device) return dense_fit(p, fp.n_layer, fit);
+    uint64_t left = p.budget_bytes - p.bytes_used;
+    int64_t placed = 0;
+    for (uint64_t layer : fp.expert_bytes) {
+        const uint64_t each = layer / uint64_t(fp.n_expert);
+        const uint64_t n = each > 0 ? std::min<uint64_t>(uint64_t(fp.n_expert), left / each) : uint64_t(fp.n_expert);
+        placed += int64_t(n);
+        left -= n * each;
+    }
+    fit.neuron_share = double(placed) / double(int64_t(fp.n_expert) * fp.n_layer);
+    fit.kind = fit.neuron_share >= 1.0 ? FitKind::AllOnGpu : FitKind::Hybrid;
+    fit.text = fit.neuron_share >= 1.0 ? "all on GPU"
+               : placed == 0           ? "hybrid: dense parts on GPU, every expert on the CPU"
+                                       : "hybrid: dense parts and " + std::to_string(int(std::floor(fit.neuron_share * 100.0))) +
+                                   " % of the experts on GPU";
+    return fit;
+}
+
 // The first reason Model::load would refuse the file, from its header (whose heads are head_dim
 // wide); empty when there is none.
 std::string why_not_runnable(const gguf::File& f, uint64_t head_dim) {
@@ -104,6 +125,8 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
         fp.ffn_norm_bytes.assign(L, 0);
         fp.neuron_bytes.assign(L, 0);
         fp.dense_ffn_bytes.assign(L, 0);
+        fp.expert_bytes.assign(L, 0);
+        if (file->find(p + "expert_count")) fp.n_expert = required(*file, p + "expert_count", 1u << 16);
         fp.n_ff.assign(L, n_ff);
         bool has_output = false;
         uint64_t embd_bytes = 0;
@@ -131,8 +154,10 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
                 const int64_t rows = t.ne.size() > 1 ? t.ne[1] : 1;
                 fp.neuron_bytes[l] += t.nbytes / uint64_t(std::max<int64_t>(rows, 1));
                 if (part == "ffn_up") fp.n_ff[l] = rows;
-            } else if (part == "ffn_gate_inp" || part.ends_with("_exps")) {
-                continue;  // a mixture of experts' router and experts stay on the CPU
+            } else if (part.ends_with("_exps")) {
+                fp.expert_bytes[l] += t.nbytes;
+            } else if (part == "ffn_gate_inp") {
+                continue;  // a mixture of experts' router stays on the CPU
             } else {
                 fp.attn_bytes[l] += t.nbytes;  // attention and its norm; anything else rides with it
             }
@@ -178,7 +203,8 @@ Fit estimate_fit(const ModelFootprint& fp, const FitQuery& q) {
     c.margin_bytes = scratch;
     if (!fp.sparse) {
         c.dense_ffn_bytes = fp.dense_ffn_bytes;
-        return dense_fit(sparse::plan_layer_offload(c, q.vram_budget), fp.n_layer, fit);
+        const sparse::Placement p = sparse::plan_layer_offload(c, q.vram_budget);
+        return fp.n_expert > 0 ? moe_fit(p, fp, fit) : dense_fit(p, fp.n_layer, fit);
     }
     const sparse::Placement p = sparse::plan_placement(c, q.vram_budget);
     int64_t total = 0;

@@ -1,6 +1,7 @@
 // The Hub browser's fit badge: a model's footprint read from the first bytes of its file (as an
 // HTTP Range request fetches them) equals the one read from the whole file, and the placement
 // solver's answer moves from CPU only through hybrid to all on GPU as the budget grows.
+#include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -170,6 +171,41 @@ private slots:
         }
         q.vram_budget = dense / 2;  // not even the dense parts: their front on the GPU, every neuron on the CPU
         QCOMPARE(ember::estimate_fit(*fp, q).neuron_share, 0.0);
+    }
+
+    // A mixture of experts: the experts are neither attention nor dense FFN; once every dense
+    // part fits, whole experts fill the rest of the budget.
+    void mixture_of_experts_places_whole_experts() {
+        const QString path = QString::fromStdString(dir_.path().toStdString() + "/moe.gguf");
+        QProcess synth;
+        synth.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model",
+                    {"-o", path, "--arch", "smallthinker", "--type", "Q4_0", "--n-layer", "2", "--n-embd", "256",
+                     "--n-head", "4", "--n-head-kv", "2", "--n-ff", "768", "--n-vocab", "2000", "--experts", "8"});
+        QVERIFY(synth.waitForFinished(60000) && synth.exitCode() == 0);
+        auto fp = ember::read_footprint(path.toStdString(), 0);
+        QVERIFY(fp.ok());
+        QCOMPARE(fp->n_expert, 8);
+        const uint64_t expert = 3 * 768 * 144;  // gate, up and down: 768 Q4_0 rows of 256 each
+        for (size_t l = 0; l < 2; ++l) {
+            QCOMPARE(fp->expert_bytes[l], 8 * expert);
+            QVERIFY(fp->attn_bytes[l] < expert);
+            QCOMPARE(fp->dense_ffn_bytes[l], uint64_t(0));
+        }
+        ember::FitQuery q;
+        q.ram_bytes = uint64_t(1) << 34;
+        q.n_ctx = 256;
+        q.n_batch = 64;
+        q.vram_budget = uint64_t(1) << 30;
+        QCOMPARE(ember::estimate_fit(*fp, q).kind, ember::FitKind::AllOnGpu);
+        const uint64_t dense = fp->kv_bytes_per_token * 256 + fp->scratch_bytes_per_token * 64 + fp->output_bytes +
+                               fp->attn_bytes[0] + fp->attn_bytes[1] + fp->ffn_norm_bytes[0] + fp->ffn_norm_bytes[1];
+        q.vram_budget = dense + 6 * expert;  // 6 of the 16 experts
+        const ember::Fit part = ember::estimate_fit(*fp, q);
+        QCOMPARE(part.kind, ember::FitKind::Hybrid);
+        QCOMPARE(part.neuron_share, 6.0 / 16.0);
+        QCOMPARE(part.text, std::string("hybrid: dense parts and 37 % of the experts on GPU"));
+        q.vram_budget = dense + expert / 2;
+        QCOMPARE(ember::estimate_fit(*fp, q).text, std::string("hybrid: dense parts on GPU, every expert on the CPU"));
     }
 
     void too_large_and_dense() {

@@ -25,6 +25,10 @@ struct ModelFootprint {
     // (neuron_bytes), dense ones whole layers (dense_ffn_bytes: gate, up and down).
     std::vector<uint64_t> attn_bytes, predictor_bytes, ffn_norm_bytes, neuron_bytes, dense_ffn_bytes;
     std::vector<int64_t> n_ff;
+    // A mixture of experts: experts per layer and, per layer, all of them together (gate, up and
+    // down); they go to a GPU whole, once everything dense fits.
+    int32_t n_expert = 0;
+    std::vector<uint64_t> expert_bytes;
     uint64_t output_bytes = 0;
     // Why the engine would refuse this file, in plain words ("architecture gemma3n is not
     // supported"); empty when it can run it. The loader's own checks on the header: the
