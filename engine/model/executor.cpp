@@ -104,10 +104,12 @@ void Executor::attention_sublayer(int32_t il, const backend::AttentionLayer& lay
         tensor::rms_norm(s_.k.data(), layer.qk_norm[1], s_.k.data(), hd, int64_t(n) * hp_.n_head_kv, hp_.norm_eps);
     }
     const float* rope = hp_.swa_layer(il) ? s_.rope_swa.data() : s_.rope.data();
-    for (int32_t t = 0; t < n && hp_.rope_layer(il); ++t) {
-        const float* angles = rope + size_t(t) * hd;
-        tensor::rope_rotate(s_.q.data() + size_t(t) * n_q, hp_.n_head, hd, angles, layer.pairs);
-        tensor::rope_rotate(s_.k.data() + size_t(t) * n_gqa, hp_.n_head_kv, hd, angles, layer.pairs);
+    if (hp_.rope_layer(il)) {
+        for (int32_t t = 0; t < n; ++t) {
+            const float* angles = rope + size_t(t) * hd;
+            tensor::rope_rotate(s_.q.data() + size_t(t) * n_q, hp_.n_head, hd, angles, layer.pairs);
+            tensor::rope_rotate(s_.k.data() + size_t(t) * n_gqa, hp_.n_head_kv, hd, angles, layer.pairs);
+        }
     }
     emit("q", il, s_.q.data(), n_q);
     emit("k", il, s_.k.data(), n_gqa);

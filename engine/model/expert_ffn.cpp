@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/error.h"
+#include "model/architecture.h"
 #include "model/blocks.h"
 #include "model/scattered_rows.h"
 
@@ -77,8 +78,7 @@ MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::s
     e.down_transposed = t && n_ff != n_embd && t->ne.size() == 3 && t->ne[0] == n_embd;
     e.down = e.down_transposed ? bind.experts(down, n_embd, n_ff, n_expert, Rows::Stored)
                                : bind.experts(down, n_ff, n_embd, n_expert);
-    *expert_bytes += uint64_t(e.gate.row_bytes) * uint64_t(e.gate.n_rows) + uint64_t(e.up.row_bytes) * uint64_t(e.up.n_rows) +
-                     uint64_t(e.down.row_bytes) * uint64_t(e.down.n_rows);
+    *expert_bytes += matrix_bytes(e.gate) + matrix_bytes(e.up) + matrix_bytes(e.down);
     return L;
 }
 

@@ -103,8 +103,9 @@ DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement
     };
     // The KV cache of a layer is only held where its whole attention sub-layer runs.
     int32_t n_kv = p.n_kv_layers;
+    std::vector<model::LayerMatrices> layers;
     for (int32_t il = 0; il < arch_.hparams().n_layer; ++il) {
-        const model::LayerMatrices m = arch_.layer_matrices(il);
+        const model::LayerMatrices& m = layers.emplace_back(arch_.layer_matrices(il));
         model::LayerPlan& layer = d.plan.layers[size_t(il)];
         if (il < p.n_attn_layers && place(m.attention) == model::Where::Device)
             layer.attention = model::AttentionOn::DeviceProducts;
@@ -130,10 +131,8 @@ DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement
             int64_t uses;
         };
         std::vector<Expert> order;
-        std::vector<model::LayerMatrices> layers;
         for (int32_t il = 0; il < hp.n_layer; ++il) {
-            layers.push_back(arch_.layer_matrices(il));
-            for (int32_t e = 0; e < int32_t(layers.back().experts.size()); ++e) {
+            for (int32_t e = 0; e < int32_t(layers[size_t(il)].experts.size()); ++e) {
                 const bool counted = size_t(il) < expert_uses_.size() && size_t(e) < expert_uses_[size_t(il)].size();
                 order.push_back({il, e, counted ? expert_uses_[size_t(il)][size_t(e)] : 0});
             }
