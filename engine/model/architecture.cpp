@@ -72,8 +72,18 @@ bool architecture_supported(std::string_view name) {
 std::unique_ptr<Architecture> load_architecture(const gguf::File& file, const ModelParams& params) {
     auto arch = file.get_string("general.architecture");
     if (!arch) fail(file.path() + ": missing metadata key 'general.architecture'");
-    for (const auto& e : kArchitectures)
-        if (e.name == *arch) return e.load(file, params);
+    if (!(params.activation_sparsity >= 0.0f && params.activation_sparsity <= 0.95f))
+        fail(file.path() + ": activation sparsity " + std::to_string(params.activation_sparsity) +
+             " is outside 0 (off) to 0.95");
+    for (const auto& e : kArchitectures) {
+        if (e.name != *arch) continue;
+        std::unique_ptr<Architecture> a = e.load(file, params);
+        if (params.activation_sparsity > 0.0f && !a->hparams().gate_first)
+            fail(file.path() + ": activation sparsity needs a dense llama-family model (llama, qwen2, qwen3, phi3) "
+                 "with a gated FFN; this one is " + *arch + (a->sparse() ? ", sparse already" : "") +
+                 (a->hparams().moe() ? ", a mixture of experts" : ""));
+        return a;
+    }
     std::string known;
     for (const auto& e : kArchitectures) known += (known.empty() ? "" : ", ") + std::string(e.name);
     fail(file.path() + ": general.architecture '" + *arch + "' is not supported (supported: " + known + ")");

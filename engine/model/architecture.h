@@ -53,7 +53,10 @@ public:
     uint64_t n_params() const { return totals_.n_params; }
     const char* weight_type() const { return totals_.weight_type; }
 
-    bool sparse() const { return hp_.max_predictor_rank > 0; }
+    bool sparse() const { return hp_.sparse(); }
+    // A gate-first model: per layer, each neuron's calibrated firing frequency, by which a device
+    // plan picks hot neurons as it does from PowerInfer's activation statistics; empty otherwise.
+    const std::vector<std::vector<double>>& calibrated_firing() const { return calibrated_firing_; }
 
     // The matrices of each part a placement may put on a device, and their norms' bytes.
     virtual LayerMatrices layer_matrices(int32_t il) const = 0;
@@ -79,6 +82,7 @@ protected:
 
     HParams hp_;
     uint64_t output_norm_bytes_ = 0;
+    std::vector<std::vector<double>> calibrated_firing_;
 
 private:
     WeightTotals totals_;

@@ -277,10 +277,16 @@ void Executor::sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u,
     const int64_t n_embd = hp_.n_embd;
     for (int32_t t = 0; t < n_; ++t) {
         const auto start = Clock::now();
-        predictor(il, w, u + size_t(t) * n_embd, ss.score.data());
-        select_active(il, w, hp_.ffn_gate, hp_.sparse_threshold, hot, ss);
-        const auto predicted = Clock::now();
         const float* xt = x + size_t(t) * n_embd;
+        if (w.gate_first()) {
+            gate_scores(w, hp_.ffn_gate, xt, s_.pool, s_.prepared, ss);
+            // Computed where |act(gate)| exceeds the threshold: with 0, ReLU's zeros are skipped.
+            select_active(il, w, hp_.ffn_gate, std::nextafter(w.gate_threshold, INFINITY), hot, ss);
+        } else {
+            predictor(il, w, u + size_t(t) * n_embd, ss.score.data());
+            select_active(il, w, hp_.ffn_gate, hp_.sparse_threshold, hot, ss);
+        }
+        const auto predicted = Clock::now();
         float* y = out + size_t(t) * n_embd;
         if (ss.hot_active.empty())
             cpu_sparse_ffn(w, hp_.ffn_gate, xt, y, s_.pool, ss);

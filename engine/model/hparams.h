@@ -102,7 +102,14 @@ struct HParams : ModelShape {
     ExpertGating expert_gating = ExpertGating::Softmax;
     // The router reads the layer's input before attention (SmallThinker), not ffn_norm's output.
     bool moe_routes_layer_input = false;
+    // A dense model made sparse by calibration (ModelParams::activation_sparsity): no predictor;
+    // the FFN computes every gate row, then a neuron's up and down rows only where |act(gate)|
+    // exceeds its layer's calibrated threshold.
+    bool gate_first = false;
+    float activation_sparsity = 0.0f;
 
+    // Runs the sparse FFN (model/sparse_ffn.h): a predictor's, or gate first.
+    bool sparse() const { return max_predictor_rank > 0 || gate_first; }
     int32_t head_dim() const { return n_embd_head; }
     int32_t n_embd_q() const { return n_embd_head * n_head; }
     int32_t n_embd_gqa() const { return n_embd_head * n_head_kv; }

@@ -2,9 +2,13 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "common/error.h"
+#include "common/utf8_path.h"
+#include "sparse/sparsity_file.h"
 #include "model/blocks.h"
 #include "model/sparse_ffn.h"
 #include "model/tensor_binding.h"
@@ -12,6 +16,20 @@
 
 namespace ember::model {
 namespace {
+
+// The calibration that makes a dense model gate-first, checked against the model.
+sparse::SparsityCalibration read_calibration(const gguf::File& file, const ModelParams& params, const HParams& hp) {
+    const std::string path = params.sparsity_file.empty() ? sparse::default_sparsity_path(file.path()) : params.sparsity_file;
+    std::error_code ec;
+    if (!std::filesystem::exists(utf8_path(path), ec))
+        fail(file.path() + ": activation sparsity needs the model's calibration, and " + path +
+             " does not exist: make it with ember-calibrate -m MODEL -f TEXT");
+    sparse::SparsityCalibration c = sparse::read_sparsity_file(path, hp.n_layer, hp.n_ff, file.file_size());
+    if (c.activation != ffn_gate_name(hp.ffn_gate))
+        fail(path + ": calibrated for the FFN activation '" + c.activation + "', the model runs '" +
+             ffn_gate_name(hp.ffn_gate) + "'");
+    return c;
+}
 
 struct LlamaLayer {
     const float* attn_norm;     // [n_embd]
@@ -48,9 +66,16 @@ public:
         }
         const bool fused_qkv = file.find_tensor("blk.0.attn_qkv.weight") != nullptr;
         const bool sparse = is_powerinfer_layout(file);
+        const bool gated = hp_.ffn_gate == FfnGate::SiluPar || hp_.ffn_gate == FfnGate::ReluPar;
+        const std::optional<sparse::SparsityCalibration> calibration =
+            !sparse && !hp_.moe() && gated && params.activation_sparsity > 0.0f
+                ? std::optional(read_calibration(file, params, hp_))
+                : std::nullopt;
+        hp_.gate_first = calibration.has_value();
+        hp_.activation_sparsity = hp_.gate_first ? params.activation_sparsity : 0.0f;
         // The sparse FFN reads single gate and up rows; a dense one only whole matrices.
         const auto ffn_matrix = [&](const std::string& name, int64_t n_rows, std::initializer_list<int64_t> parts) {
-            return sparse ? bind.matrix(name, n_embd, n_rows) : bind.product_matrix(name, n_embd, n_rows, parts);
+            return hp_.sparse() ? bind.matrix(name, n_embd, n_rows) : bind.product_matrix(name, n_embd, n_rows, parts);
         };
         if (sparse) hp_.sparse_threshold = resolve_sparse_threshold(file, params.sparse_threshold);
         layers_.reserve(size_t(hp_.n_layer));
@@ -93,11 +118,17 @@ public:
                 L.sparse = SparseFfnWeights{L.gate, L.up, bind.stored_matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
                                             bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff)};
                 hp_.max_predictor_rank = std::max(hp_.max_predictor_rank, int32_t(fc1.n_rows));
+            } else if (calibration) {
+                const float s = hp_.activation_sparsity;
+                L.sparse = SparseFfnWeights{L.gate, L.up, bind.transposed_matrix(p + "ffn_down.weight", n_ff, n_embd), {}, {}};
+                L.sparse.gate_threshold = sparse::threshold_at(*calibration, il, sparse::SparsitySite::FfnAct, s);
+                const std::vector<float>& firing = sparse::firing_at(*calibration, il, s);
+                calibrated_firing_.emplace_back(firing.begin(), firing.end());
             } else {
                 L.down = bind.product_matrix(p + "ffn_down.weight", n_ff, n_embd);
             }
             if (!hp_.moe())
-                ffn_bytes += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(sparse ? L.sparse.down_t : L.down);
+                ffn_bytes += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(hp_.sparse() ? L.sparse.down_t : L.down);
             if (sparse) predictor_bytes += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
             layers_.push_back(L);
         }
@@ -117,9 +148,9 @@ public:
         const LlamaLayer& L = layers_[size_t(il)];
         const uint64_t norm = uint64_t(hp_.n_embd) * sizeof(float);
         LayerMatrices m{{L.wq, L.wk, L.wv, L.wo}, {}, {}, {}, norm, norm};
-        if (hp_.max_predictor_rank > 0)
-            m.predictor = {L.sparse.fc1, L.sparse.fc2};
-        else if (hp_.moe())
+        if (hp_.sparse()) {
+            if (hp_.max_predictor_rank > 0) m.predictor = {L.sparse.fc1, L.sparse.fc2};
+        } else if (hp_.moe())
             m.experts = expert_matrices(L.moe.experts, hp_);
         else
             m.ffn = {L.gate, L.up, L.down};

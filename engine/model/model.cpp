@@ -2,6 +2,7 @@
 
 #include "common/error.h"
 #include "model/model_impl.h"
+#include "sparse/sparsity_file.h"
 
 namespace ember {
 namespace {
@@ -20,8 +21,9 @@ ModelInfo describe(const gguf::File& file, const model::Architecture& arch) {
     info.ffn_activation = model::ffn_gate_name(hp.ffn_gate);
     info.ffn_activation_source = hp.ffn_gate_source;
     info.powerinfer_file = file.magic() == "PWRI";
-    info.sparse = hp.max_predictor_rank > 0;
+    info.sparse = hp.sparse();
     info.sparse_threshold = hp.sparse_threshold;
+    info.activation_sparsity = hp.activation_sparsity;
     info.n_params = arch.n_params();
     info.weight_bytes = arch.weight_bytes();
     info.bytes_per_token = arch.bytes_per_token();
@@ -56,6 +58,8 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& path, const ModelP
             fail(path + ": tokenizer has " + std::to_string(impl->tokenizer->n_vocab()) + " tokens, the model " +
                  std::to_string(impl->arch->hparams().n_vocab));
         impl->info = describe(*impl->file, *impl->arch);
+        if (params.activation_sparsity > 0.0f)
+            impl->info.sparsity_file = params.sparsity_file.empty() ? sparse::default_sparsity_path(path) : params.sparsity_file;
         const tokenizer::Tokenizer& tok = *impl->tokenizer;
         if (tok.bos() >= 0) impl->info.bos_token = tok.piece(tok.bos());
         if (tok.eos() >= 0) impl->info.eos_token = tok.piece(tok.eos());

@@ -69,7 +69,7 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
         expert_stats.resize(size_t(hp.n_layer));
         for (SparseLayerStats& l : expert_stats) l.expert_tokens.assign(size_t(hp.n_expert), 0);
     }
-    if (hp.max_predictor_rank > 0) {
+    if (hp.sparse()) {
         sparse = std::make_unique<SparseScratch>(hp.n_ff, hp.max_predictor_rank, hp.n_embd, hp.n_layer);
         sparse->prepared_x.set_q8_k_scale(scale);
     }

@@ -1,6 +1,7 @@
 #include "model/sparse_ffn.h"
 
 #include <algorithm>
+#include <cmath>
 #include <span>
 
 #include "model/scattered_rows.h"
@@ -62,7 +63,10 @@ void chunk_coefficients(const tensor::WeightView& down_t, SparseScratch& ss, int
 void gate_up_rows(const SparseFfnWeights& w, FfnGate gate, SparseScratch& ss, int64_t begin, int64_t end) {
     const int64_t n_embd = w.up.n_cols;
     const uint8_t* x = ss.prepared_x.row(0);
-    const bool gated = gate != FfnGate::Relu;
+    // A gate-first FFN has every gate product already: only its up rows are read here.
+    const float* known = w.gate_first() ? ss.gate.data() : nullptr;
+    const bool gated = gate != FfnGate::Relu && !known;
+    const auto value = [&](int32_t i, float g, float v) { return ffn_activation_value(gate, known ? known[i] : g, v); };
     const auto prefetch_neuron = [&](int32_t i) {
         prefetch_bytes(w.up.row(i), w.up.row_bytes);
         if (gated) prefetch_bytes(w.gate.row(i), w.gate.row_bytes);
@@ -93,7 +97,7 @@ void gate_up_rows(const SparseFfnWeights& w, FfnGate gate, SparseScratch& ss, in
             } else {
                 for (int r = 0; r < 4; ++r) rows[r] = w.up.row(ids[r]);
                 dot4(rows, out);
-                for (int r = 0; r < 4; ++r) ss.a[size_t(ids[r])] = ffn_activation_value(gate, 0.0f, out[r]);
+                for (int r = 0; r < 4; ++r) ss.a[size_t(ids[r])] = value(ids[r], 0.0f, out[r]);
             }
         }
     }
@@ -102,7 +106,7 @@ void gate_up_rows(const SparseFfnWeights& w, FfnGate gate, SparseScratch& ss, in
         if (j + 1 < end) prefetch_neuron(ss.active[size_t(j + 1)]);
         const float v = tensor::dot_row(w.up.type, n_embd, w.up.row(i), x);
         const float g = gated ? tensor::dot_row(w.gate.type, n_embd, w.gate.row(i), x) : 0.0f;
-        ss.a[size_t(i)] = ffn_activation_value(gate, g, v);
+        ss.a[size_t(i)] = value(i, g, v);
     }
 }
 
@@ -187,8 +191,11 @@ void split_sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, const
         gate_up_rows(w, gate, ss, begin, std::min(n_active, begin + kNeuronsPerTask));
     });
     join.wait();
-    for (size_t j = 0; j < ss.hot_active.size(); ++j)
-        ss.a[size_t(ss.hot_active[j])] = ffn_activation_value(gate, ss.g[j], ss.v[j]);
+    // A gate-first FFN chose its neurons by the CPU's gate products, and keeps them.
+    for (size_t j = 0; j < ss.hot_active.size(); ++j) {
+        const int32_t i = ss.hot_active[j];
+        ss.a[size_t(i)] = ffn_activation_value(gate, w.gate_first() ? ss.gate[size_t(i)] : ss.g[j], ss.v[j]);
+    }
 
     // Threads split the output elements, each summing every cold active neuron in ascending
     // order, so the result is the same for any thread count.
@@ -212,7 +219,7 @@ void split_sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, const
 }
 
 SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int32_t n_layer)
-    : h(size_t(max_rank)), score(size_t(n_ff)), a(size_t(whole_blocks(n_ff))), coef(size_t(n_ff)),
+    : h(size_t(max_rank)), score(size_t(n_ff)), gate(size_t(n_ff)), a(size_t(whole_blocks(n_ff))), coef(size_t(n_ff)),
       a_q8(tensor::kernels().q8_activation_bytes(whole_blocks(n_ff))), stats(size_t(n_layer)), g(size_t(n_ff)),
       v(size_t(n_ff)), hot_coef(size_t(n_ff)), y_device(size_t(n_embd)),
       chunk_begin(size_t((n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk) + 1), chunk_rows(chunk_begin.size() - 1),
@@ -227,6 +234,13 @@ bool is_powerinfer_layout(const gguf::File& file) {
     return file.magic() == "PWRI" || file.find_tensor("blk.0.ffn_down_t.weight") != nullptr;
 }
 
+void gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, tensor::ThreadPool& pool,
+                 tensor::PreparedActivations& prepared, SparseScratch& ss) {
+    const int64_t n_ff = w.gate.n_rows;
+    tensor::matmul(pool, w.gate, x, 1, ss.gate.data(), prepared);
+    for (int64_t i = 0; i < n_ff; ++i) ss.score[size_t(i)] = std::fabs(ffn_activation_value(gate, ss.gate[size_t(i)], 1.0f));
+}
+
 void select_active(int32_t il, const SparseFfnWeights& w, FfnGate gate, float threshold, const uint8_t* hot,
                    SparseScratch& ss) {
     const int64_t n_ff = w.up.n_rows;
@@ -236,10 +250,12 @@ void select_active(int32_t il, const SparseFfnWeights& w, FfnGate gate, float th
         if (ss.score[size_t(i)] < threshold) continue;
         (hot && hot[i] ? ss.hot_active : ss.active).push_back(int32_t(i));
     }
-    const uint64_t predictor_bytes = uint64_t(w.fc1.row_bytes) * uint64_t(w.fc1.n_rows) +
-                                     uint64_t(w.fc2.row_bytes) * uint64_t(w.fc2.n_rows);
-    const uint64_t neuron_bytes =
-        uint64_t(w.up.row_bytes + w.down_t.row_bytes) + (gate == FfnGate::Relu ? 0 : uint64_t(w.gate.row_bytes));
+    // What chose the neurons: the predictor, or every gate row.
+    const uint64_t predictor_bytes = w.gate_first() ? uint64_t(w.gate.row_bytes) * uint64_t(n_ff)
+                                                    : uint64_t(w.fc1.row_bytes) * uint64_t(w.fc1.n_rows) +
+                                                          uint64_t(w.fc2.row_bytes) * uint64_t(w.fc2.n_rows);
+    const uint64_t neuron_bytes = uint64_t(w.up.row_bytes + w.down_t.row_bytes) +
+                                  (gate == FfnGate::Relu || w.gate_first() ? 0 : uint64_t(w.gate.row_bytes));
     SparseLayerStats& stats = ss.stats[size_t(il)];
     stats.tokens += 1;
     stats.active += int64_t(ss.active.size() + ss.hot_active.size());

@@ -25,10 +25,20 @@ struct SparseFfnWeights {
     tensor::WeightView down_t;  // n_ff rows of [n_embd]: row i = neuron i's output vector
     tensor::WeightView fc1;     // predictor [n_embd] -> [r]
     tensor::WeightView fc2;     // predictor [r] -> [n_ff]
+    // Without a predictor (fc1 empty) the FFN runs gate first: every gate row, then the up and
+    // down rows of the neurons whose |act(gate)| exceeds this (a dense model's calibrated
+    // activation sparsity).
+    float gate_threshold = 0.0f;
+    bool gate_first() const { return fc1.n_rows == 0; }
 };
 
 // PWRI marks a PowerInfer file; a GGUF-magic file in its layout (ffn_down_t) runs the same way.
 bool is_powerinfer_layout(const gguf::File& file);
+
+// A gate-first FFN's scores for one token's FFN input x: every gate product into ss.gate and
+// |act(gate)| into ss.score.
+void gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, tensor::ThreadPool& pool,
+                 tensor::PreparedActivations& prepared, SparseScratch& ss);
 
 // One token's predicted active neurons from ss.score (at or above the threshold): those resident
 // on the device (hot[i] set; hot may be null) into ss.hot_active, the rest into ss.active, both

@@ -23,7 +23,8 @@ struct SparseLayerStats {
 struct SparseScratch {
     SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int32_t n_layer);
     std::vector<float> h;          // [max_rank] predictor hidden layer
-    std::vector<float> score;      // [n_ff] predictor output
+    std::vector<float> score;      // [n_ff] predictor output, or |act(gate)| of a gate-first FFN
+    std::vector<float> gate;       // [n_ff] a gate-first FFN: every neuron's gate product
     std::vector<int32_t> active;   // ids of the active neurons, ascending (capacity n_ff)
     std::vector<float> a;          // [n_ff rounded up to 32] activation values (0 for inactive neurons)
     std::vector<float> coef;       // [n_ff] the value each active neuron's row is scaled by

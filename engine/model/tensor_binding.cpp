@@ -9,6 +9,7 @@
 #include "tensor/kernels.h"
 #include "tensor/grouped_rows.h"
 #include "tensor/q4_0_x16.h"
+#include "tensor/quantize.h"
 #include "tensor/thread_pool.h"
 
 namespace ember::model {
@@ -92,6 +93,30 @@ tensor::WeightView TensorBinder::relaid(const std::string& name, tensor::WeightV
     }
     w.type = to;
     return w;
+}
+
+tensor::WeightView TensorBinder::transposed_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
+    using tensor::DType;
+    const tensor::WeightView w = bind_matrix(name, n_cols, n_rows);
+    if (w.type != DType::F32 && w.type != DType::F16 && w.type != DType::Q4_0 && w.type != DType::Q8_0)
+        fail(file_.path() + ": tensor '" + name + "' is " + tensor::dtype_name(w.type) +
+             "; activation sparsity reads it by columns, which Ember can lay out for F32, F16, Q4_0 and Q8_0 only");
+    if (n_rows % tensor::block_size(w.type) != 0)
+        fail(file_.path() + ": tensor '" + name + "' has " + std::to_string(n_rows) + " rows, not whole " +
+             tensor::dtype_name(w.type) + " blocks once transposed");
+    uint8_t* bytes = file_.writable_bytes(find(name));
+    if (!bytes) fail(file_.path() + ": activation sparsity lays '" + name + "' out anew, which needs the model read into memory (not mapped)");
+    const tensor::WeightView t{w.type, n_rows, n_cols, w.data, tensor::row_bytes(w.type, n_rows)};
+    if (!layouts_.emplace(w.data, w.type).second) fail_bound_twice(name);
+    std::vector<float> all(size_t(n_cols) * size_t(n_rows));
+    std::vector<float> row(static_cast<size_t>(n_cols));
+    for (int64_t r = 0; r < n_rows; ++r) {
+        tensor::dequantize_row(w.type, w.row(r), row.data(), n_cols);
+        for (int64_t c = 0; c < n_cols; ++c) all[size_t(c) * size_t(n_rows) + size_t(r)] = row[size_t(c)];
+    }
+    for (int64_t c = 0; c < n_cols; ++c)
+        tensor::quantize_row(w.type, all.data() + size_t(c) * size_t(n_rows), bytes + size_t(c) * t.row_bytes, n_rows);
+    return t;
 }
 
 tensor::WeightView TensorBinder::stored_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {

@@ -30,6 +30,12 @@ public:
     // Same, rows kept as stored: for rows also read otherwise (token embeddings looked up, the
     // sparse down projection's rows scaled and added).
     tensor::WeightView stored_matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
+    // A [n_cols, n_rows] matrix transposed in place, as n_cols rows of n_rows (row i = column i
+    // of the stored matrix), for reading the rows of chosen inputs only (a gate-first FFN's down
+    // projection). F32, F16 and Q8_0 stay themselves exactly; Q4_0 is quantized again along the
+    // new rows (a second rounding). The file must be a copy in memory, and no other type has a
+    // transposed layout yet: both are errors naming the tensor.
+    tensor::WeightView transposed_matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
     // How a 3-D expert tensor's rows are read: by matrix products only (grouped as
     // product_matrix() groups, when the row count allows), also one by one in dot products (laid
     // as matrix() lays them), or also scaled and added (kept as stored).

@@ -23,7 +23,10 @@ DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const 
     }
     const auto dir = utf8_string(utf8_path(model_path).parent_path() / "activation");
     try {
-        activation_ = sparse::read_activation_dir(dir, arch.hparams().n_layer, arch.hparams().n_ff);
+        // A gate-first model's hot neurons are those its calibration saw firing most.
+        activation_ = arch.calibrated_firing().empty()
+                          ? sparse::read_activation_dir(dir, arch.hparams().n_layer, arch.hparams().n_ff)
+                          : arch.calibrated_firing();
     } catch (const EngineError& e) {
         activation_note_ = std::string("no usable activation statistics (") + e.what() + "): FFN on the CPU only";
         return;

@@ -21,7 +21,8 @@ namespace ember {
 
 class DevicePlacement {
 public:
-    // Reads <model dir>/activation/activation_N.pt; when they are missing or unusable the
+    // Reads <model dir>/activation/activation_N.pt (a gate-first model: its calibration's firing
+    // frequencies instead); when they are missing or unusable the
     // device holds no FFN neurons and note() says why (a documented fallback, not an error).
     // The hot sets are cached in <model>.generated.gpuidx (PowerInfer's format plus Ember's
     // freshness key) and reused only when model, statistics and budget match; reset ignores

@@ -18,6 +18,7 @@
 #include "tensor/kernels.h"
 #include "tools/arg_parse.h"
 #include "tools/device_options.h"
+#include "tools/sparsity_options.h"
 #include "tools/memory_bandwidth.h"
 
 namespace {
@@ -34,6 +35,7 @@ struct Options {
     bool use_mmap = false;
     std::string device = "cpu";
     std::optional<BudgetArg> vram_budget;
+    SparsityArgs sparsity;
 };
 
 struct Stats {
@@ -72,6 +74,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--mmap") o.use_mmap = true;
         else if (a == "--device") o.device = next_value(argc, argv, i);
         else if (a == "--vram-budget") o.vram_budget = parse_budget(a, next_value(argc, argv, i));
+        else if (o.sparsity.parse(a, argc, argv, i)) continue;
         else throw UsageError("unknown argument '" + a + "'");
     }
     if (o.model_path.empty()) throw UsageError("no model: give -m MODEL.gguf");
@@ -88,12 +91,14 @@ int main(int argc, char** argv) {
     } catch (const UsageError& e) {
         std::fprintf(stderr,
                      "ember-bench: %s\nusage: ember-bench -m MODEL.gguf [-p 512] [-n 128] [-t N[,N...]] [-r 5] "
-                     "[--no-membw] [--mmap] [--device cpu|gpu|gpu:N|sim] [--vram-budget GIB|N%%]\n",
+                     "[--no-membw] [--mmap] [--device cpu|gpu|gpu:N|sim] [--vram-budget GIB|N%%]\n"
+                     "  [--activation-sparsity S] [--sparsity-file PATH]\n",
                      e.what());
         return 2;
     }
     ember::ModelParams mp;
     mp.use_mmap = opt.use_mmap;
+    opt.sparsity.apply(mp);
     auto model = ember::Model::load(opt.model_path, mp);
     if (!model) {
         std::fprintf(stderr, "ember-bench: %s\n", model.error().message.c_str());

@@ -13,6 +13,7 @@
 #include "ember/session.h"
 #include "tools/arg_parse.h"
 #include "tools/device_options.h"
+#include "tools/sparsity_options.h"
 #include "tools/intermediate_dump.h"
 
 namespace {
@@ -25,6 +26,8 @@ using ember::tools::BudgetArg;
 using ember::tools::budget_bytes;
 using ember::tools::parse_budget;
 using ember::tools::print_gpus;
+using ember::tools::kSparsityUsage;
+using ember::tools::SparsityArgs;
 
 struct Options {
     std::string model_path;
@@ -39,6 +42,7 @@ struct Options {
     ember::SamplingParams sampling;
     ember::FfnActivation ffn_act = ember::FfnActivation::Auto;
     std::optional<float> sparse_threshold;
+    SparsityArgs sparsity;
     bool stats = false;
     bool tokenize = false;
     bool use_mmap = false;
@@ -49,7 +53,7 @@ struct Options {
     std::vector<ember::tools::DumpRequest> dumps;
 };
 
-const char* kUsage =
+const std::string kUsage = std::string(
     "usage: ember-cli -m MODEL.gguf (-p PROMPT | -f FILE) [options]\n"
     "  -m, --model PATH         GGUF model file\n"
     "  -p, --prompt TEXT        prompt text\n"
@@ -71,7 +75,8 @@ const char* kUsage =
     "                           or the name says ReLU/ProSparse, else SiLU)\n"
     "  --sparse-threshold T     PowerInfer files: predictor score at or above which a neuron is computed\n"
     "                           (default: LLAMA_SPARSE_PRED_THRESHOLD, else the file's, else 0)\n"
-    "  --stats                  PowerInfer files: per-layer share of active neurons on stderr at the end\n"
+    ) + kSparsityUsage + (
+    "  --stats                  sparse models: per-layer share of active neurons on stderr at the end\n"
     "  --tokenize               print the ids the prompt is fed as (BOS included where the vocabulary\n"
     "                           adds it) as one JSON array on stdout, then exit\n"
     "  --mmap                   map the model file instead of reading it into memory\n"
@@ -86,7 +91,7 @@ const char* kUsage =
     "  --dump NAME[@LAYER] DIR  write intermediate NAME (attn_norm, q, k, v, kqv_out, attn_out, ffn_inp,\n"
     "                           ffn_norm, ffn_gate, ffn_up, ffn_act, ffn_out, l_out, result_norm,\n"
     "                           result_output) of LAYER, or of every layer, to DIR as raw f32 + JSON;\n"
-    "                           repeatable. Steps inside a device's attention sub-layer are not seen\n";
+    "                           repeatable. Steps inside a device's attention sub-layer are not seen\n");
 
 Options parse(int argc, char** argv) {
     Options o;
@@ -136,6 +141,7 @@ Options parse(int argc, char** argv) {
             else throw UsageError("--ffn-act: '" + v + "' is not relu or silu");
         } else if (a == "--sparse-threshold") {
             o.sparse_threshold = parse_float(a, next_value(argc, argv, i));
+        } else if (o.sparsity.parse(a, argc, argv, i)) {
         } else if (a == "--stats") {
             o.stats = true;
         } else if (a == "--tokenize") {
@@ -157,7 +163,7 @@ Options parse(int argc, char** argv) {
         } else if (a == "--mmap") {
             o.use_mmap = true;
         } else if (a == "-h" || a == "--help") {
-            std::fputs(kUsage, stdout);
+            std::fputs(kUsage.c_str(), stdout);
             std::exit(0);
         } else {
             throw UsageError("unknown argument '" + a + "'");
@@ -177,7 +183,7 @@ int main(int argc, char** argv) {
     try {
         opt = parse(argc, argv);
     } catch (const UsageError& e) {
-        std::fprintf(stderr, "ember-cli: %s\n%s", e.what(), kUsage);
+        std::fprintf(stderr, "ember-cli: %s\n%s", e.what(), kUsage.c_str());
         return 2;
     }
     opt.sampling.seed = opt.seed >= 0 ? uint64_t(opt.seed) : uint64_t(std::random_device{}());
@@ -185,6 +191,7 @@ int main(int argc, char** argv) {
     ember::ModelParams mp;
     mp.ffn_activation = opt.ffn_act;
     mp.sparse_threshold = opt.sparse_threshold;
+    opt.sparsity.apply(mp);
     mp.use_mmap = opt.use_mmap;
     auto model = ember::Model::load(opt.model_path, mp);
     if (!model) {
@@ -203,7 +210,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "ember-cli: %s: %s, %d layers, %d embd, %s weights, FFN %s (%s)", info.path.c_str(),
                  info.architecture.c_str(), info.n_layer, info.n_embd, info.weight_type.c_str(),
                  info.ffn_activation.c_str(), info.ffn_activation_source.c_str());
-    if (info.sparse) std::fprintf(stderr, ", sparse (predictor threshold %g)", info.sparse_threshold);
+    if (info.activation_sparsity > 0.0f)
+        std::fprintf(stderr, ", activation sparsity %g (%s)", info.activation_sparsity, info.sparsity_file.c_str());
+    else if (info.sparse)
+        std::fprintf(stderr, ", sparse (predictor threshold %g)", info.sparse_threshold);
     std::fputc('\n', stderr);
 
     ember::SessionParams sp;

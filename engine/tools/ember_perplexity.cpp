@@ -17,6 +17,7 @@
 #include "ember/session.h"
 #include "tools/arg_parse.h"
 #include "tools/device_options.h"
+#include "tools/sparsity_options.h"
 #include "tools/kl_base_file.h"
 #include "tools/kl_divergence.h"
 #include "tools/perplexity_chunks.h"
@@ -41,6 +42,7 @@ struct Options {
     int32_t n_threads = 0;
     ember::FfnActivation ffn_act = ember::FfnActivation::Auto;
     std::optional<float> sparse_threshold;
+    SparsityArgs sparsity;
     bool use_mmap = false;
     std::string device = "cpu";
     std::optional<BudgetArg> vram_budget;
@@ -51,7 +53,7 @@ struct Options {
     bool json = false;
 };
 
-const char* kUsage =
+const std::string kUsage = std::string(
     "usage: ember-perplexity -m MODEL.gguf -f TEXT [options]\n"
     "  -m, --model PATH         GGUF model file\n"
     "  -f, --file PATH          the text (not needed with --kl-divergence: the base holds its tokens)\n"
@@ -62,6 +64,7 @@ const char* kUsage =
     "  -t, --threads N          CPU threads (default: all available)\n"
     "  --ffn-act relu|silu      FFN activation for dense llama files, which do not record it\n"
     "  --sparse-threshold T     PowerInfer files: predictor score at or above which a neuron is computed\n"
+    ) + kSparsityUsage + (
     "  --mmap                   map the model file instead of reading it into memory\n"
     "  --device cpu|gpu|gpu:N|sim  where the placement puts what fits the budget (as ember-cli)\n"
     "  --vram-budget GIB|N%     device memory budget (needed with --device sim)\n"
@@ -70,7 +73,7 @@ const char* kUsage =
     "  --kl-divergence-base FILE  write every scored position's log-probabilities to FILE (the base run)\n"
     "  --kl-divergence          read FILE instead and compare this run with the base: mean KL divergence,\n"
     "                           same top token, Δppl\n"
-    "  --json                   one JSON object on stdout instead of the text report\n";
+    "  --json                   one JSON object on stdout instead of the text report\n");
 
 Options parse(int argc, char** argv) {
     Options o;
@@ -88,6 +91,7 @@ Options parse(int argc, char** argv) {
             else if (v == "silu") o.ffn_act = ember::FfnActivation::Silu;
             else throw UsageError("--ffn-act: '" + v + "' is not relu or silu");
         } else if (a == "--sparse-threshold") o.sparse_threshold = parse_float(a, next_value(argc, argv, i));
+        else if (o.sparsity.parse(a, argc, argv, i)) continue;
         else if (a == "--mmap") o.use_mmap = true;
         else if (a == "--device") o.device = next_value(argc, argv, i);
         else if (a == "--vram-budget") o.vram_budget = parse_budget(a, next_value(argc, argv, i));
@@ -97,7 +101,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--kl-divergence") o.kl_divergence = true;
         else if (a == "--json") o.json = true;
         else if (a == "-h" || a == "--help") {
-            std::fputs(kUsage, stdout);
+            std::fputs(kUsage.c_str(), stdout);
             std::exit(0);
         } else throw UsageError("unknown argument '" + a + "'");
     }
@@ -160,6 +164,7 @@ int run(const Options& opt) {
     ember::ModelParams mp;
     mp.ffn_activation = opt.ffn_act;
     mp.sparse_threshold = opt.sparse_threshold;
+    opt.sparsity.apply(mp);
     mp.use_mmap = opt.use_mmap;
     auto loaded = ember::Model::load(opt.model_path, mp);
     if (!loaded) throw InputError(loaded.error().message);
@@ -260,7 +265,7 @@ int main(int argc, char** argv) {
     try {
         opt = parse(argc, argv);
     } catch (const UsageError& e) {
-        std::fprintf(stderr, "ember-perplexity: %s\n%s", e.what(), kUsage);
+        std::fprintf(stderr, "ember-perplexity: %s\n%s", e.what(), kUsage.c_str());
         return 2;
     }
     try {

@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""Trains the demo model from scratch: a small ReLU LLaMA (ReGLU FFN, as ReluLLaMA).
+"""Trains the demo model from scratch: a small ReLU LLaMA (ReGLU FFN, as ReluLLaMA); with
+--act silu the same LLaMA with an ordinary SwiGLU FFN (to measure activation sparsity where it is
+meant to work).
 
 Writes a Hugging Face folder (config.json, pytorch_model.bin, tokenizer.model,
 tokenizer_config.json) that the toolchain converts like any other checkpoint.
 Deterministic: fixed seeds, one thread.
 
-    train_demo.py TRAIN.txt VALID.txt TOKENIZER.model OUT_HF_DIR [--steps N]
+    train_demo.py TRAIN.txt VALID.txt TOKENIZER.model OUT_HF_DIR [--steps N] [--act relu|silu]
 """
 
 import argparse
@@ -87,13 +89,15 @@ def main():
     ap.add_argument("tokenizer")
     ap.add_argument("out")
     ap.add_argument("--steps", type=int, default=800)
+    ap.add_argument("--act", choices=("relu", "silu"), default="relu",
+                    help="the FFN's activation: relu (the demo, sparse) or silu (an ordinary SwiGLU llama)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     torch.manual_seed(SEED)
 
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "config.json"), "w") as fp:
-        json.dump(CONFIG, fp, indent=2)
+        json.dump(dict(CONFIG, hidden_act=args.act), fp, indent=2)
     with open(os.path.join(args.out, "tokenizer_config.json"), "w") as fp:
         json.dump(TOKENIZER_CONFIG, fp, indent=2)
     shutil.copyfile(args.tokenizer, os.path.join(args.out, "tokenizer.model"))

@@ -87,9 +87,11 @@ def convert(hf_dir, pred_dir, out_path, outtype="f16", dense=False):
     predictors, threshold = (None, None) if dense else load_predictors(pred_dir, c)
     w = GgufWriter()
     _hparams(w, c, hf_dir, outtype)
+    if c.act != "relu" and not dense:
+        raise ConvertError("%s: a %s model is not sparse: convert it with --dense" % (hf_dir, c.act))
     if dense:
         # Dense GGUF does not say which activation its FFN uses; Ember reads this key.
-        w.add("ember.ffn_activation", T_STRING, "relu")
+        w.add("ember.ffn_activation", T_STRING, c.act)
     elif threshold is not None:
         w.add("powerinfer.sparse_threshold", T_FLOAT32, threshold)
     add_tokenizer(w, hf_dir, c)

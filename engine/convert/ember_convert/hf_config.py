@@ -33,6 +33,9 @@ class HfConfig:
     falcon_two_norms: bool = False
     # PowerInfer's converter writes rope.freq_base only when config.json sets rope_theta.
     rope_base_given: bool = False
+    # The FFN's activation: "relu" (sparse, PowerInfer's models) or "silu" (an ordinary SwiGLU
+    # LLaMA, written only as a dense GGUF).
+    act: str = "relu"
 
     @property
     def head_dim(self):
@@ -66,9 +69,9 @@ def load_config(hf_dir):
     # remote code hard-codes it: GELU in the originals, ReLU in ReluFalcon); trust the user there.
     act_field = "activation" if arch == "falcon" else "hidden_act"
     act = cfg.get(act_field, "relu" if arch == "falcon" else None)
-    if act != "relu":
-        raise ConvertError("%s: %s %r: only ReLU models are sparse (PowerInfer needs \"relu\")"
-                           % (path, act_field, act))
+    if act != "relu" and not (arch == "llama" and act == "silu"):
+        raise ConvertError("%s: %s %r: only ReLU models are sparse (PowerInfer needs \"relu\"; a llama may "
+                           "be \"silu\" for a dense GGUF)" % (path, act_field, act))
     n_embd = int(_field(cfg, path, "hidden_size"))
     if arch == "falcon":
         n_head = int(_field(cfg, path, "num_attention_heads", "n_head"))
@@ -95,7 +98,7 @@ def load_config(hf_dir):
                      n_ctx=int(_field(cfg, path, "max_position_embeddings")),
                      norm_eps=float(_field(cfg, path, "rms_norm_eps")),
                      rope_base=float(cfg.get("rope_theta", 10000.0)),
-                     rope_base_given=cfg.get("rope_theta") is not None)
+                     rope_base_given=cfg.get("rope_theta") is not None, act=act)
         if cfg.get("rope_scaling"):
             raise ConvertError("%s: rope_scaling %r is not supported" % (path, cfg["rope_scaling"]))
     if c.n_embd % c.n_head or c.n_head % c.n_head_kv:

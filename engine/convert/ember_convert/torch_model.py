@@ -75,21 +75,24 @@ class LlamaAttention(nn.Module):
 
 
 class LlamaMLP(nn.Module):
-    """ReGLU ReLU(gate)·up (llama, as ReluLLaMA) or ReLU(gate)·ReLU(up) (bamboo)."""
+    """ReGLU ReLU(gate)·up (llama, as ReluLLaMA), ReLU(gate)·ReLU(up) (bamboo), or SwiGLU
+    SiLU(gate)·up (an ordinary llama; "active" is then gate > 0, as for ReGLU)."""
 
     def __init__(self, c):
         super().__init__()
         self.relu_up = c.arch == "bamboo"
+        self.silu = c.act == "silu"
         self.gate_proj = nn.Linear(c.n_embd, c.n_ff, bias=False)
         self.up_proj = nn.Linear(c.n_embd, c.n_ff, bias=False)
         self.down_proj = nn.Linear(c.n_ff, c.n_embd, bias=False)
 
     def forward(self, x, keep):
-        gate = F.relu(self.gate_proj(x))
+        g = self.gate_proj(x)
+        gate = F.silu(g) if self.silu else F.relu(g)
         up = self.up_proj(x)
         if self.relu_up:
             up = F.relu(up)
-        active = (gate > 0) & (up > 0) if self.relu_up else gate > 0
+        active = (gate > 0) & (up > 0) if self.relu_up else g > 0
         a = gate * up if keep is None else gate * up * keep
         return self.down_proj(a), active
 

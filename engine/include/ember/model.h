@@ -30,6 +30,12 @@ struct ModelParams {
     // Sparse (PowerInfer) files: predictor score at or above which a neuron is computed.
     // Unset: LLAMA_SPARSE_PRED_THRESHOLD, else the file's powerinfer.sparse_threshold, else 0.
     std::optional<float> sparse_threshold;
+    // Dense llama-family models with a gated FFN (SwiGLU, ReGLU): the share of FFN neurons to skip
+    // per token, 0 (off, the exact dense model) to 0.95. A neuron is skipped when |act(gate)| is
+    // at most its layer's threshold for that share, read from a calibration ember-calibrate wrote.
+    float activation_sparsity = 0.0f;
+    // That calibration; empty: <model without .gguf>.sparsity.gguf beside the model.
+    std::string sparsity_file;
 };
 
 // The transformer's dimensions, as the file declares them.
@@ -57,6 +63,8 @@ struct ModelInfo : ModelShape {
     bool powerinfer_file = false;  // magic PWRI
     bool sparse = false;           // runs the predictor-guided sparse FFN
     float sparse_threshold = 0.0f;
+    float activation_sparsity = 0.0f;  // as run: 0 when off
+    std::string sparsity_file;         // the calibration read, when it is on
     uint64_t n_params = 0;
     uint64_t weight_bytes = 0;  // bytes of all tensors
     uint64_t bytes_per_token = 0;  // weight bytes read to generate one token densely (all but the embedding table)

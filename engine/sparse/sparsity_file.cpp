@@ -1,0 +1,167 @@
+#include "sparse/sparsity_file.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "common/error.h"
+#include "gguf/gguf_reader.h"
+#include "gguf/gguf_writer.h"
+
+namespace ember::sparse {
+namespace {
+
+constexpr uint32_t kF32 = 0;
+constexpr const char* kPrefix = "ember.sparsity.";
+
+std::string tensor_name(int32_t il, SparsitySite site, const char* what) {
+    return "blk." + std::to_string(il) + "." + sparsity_site_name(site) + "." + what;
+}
+
+std::vector<uint8_t> f32_bytes(const float* v, size_t n) {
+    std::vector<uint8_t> b(n * sizeof(float));
+    std::memcpy(b.data(), v, b.size());
+    return b;
+}
+
+// A tensor's F32 values, checked for shape.
+std::vector<float> read_f32(const gguf::File& f, const std::string& name, std::vector<int64_t> ne) {
+    const gguf::TensorInfo* t = f.find_tensor(name);
+    if (!t) fail(f.path() + ": missing tensor '" + name + "'");
+    if (t->type != kF32 || t->ne != ne) {
+        std::string want;
+        for (int64_t n : ne) want += (want.empty() ? "" : ", ") + std::to_string(n);
+        fail(f.path() + ": tensor '" + name + "' must be F32 of shape [" + want + "]");
+    }
+    std::vector<float> v(size_t(t->nelements()));
+    std::memcpy(v.data(), t->data, v.size() * sizeof(float));
+    for (float x : v)
+        if (!std::isfinite(x) || x < 0.0f) fail(f.path() + ": tensor '" + name + "' holds a value that is negative or not finite");
+    return v;
+}
+
+uint64_t required_uint(const gguf::File& f, const std::string& key) {
+    const auto v = f.get_uint(key);
+    if (!v) fail(f.path() + ": missing key '" + key + "' (not a sparsity calibration written by ember-calibrate?)");
+    return *v;
+}
+
+}  // namespace
+
+const char* sparsity_site_name(SparsitySite site) {
+    switch (site) {
+        case SparsitySite::AttnIn: return "attn_in";
+        case SparsitySite::AttnOut: return "attn_out";
+        case SparsitySite::FfnIn: return "ffn_in";
+        case SparsitySite::FfnAct: return "ffn_act";
+    }
+    return "?";
+}
+
+std::vector<float> default_sparsity_levels() {
+    std::vector<float> levels;
+    for (int i = 1; i <= 19; ++i) levels.push_back(float(i) * 0.05f);
+    return levels;
+}
+
+float threshold_at(const SparsityCalibration& c, int32_t il, SparsitySite site, float s) {
+    const std::vector<float>& t = c.layers[size_t(il)].thresholds[size_t(site)];
+    const std::vector<float>& lv = c.levels;
+    if (s <= 0.0f) return 0.0f;
+    if (s <= lv.front()) return t.front() * s / lv.front();
+    const size_t hi = size_t(std::lower_bound(lv.begin(), lv.end(), s) - lv.begin());
+    if (hi >= lv.size()) return t.back();
+    const float f = (s - lv[hi - 1]) / (lv[hi] - lv[hi - 1]);
+    return t[hi - 1] + f * (t[hi] - t[hi - 1]);
+}
+
+const std::vector<float>& firing_at(const SparsityCalibration& c, int32_t il, float s) {
+    size_t best = 0;
+    for (size_t i = 1; i < c.levels.size(); ++i)
+        if (std::fabs(c.levels[i] - s) < std::fabs(c.levels[best] - s)) best = i;
+    return c.layers[size_t(il)].firing[best];
+}
+
+std::string default_sparsity_path(const std::string& model_path) {
+    const std::string ext = ".gguf";
+    const bool has_ext = model_path.size() > ext.size() && model_path.compare(model_path.size() - ext.size(), ext.size(), ext) == 0;
+    return (has_ext ? model_path.substr(0, model_path.size() - ext.size()) : model_path) + ".sparsity.gguf";
+}
+
+void write_sparsity_file(const std::string& path, const SparsityCalibration& c) {
+    gguf::Writer w;
+    w.set("general.architecture", gguf::Value::string("ember-sparsity"));
+    w.set(std::string(kPrefix) + "model_bytes", gguf::Value::u64(c.model_bytes));
+    w.set(std::string(kPrefix) + "n_tokens", gguf::Value::u64(c.n_tokens));
+    w.set(std::string(kPrefix) + "activation", gguf::Value::string(c.activation));
+    w.set(std::string(kPrefix) + "layer_count", gguf::Value::u32(uint32_t(c.layers.size())));
+    gguf::Array levels;
+    levels.elem = gguf::ValueType::F32;
+    levels.floats.assign(c.levels.begin(), c.levels.end());
+    w.set(std::string(kPrefix) + "levels", gguf::Value::array(levels));
+    w.set(std::string(kPrefix) + "histogram.log2_min", gguf::Value::i32(MagnitudeHistogram::kLog2Min));
+    w.set(std::string(kPrefix) + "histogram.bins_per_octave", gguf::Value::u32(MagnitudeHistogram::kBinsPerOctave));
+    const int64_t n_levels = int64_t(c.levels.size());
+    for (int32_t il = 0; il < int32_t(c.layers.size()); ++il) {
+        const SparsityCalibration::Layer& L = c.layers[size_t(il)];
+        for (int s = 0; s < kSparsitySites; ++s) {
+            const auto site = SparsitySite(s);
+            const std::vector<double>& h = L.histograms[size_t(s)].counts;
+            const std::vector<float> hf(h.begin(), h.end());
+            w.add_tensor(tensor_name(il, site, "histogram"), {int64_t(hf.size())}, kF32, f32_bytes(hf.data(), hf.size()));
+            const std::vector<float>& t = L.thresholds[size_t(s)];
+            w.add_tensor(tensor_name(il, site, "threshold"), {n_levels}, kF32, f32_bytes(t.data(), t.size()));
+        }
+        std::vector<float> firing;
+        for (const std::vector<float>& f : L.firing) firing.insert(firing.end(), f.begin(), f.end());
+        const int64_t n_ff = L.firing.empty() ? 0 : int64_t(L.firing.front().size());
+        w.add_tensor(tensor_name(il, SparsitySite::FfnAct, "firing"), {n_ff, n_levels}, kF32,
+                     f32_bytes(firing.data(), firing.size()));
+    }
+    w.write(path);
+}
+
+SparsityCalibration read_sparsity_file(const std::string& path, int32_t n_layer, int32_t n_ff, uint64_t model_bytes) {
+    const auto f = gguf::File::open(path);
+    SparsityCalibration c;
+    const std::string p = kPrefix;
+    c.model_bytes = required_uint(*f, p + "model_bytes");
+    if (c.model_bytes != model_bytes)
+        fail(path + ": calibrated for a model file of " + std::to_string(c.model_bytes) + " bytes, this one has " +
+             std::to_string(model_bytes) + ": run ember-calibrate on this model");
+    c.n_tokens = required_uint(*f, p + "n_tokens");
+    c.activation = f->get_string(p + "activation").value_or("");
+    if (required_uint(*f, p + "layer_count") != uint64_t(n_layer))
+        fail(path + ": " + p + "layer_count is " + std::to_string(required_uint(*f, p + "layer_count")) +
+             ", the model has " + std::to_string(n_layer) + " layers");
+    const gguf::Array* levels = f->get_array(p + "levels");
+    if (!levels || levels->floats.empty() || levels->floats.size() > 1000)
+        fail(path + ": " + p + "levels must be an array of 1 to 1000 floats");
+    for (double v : levels->floats) {
+        if (!(v > 0.0 && v < 1.0) || (!c.levels.empty() && float(v) <= c.levels.back()))
+            fail(path + ": " + p + "levels must ascend strictly within (0, 1)");
+        c.levels.push_back(float(v));
+    }
+    const int64_t n_levels = int64_t(c.levels.size());
+    c.layers.resize(size_t(n_layer));
+    for (int32_t il = 0; il < n_layer; ++il) {
+        SparsityCalibration::Layer& L = c.layers[size_t(il)];
+        for (int s = 0; s < kSparsitySites; ++s) {
+            const auto site = SparsitySite(s);
+            const std::vector<float> h = read_f32(*f, tensor_name(il, site, "histogram"), {MagnitudeHistogram::kBins});
+            L.histograms[size_t(s)].counts.assign(h.begin(), h.end());
+            L.thresholds[size_t(s)] = read_f32(*f, tensor_name(il, site, "threshold"), {n_levels});
+            if (!std::is_sorted(L.thresholds[size_t(s)].begin(), L.thresholds[size_t(s)].end()))
+                fail(path + ": tensor '" + tensor_name(il, site, "threshold") + "' must not decrease from level to level");
+        }
+        const std::string name = tensor_name(il, SparsitySite::FfnAct, "firing");
+        const std::vector<float> firing = read_f32(*f, name, {n_ff, n_levels});
+        if (std::any_of(firing.begin(), firing.end(), [](float v) { return v > 1.0f; }))
+            fail(path + ": tensor '" + name + "' holds a frequency above 1");
+        for (int64_t lv = 0; lv < n_levels; ++lv)
+            L.firing.emplace_back(firing.begin() + lv * n_ff, firing.begin() + (lv + 1) * n_ff);
+    }
+    return c;
+}
+
+}  // namespace ember::sparse

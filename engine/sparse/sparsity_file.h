@@ -1,0 +1,56 @@
+#pragma once
+// A dense model's activation-sparsity calibration (docs/FORMATS.md §7), written by
+// ember-calibrate as `<model>.sparsity.gguf`: for each layer and each input of its linear layers
+// (the attention's input, the attention output's input, the FFN's input, and the FFN's
+// intermediate |act(gate)|), a magnitude histogram and the magnitude below which each level of a
+// ladder of shares lies; for the FFN's intermediate also each neuron's firing frequency at every
+// level, from which a device plan picks hot neurons. Errors throw EngineError naming the file and
+// the key or tensor.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sparse/magnitude_histogram.h"
+
+namespace ember::sparse {
+
+// What a threshold applies to.
+enum class SparsitySite : uint8_t { AttnIn, AttnOut, FfnIn, FfnAct };
+constexpr int kSparsitySites = 4;
+const char* sparsity_site_name(SparsitySite site);  // "attn_in", "attn_out", "ffn_in", "ffn_act"
+
+struct SparsityCalibration {
+    uint64_t model_bytes = 0;   // the calibrated model file's size: a calibration fits that file only
+    uint64_t n_tokens = 0;      // tokens of calibration text
+    std::string activation;     // the FFN activation calibrated: "silu" or "relu"
+    std::vector<float> levels;  // the ladder of shares, ascending in (0, 1)
+    struct Layer {
+        std::array<MagnitudeHistogram, kSparsitySites> histograms;
+        std::array<std::vector<float>, kSparsitySites> thresholds;  // [levels]
+        // [levels][n_ff]: the share of tokens for which the neuron's |act(gate)| exceeded the
+        // level's threshold.
+        std::vector<std::vector<float>> firing;
+    };
+    std::vector<Layer> layers;
+};
+
+// The ladder ember-calibrate writes: 0.05, 0.10, ..., 0.95.
+std::vector<float> default_sparsity_levels();
+
+// The threshold of `site` in layer il for a share s in [0, 1): linear between the ladder's
+// levels (and from 0 at s = 0); s above the last level is refused by the caller.
+float threshold_at(const SparsityCalibration& c, int32_t il, SparsitySite site, float s);
+// Layer il's neuron firing frequencies at the ladder level nearest s.
+const std::vector<float>& firing_at(const SparsityCalibration& c, int32_t il, float s);
+
+// `<model path without .gguf>.sparsity.gguf`
+std::string default_sparsity_path(const std::string& model_path);
+
+void write_sparsity_file(const std::string& path, const SparsityCalibration& c);
+// Checks the file against the model it is used with: n_layer layers of n_ff neurons, and a model
+// file of model_bytes bytes.
+SparsityCalibration read_sparsity_file(const std::string& path, int32_t n_layer, int32_t n_ff, uint64_t model_bytes);
+
+}  // namespace ember::sparse

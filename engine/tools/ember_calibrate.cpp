@@ -1,0 +1,202 @@
+// ember-calibrate: runs a dense model over a calibration text and writes its activation-sparsity
+// calibration (sparse/sparsity_file.h): per layer, magnitude histograms of the inputs of its
+// linear layers and of the FFN's |act(gate)|, the thresholds of a ladder of sparsity levels, and
+// each FFN neuron's firing frequency at every level. Two passes over the text: the first finds
+// the thresholds, the second counts how often each neuron exceeds them.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ember/model.h"
+#include "ember/session.h"
+#include "sparse/sparsity_file.h"
+#include "tools/arg_parse.h"
+
+namespace {
+
+using namespace ember::tools;
+using ember::sparse::SparsitySite;
+
+struct InputError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct Options {
+    std::string model_path;
+    std::string text_path;
+    std::string out_path;
+    int32_t n_ctx = 512;
+    int32_t max_tokens = 32768;
+    int32_t n_threads = 0;
+    ember::FfnActivation ffn_act = ember::FfnActivation::Auto;
+};
+
+const char* kUsage =
+    "usage: ember-calibrate -m MODEL.gguf -f TEXT [options]\n"
+    "  -m, --model PATH      a dense GGUF model (llama family, gated FFN)\n"
+    "  -f, --file PATH       calibration text (plain UTF-8)\n"
+    "  -o, --output PATH     where to write (default: MODEL without .gguf + .sparsity.gguf, where\n"
+    "                        --activation-sparsity looks for it)\n"
+    "  -c, --ctx-size N      tokens per chunk, each from an empty context (default 512)\n"
+    "  --max-tokens N        read at most N tokens of the text (default 32768)\n"
+    "  -t, --threads N       CPU threads (default: all available)\n"
+    "  --ffn-act relu|silu   FFN activation for dense llama files, which do not record it\n";
+
+Options parse(int argc, char** argv) {
+    Options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "-m" || a == "--model") o.model_path = next_value(argc, argv, i);
+        else if (a == "-f" || a == "--file") o.text_path = next_value(argc, argv, i);
+        else if (a == "-o" || a == "--output") o.out_path = next_value(argc, argv, i);
+        else if (a == "-c" || a == "--ctx-size") o.n_ctx = int32_t(parse_int(a, next_value(argc, argv, i), 8, 1 << 20));
+        else if (a == "--max-tokens") o.max_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 8, 1 << 30));
+        else if (a == "-t" || a == "--threads") o.n_threads = int32_t(parse_int(a, next_value(argc, argv, i), 1, 1024));
+        else if (a == "--ffn-act") {
+            const std::string v = next_value(argc, argv, i);
+            if (v == "relu") o.ffn_act = ember::FfnActivation::Relu;
+            else if (v == "silu") o.ffn_act = ember::FfnActivation::Silu;
+            else throw UsageError("--ffn-act: '" + v + "' is not relu or silu");
+        } else if (a == "-h" || a == "--help") {
+            std::fputs(kUsage, stdout);
+            std::exit(0);
+        } else throw UsageError("unknown argument '" + a + "'");
+    }
+    if (o.model_path.empty()) throw UsageError("no model: give -m MODEL.gguf");
+    if (o.text_path.empty()) throw UsageError("no calibration text: give -f TEXT");
+    if (o.out_path.empty()) o.out_path = ember::sparse::default_sparsity_path(o.model_path);
+    return o;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw InputError(path + ": cannot read the calibration text");
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+// The input of a linear layer each named intermediate is (ember/session.h), or -1.
+int site_of(std::string_view name) {
+    if (name == "attn_norm") return int(SparsitySite::AttnIn);
+    if (name == "kqv_out") return int(SparsitySite::AttnOut);
+    if (name == "ffn_norm") return int(SparsitySite::FfnIn);
+    if (name == "ffn_gate") return int(SparsitySite::FfnAct);
+    return -1;
+}
+
+// What a neuron's gate product g becomes before it meets up: the value whose magnitude decides.
+float gate_activation(bool silu, float g) { return silu ? g / (1.0f + std::exp(-g)) : (g > 0.0f ? g : 0.0f); }
+
+// Evaluates the text chunk by chunk, n_ctx tokens each from an empty context.
+void run_text(ember::Session& session, const std::vector<int32_t>& tokens, int32_t n_ctx, const char* pass) {
+    const size_t n_chunks = (tokens.size() + size_t(n_ctx) - 1) / size_t(n_ctx);
+    for (size_t c = 0; c < n_chunks; ++c) {
+        session.clear();
+        const size_t begin = c * size_t(n_ctx), n = std::min(size_t(n_ctx), tokens.size() - begin);
+        if (const ember::Status st = session.evaluate(std::span<const int32_t>(tokens).subspan(begin, n)); !st)
+            throw InputError(st.error().message);
+        if ((c + 1) % std::max<size_t>(1, n_chunks / 10) == 0 || c + 1 == n_chunks)
+            std::fprintf(stderr, "ember-calibrate: %s, chunk %zu of %zu\n", pass, c + 1, n_chunks);
+    }
+}
+
+int run(const Options& opt) {
+    ember::ModelParams mp;
+    mp.ffn_activation = opt.ffn_act;
+    auto loaded = ember::Model::load(opt.model_path, mp);
+    if (!loaded) throw InputError(loaded.error().message);
+    std::shared_ptr<ember::Model> model = *loaded;
+    const ember::ModelInfo& info = model->info();
+    if (info.sparse || info.n_expert > 0 || (info.ffn_activation != "silu" && info.ffn_activation != "relu"))
+        throw InputError(opt.model_path + ": ember-calibrate calibrates dense models with a SwiGLU or ReGLU FFN; this one is " +
+                         (info.sparse ? std::string("sparse already") : info.n_expert > 0 ? std::string("a mixture of experts")
+                                                                                          : "'" + info.ffn_activation + "'"));
+    const bool silu = info.ffn_activation == "silu";
+
+    std::vector<int32_t> tokens = model->tokenize(read_text(opt.text_path), model->add_bos());
+    if (tokens.size() > size_t(opt.max_tokens)) tokens.resize(size_t(opt.max_tokens));
+    if (tokens.size() < 64) throw InputError(opt.text_path + ": " + std::to_string(tokens.size()) +
+                                             " tokens; calibration needs at least 64");
+
+    ember::SessionParams sp;
+    sp.n_ctx = opt.n_ctx;
+    sp.n_threads = opt.n_threads;
+    auto created = ember::Session::create(model, sp);
+    if (!created) throw InputError(created.error().message);
+    ember::Session& session = **created;
+
+    ember::sparse::SparsityCalibration cal;
+    std::ifstream model_file(opt.model_path, std::ios::binary | std::ios::ate);
+    cal.model_bytes = uint64_t(model_file.tellg());
+    cal.n_tokens = tokens.size();
+    cal.activation = info.ffn_activation;
+    cal.levels = ember::sparse::default_sparsity_levels();
+    cal.layers.resize(size_t(info.n_layer));
+    std::vector<float> values;
+
+    session.set_intermediate_callback([&](const ember::Intermediate& im) {
+        const int site = site_of(im.name);
+        if (site < 0 || im.layer < 0) return;
+        auto& h = cal.layers[size_t(im.layer)].histograms[size_t(site)];
+        const int64_t n = int64_t(im.n_tokens) * im.n_cols;
+        if (site != int(SparsitySite::FfnAct)) return h.add(im.data, n);
+        for (int64_t i = 0; i < n; ++i) h.add(gate_activation(silu, im.data[i]));
+    });
+    run_text(session, tokens, opt.n_ctx, "pass 1 of 2 (histograms)");
+
+    for (int32_t il = 0; il < info.n_layer; ++il) {
+        auto& L = cal.layers[size_t(il)];
+        if (L.histograms[size_t(SparsitySite::FfnAct)].total() == 0)
+            throw InputError(opt.model_path + ": layer " + std::to_string(il) + "'s FFN gate was never seen");
+        for (int s = 0; s < ember::sparse::kSparsitySites; ++s)
+            for (float level : cal.levels) L.thresholds[size_t(s)].push_back(L.histograms[size_t(s)].quantile(level));
+        L.firing.assign(cal.levels.size(), std::vector<float>(size_t(info.n_ff), 0.0f));
+    }
+
+    session.set_intermediate_callback([&](const ember::Intermediate& im) {
+        if (im.name != "ffn_gate" || im.layer < 0) return;
+        auto& L = cal.layers[size_t(im.layer)];
+        const std::vector<float>& t = L.thresholds[size_t(SparsitySite::FfnAct)];
+        for (int32_t row = 0; row < im.n_tokens; ++row) {
+            const float* g = im.data + size_t(row) * size_t(im.n_cols);
+            for (int64_t i = 0; i < im.n_cols; ++i) {
+                const float a = std::fabs(gate_activation(silu, g[i]));
+                for (size_t lv = 0; lv < t.size() && a > t[lv]; ++lv) L.firing[lv][size_t(i)] += 1.0f;
+            }
+        }
+    });
+    run_text(session, tokens, opt.n_ctx, "pass 2 of 2 (firing neurons)");
+    for (auto& L : cal.layers)
+        for (auto& level : L.firing)
+            for (float& f : level) f /= float(tokens.size());
+
+    ember::sparse::write_sparsity_file(opt.out_path, cal);
+    std::printf("ember-calibrate: %s: %zu tokens, %d layers -> %s\n", opt.model_path.c_str(), tokens.size(), info.n_layer,
+                opt.out_path.c_str());
+    std::printf("layer  |act(gate)| thresholds at 25%% / 40%% / 50%% / 75%% sparsity\n");
+    for (int32_t il = 0; il < info.n_layer; ++il) {
+        const auto at = [&](float s) { return ember::sparse::threshold_at(cal, il, SparsitySite::FfnAct, s); };
+        std::printf("%5d  %.4g / %.4g / %.4g / %.4g\n", il, at(0.25f), at(0.40f), at(0.50f), at(0.75f));
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(parse(argc, argv));
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "ember-calibrate: %s\n%s", e.what(), kUsage);
+        return 2;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "ember-calibrate: %s\n", e.what());
+        return 1;
+    }
+}

@@ -1,0 +1,40 @@
+#pragma once
+// --activation-sparsity and --sparsity-file, shared by ember-cli, ember-bench and
+// ember-perplexity: a dense model made sparse by its calibration (ember-calibrate).
+
+#include <string>
+
+#include "ember/model.h"
+#include "tools/arg_parse.h"
+
+namespace ember::tools {
+
+inline constexpr const char* kSparsityUsage =
+    "  --activation-sparsity S  dense llama-family models: skip the share S (0 to 0.95) of FFN neurons\n"
+    "                           whose |act(gate)| is smallest, by thresholds from ember-calibrate (default 0: off)\n"
+    "  --sparsity-file PATH     that calibration (default: MODEL without .gguf + .sparsity.gguf)\n";
+
+struct SparsityArgs {
+    float level = 0.0f;
+    std::string file;
+
+    // Consumes argv[i] (and its value) when it is one of the two flags.
+    bool parse(const std::string& a, int argc, char** argv, int& i) {
+        if (a == "--activation-sparsity") {
+            level = parse_float(a, next_value(argc, argv, i));
+            if (level < 0.0f || level > 0.95f) throw UsageError(a + ": " + std::to_string(level) + " is outside 0 to 0.95");
+            return true;
+        }
+        if (a == "--sparsity-file") {
+            file = next_value(argc, argv, i);
+            return true;
+        }
+        return false;
+    }
+    void apply(ModelParams& mp) const {
+        mp.activation_sparsity = level;
+        mp.sparsity_file = file;
+    }
+};
+
+}  // namespace ember::tools
