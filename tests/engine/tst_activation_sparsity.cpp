@@ -1,0 +1,381 @@
+// Activation sparsity for dense models: ember-calibrate's file, the gate-first FFN that skips the
+// neurons whose |act(gate)| is at most the calibrated threshold, and what it must keep: the level
+// it is asked for, the dense text when no neuron is skipped, an independent double-precision FFN's
+// output, the CPU's text on the sim device at every budget, and clear errors. Models: a SwiGLU
+// llama written by ember-synth-model, and the shared tiny ReLU llama (trained) in its dense layout.
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "engine_test_helpers.h"
+#include "ember/model.h"
+#include "ember/session.h"
+#include "gguf/gguf_reader.h"
+#include "sparse/sparsity_file.h"
+
+namespace {
+
+const QString kData = QStringLiteral(EMBER_TEST_DATA_DIR);
+const QString kReluDense = kData + "/tiny-relu-llama/model.dense.gguf";
+constexpr int32_t kGreedy = 32;
+
+std::string read_text(const QString& path) {
+    std::ifstream in(path.toStdString(), std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::vector<int32_t> greedy_text(const std::shared_ptr<ember::Model>& model, ember::SessionParams sp,
+                                 const std::vector<int32_t>& prompt) {
+    auto session = ember::Session::create(model, sp);
+    if (!session) qFatal("%s", session.error().message.c_str());
+    std::vector<int32_t> out;
+    auto r = (*session)->generate(prompt, test_helpers::greedy(kGreedy), [&](const ember::TokenEvent& e) {
+        out.push_back(e.token);
+        return true;
+    });
+    if (!r) qFatal("%s", r.error().message.c_str());
+    return out;
+}
+
+ember::SessionParams cpu(int32_t threads = 2) {
+    ember::SessionParams sp;
+    sp.n_ctx = 256;
+    sp.n_threads = threads;
+    return sp;
+}
+
+ember::ModelParams sparsity(float level, const QString& file, ember::FfnActivation act = ember::FfnActivation::Auto) {
+    ember::ModelParams mp;
+    mp.activation_sparsity = level;
+    mp.sparsity_file = file.toStdString();
+    mp.ffn_activation = act;
+    return mp;
+}
+
+float silu(double g) { return float(g / (1.0 + std::exp(-g))); }
+
+}  // namespace
+
+class TestActivationSparsity : public QObject {
+    Q_OBJECT
+
+    QTemporaryDir dir_;
+    QString calibration_text_, held_out_text_;
+    QString swiglu_, swiglu_f32_;          // synthetic SwiGLU llamas (F16, F32)
+    QString swiglu_cal_, swiglu_f32_cal_, relu_cal_;
+
+    QString tool(const QString& name, const QStringList& args) {
+        QProcess p;
+        p.start(QStringLiteral(EMBER_TOOLS_DIR) + "/" + name, args);
+        if (!p.waitForFinished(600000) || p.exitCode() != 0)
+            qFatal("%s: %s", qPrintable(name), p.readAllStandardError().constData());
+        return QString::fromUtf8(p.readAllStandardOutput());
+    }
+    QString synth(const QString& name, const QString& type) {
+        const QString out = dir_.path() + "/" + name;
+        tool("ember-synth-model", {"-o", out, "--type", type, "--n-layer", "3", "--n-embd", "256", "--n-head", "4",
+                                   "--n-ff", "1024", "--n-vocab", "512"});
+        return out;
+    }
+    QString calibrate(const QString& model, const QStringList& more = {}) {
+        const QString out = model + ".cal.gguf";
+        tool("ember-calibrate", QStringList{"-m", model, "-f", calibration_text_, "-o", out, "-c", "256", "--max-tokens",
+                                            "8192", "-t", "2"} + more);
+        return out;
+    }
+    std::vector<int32_t> held_out_prompt(const ember::Model& model, size_t n) const {
+        std::vector<int32_t> ids = model.tokenize(read_text(held_out_text_), model.add_bos());
+        ids.resize(std::min(ids.size(), n));
+        return ids;
+    }
+
+private slots:
+    void initTestCase() {
+        QVERIFY(dir_.isValid());
+        // The shared model's held-out Bible text: its first part calibrates, a later part is held out.
+        const std::string text = read_text(kData + "/tiny-relu-llama/val.txt");
+        QVERIFY(text.size() > 150000);
+        calibration_text_ = dir_.path() + "/calibration.txt";
+        held_out_text_ = dir_.path() + "/held-out.txt";
+        std::ofstream(calibration_text_.toStdString(), std::ios::binary) << text.substr(0, 100000);
+        std::ofstream(held_out_text_.toStdString(), std::ios::binary) << text.substr(120000);
+        swiglu_ = synth("swiglu.gguf", "F16");
+        swiglu_f32_ = synth("swiglu-f32.gguf", "F32");
+        swiglu_cal_ = calibrate(swiglu_);
+        swiglu_f32_cal_ = calibrate(swiglu_f32_);
+        relu_cal_ = calibrate(kReluDense, {"--ffn-act", "relu"});
+    }
+
+    // The file holds the ladder, thresholds that grow with it, and firing frequencies that agree
+    // with the thresholds: at level s the neurons fire on average for a share 1 - s of the tokens.
+    void calibration_file_holds_the_ladder() {
+        auto model = test_helpers::load_model(swiglu_);
+        const ember::ModelInfo& info = model->info();
+        const auto c = ember::sparse::read_sparsity_file(swiglu_cal_.toStdString(), info.n_layer, info.n_ff,
+                                                         uint64_t(QFileInfo(swiglu_).size()));
+        QCOMPARE(c.activation, std::string("silu"));
+        QCOMPARE(c.n_tokens, uint64_t(8192));
+        QCOMPARE(int(c.levels.size()), 19);
+        for (const auto& layer : c.layers) {
+            for (const auto& t : layer.thresholds) QVERIFY(std::is_sorted(t.begin(), t.end()));
+            const auto& t = layer.thresholds[size_t(ember::sparse::SparsitySite::FfnAct)];
+            QVERIFY(t.front() > 0.0f && t.back() > t.front());
+            for (size_t lv = 0; lv < c.levels.size(); ++lv) {
+                double mean = 0;
+                for (float f : layer.firing[lv]) mean += f;
+                mean /= double(layer.firing[lv].size());
+                QVERIFY2(std::fabs(mean - (1.0 - c.levels[lv])) < 0.02,
+                         qPrintable(QString("level %1: mean firing %2").arg(c.levels[lv]).arg(mean)));
+            }
+        }
+    }
+
+    // On text it was not calibrated on, each layer computes about the share of neurons asked for.
+    void the_level_asked_for_is_what_runs_data() {
+        QTest::addColumn<float>("level");
+        QTest::newRow("25%") << 0.25f;
+        QTest::newRow("50%") << 0.5f;
+        QTest::newRow("80%") << 0.8f;
+    }
+    void the_level_asked_for_is_what_runs() {
+        QFETCH(float, level);
+        auto model = test_helpers::load_model(swiglu_, sparsity(level, swiglu_cal_));
+        QCOMPARE(model->info().activation_sparsity, level);
+        QVERIFY(model->info().sparse);
+        auto session = test_helpers::open_session(model, 64, 2);
+        QVERIFY(session->evaluate(held_out_prompt(*model, 200)).ok());
+        const auto layers = session->layer_sparsity();
+        QCOMPARE(int(layers.size()), 3);
+        for (const ember::LayerSparsity& l : layers) {
+            QCOMPARE(l.tokens, int64_t(200));
+            const double computed = double(l.active) / double(l.tokens * l.n_ff);
+            QVERIFY2(std::fabs(computed - (1.0 - level)) < 0.06, qPrintable(QString::number(computed)));
+        }
+    }
+
+    // With every threshold 0 a SwiGLU model skips nothing (|SiLU(g)| > 0 wherever g ≠ 0): the
+    // gate-first FFN, reading down by its transposed rows, writes the dense model's text.
+    void no_threshold_writes_the_dense_text() {
+        auto dense = test_helpers::load_model(swiglu_);
+        auto c = ember::sparse::read_sparsity_file(swiglu_cal_.toStdString(), 3, 1024, uint64_t(QFileInfo(swiglu_).size()));
+        for (auto& layer : c.layers)
+            for (auto& t : layer.thresholds) std::fill(t.begin(), t.end(), 0.0f);
+        const QString zero = dir_.path() + "/zero.sparsity.gguf";
+        ember::sparse::write_sparsity_file(zero.toStdString(), c);
+        auto gate_first = test_helpers::load_model(swiglu_, sparsity(0.5f, zero));
+        const std::vector<int32_t> prompt = held_out_prompt(*dense, 24);
+        const std::vector<int32_t> want = greedy_text(dense, cpu(), prompt);
+        QCOMPARE(greedy_text(gate_first, cpu(), prompt), want);
+        auto session = test_helpers::open_session(gate_first, 64, 2);
+        QVERIFY(session->evaluate(prompt).ok());
+        for (const ember::LayerSparsity& l : session->layer_sparsity()) QCOMPARE(l.active, l.tokens * l.n_ff);
+    }
+
+    // The FFN's output against an independent one in double precision from the file's F32
+    // weights: gate, the neurons whose |SiLU(gate)| exceeds the layer's threshold, up, down.
+    void ffn_output_matches_a_double_precision_reference() {
+        const float level = 0.5f;
+        auto model = test_helpers::load_model(swiglu_f32_, sparsity(level, swiglu_f32_cal_));
+        const int32_t il = 1, n_embd = 256, n_ff = 1024;
+        auto session = test_helpers::open_session(model, 64, 2);
+        std::vector<float> x, y;
+        session->set_intermediate_callback([&](const ember::Intermediate& im) {
+            if (im.layer != il) return;
+            if (im.name == "ffn_norm") x.assign(im.data, im.data + im.n_tokens * im.n_cols);
+            if (im.name == "ffn_out") y.assign(im.data, im.data + im.n_tokens * im.n_cols);
+        });
+        const std::vector<int32_t> prompt = held_out_prompt(*model, 16);
+        QVERIFY(session->evaluate(prompt).ok());
+        QCOMPARE(x.size(), prompt.size() * size_t(n_embd));
+        QCOMPARE(y.size(), x.size());
+
+        const auto file = ember::gguf::File::open(swiglu_f32_.toStdString());
+        const auto weights = [&](const char* name) {
+            const auto* t = file->find_tensor("blk." + std::to_string(il) + "." + name + ".weight");
+            if (!t || t->type != 0) qFatal("%s: no F32 tensor", name);
+            return reinterpret_cast<const float*>(t->data);
+        };
+        const float* gate = weights("ffn_gate");  // n_ff rows of n_embd
+        const float* up = weights("ffn_up");
+        const float* down = weights("ffn_down");  // n_embd rows of n_ff
+        const auto c = ember::sparse::read_sparsity_file(swiglu_f32_cal_.toStdString(), 3, n_ff,
+                                                         uint64_t(QFileInfo(swiglu_f32_).size()));
+        const float t = ember::sparse::threshold_at(c, il, ember::sparse::SparsitySite::FfnAct, level);
+        double worst = 0, scale = 0;
+        int64_t kept = 0;
+        for (size_t tok = 0; tok < prompt.size(); ++tok) {
+            const float* xt = x.data() + tok * n_embd;
+            std::vector<double> a(size_t(n_ff), 0.0);
+            for (int32_t i = 0; i < n_ff; ++i) {
+                double g = 0, v = 0;
+                for (int32_t j = 0; j < n_embd; ++j) {
+                    g += double(gate[size_t(i) * n_embd + j]) * xt[j];
+                    v += double(up[size_t(i) * n_embd + j]) * xt[j];
+                }
+                if (std::fabs(silu(g)) <= t) continue;
+                a[size_t(i)] = silu(g) * v;
+                ++kept;
+            }
+            for (int32_t j = 0; j < n_embd; ++j) {
+                double want = 0;
+                for (int32_t i = 0; i < n_ff; ++i) want += double(down[size_t(j) * n_ff + i]) * a[size_t(i)];
+                worst = std::max(worst, std::fabs(want - double(y[tok * n_embd + j])));
+                scale = std::max(scale, std::fabs(want));
+            }
+        }
+        const double share = double(kept) / double(prompt.size() * n_ff);
+        qInfo("kept %.1f %% of neurons; largest |Δ| %.3g of outputs up to %.3g", 100 * share, worst, scale);
+        QVERIFY(share > 0.35 && share < 0.65);
+        QVERIFY2(worst < 1e-4 * std::max(1.0, scale), qPrintable(QString::number(worst)));
+    }
+
+    // The shared tiny model is ReLU: at threshold 0 its gate-first FFN skips exactly the neurons
+    // whose ReLU(gate) is 0, so its text is the dense model's; its calibration sees the sparsity
+    // it was trained into (README: 58 %–94 % of neurons zero per layer).
+    void relu_model_skips_its_zeros_exactly() {
+        const ember::FfnActivation relu = ember::FfnActivation::Relu;
+        auto dense = test_helpers::load_model(kReluDense, sparsity(0.0f, {}, relu));
+        auto gate_first = test_helpers::load_model(kReluDense, sparsity(0.05f, relu_cal_, relu));
+        const auto c = ember::sparse::read_sparsity_file(relu_cal_.toStdString(), 6, 1024, uint64_t(QFileInfo(kReluDense).size()));
+        QCOMPARE(c.activation, std::string("relu"));
+        // Every layer's 5 % threshold is 0 (more than 5 % of its neurons are zero).
+        for (int32_t il = 0; il < 6; ++il)
+            QCOMPARE(ember::sparse::threshold_at(c, il, ember::sparse::SparsitySite::FfnAct, 0.05f), 0.0f);
+        const std::vector<int32_t> prompt = held_out_prompt(*dense, 24);
+        QCOMPARE(greedy_text(gate_first, cpu(), prompt), greedy_text(dense, cpu(), prompt));
+        auto session = test_helpers::open_session(gate_first, 64, 2);
+        QVERIFY(session->evaluate(held_out_prompt(*dense, 128)).ok());
+        double computed = 0;
+        for (const ember::LayerSparsity& l : session->layer_sparsity()) computed += double(l.active) / double(l.tokens * l.n_ff);
+        computed /= 6;
+        qInfo("ReLU zeros skipped: %.1f %% of neurons computed", 100 * computed);
+        QVERIFY(computed < 0.4);
+    }
+
+    // Any thread count gives the same logits, bit for bit.
+    void threads_do_not_change_the_logits() {
+        auto model = test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_));
+        const std::vector<int32_t> prompt = held_out_prompt(*model, 20);
+        std::vector<std::vector<float>> logits;
+        for (int32_t threads : {1, 2, 3}) {
+            auto session = test_helpers::open_session(model, 64, threads);
+            QVERIFY(session->evaluate(prompt).ok());
+            logits.emplace_back(session->logits().begin(), session->logits().end());
+        }
+        QVERIFY(logits[0] == logits[1]);
+        QVERIFY(logits[0] == logits[2]);
+    }
+
+    // The calibration's most frequently firing neurons go to the device as a sparse model's hot
+    // ones do, and the text stays the CPU's at every budget.
+    void sim_device_writes_the_cpu_text_at_every_budget() {
+        auto model = test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_));
+        const std::vector<int32_t> prompt = held_out_prompt(*model, 16);
+        const std::vector<int32_t> want = greedy_text(model, cpu(), prompt);
+        const auto c = ember::sparse::read_sparsity_file(swiglu_cal_.toStdString(), 3, 1024, uint64_t(QFileInfo(swiglu_).size()));
+        int64_t previous_hot = -1;
+        // 2x the weights: everything fits, the KV cache and scratch too.
+        for (double share : {0.0, 0.3, 0.6, 2.0}) {
+            ember::SessionParams sp = cpu();
+            sp.device = "sim";
+            sp.device_budget_bytes = uint64_t(share * double(model->info().weight_bytes)) + (1u << 20);
+            sp.reset_gpu_index = true;
+            auto session = ember::Session::create(model, sp);
+            QVERIFY2(bool(session), session ? "" : session.error().message.c_str());
+            std::vector<int32_t> got;
+            QVERIFY((*session)->generate(prompt, test_helpers::greedy(kGreedy), [&](const ember::TokenEvent& e) {
+                got.push_back(e.token);
+                return true;
+            }));
+            QCOMPARE(got, want);
+            const ember::DeviceReport r = (*session)->device_report();
+            qInfo("budget %.1fx the weights: %lld hot neurons", share, (long long)r.hot_neurons);
+            QVERIFY2(r.hot_neurons >= previous_hot, qPrintable(QString::number(r.hot_neurons)));
+            previous_hot = r.hot_neurons;
+            if (share == 2.0) QCOMPARE(r.hot_neurons, int64_t(3 * 1024));
+            // Within a layer the device holds the neurons that fired most often at this level.
+            const auto hot = (*session)->hot_neurons();
+            for (int32_t il = 0; il < 3; ++il) {
+                const std::vector<float>& firing = ember::sparse::firing_at(c, il, 0.5f);
+                std::vector<uint8_t> is_hot(1024, 0);
+                for (int32_t i : hot[size_t(il)]) is_hot[size_t(i)] = 1;
+                float coldest_hot = 1.0f, hottest_cold = 0.0f;
+                for (int32_t i = 0; i < 1024; ++i)
+                    (is_hot[size_t(i)] ? coldest_hot = std::min(coldest_hot, firing[size_t(i)])
+                                       : hottest_cold = std::max(hottest_cold, firing[size_t(i)]));
+                if (!hot[size_t(il)].empty() && hot[size_t(il)].size() < 1024)
+                    QVERIFY2(coldest_hot >= hottest_cold, qPrintable(QString("layer %1: %2 < %3").arg(il).arg(coldest_hot).arg(hottest_cold)));
+            }
+        }
+        QVERIFY(previous_hot > 0);
+    }
+
+    // Every refusal names the file and what to do; nothing is loaded half-way.
+    void errors_name_the_file_and_the_fix_data() {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("calibration");
+        QTest::addColumn<float>("level");
+        QTest::addColumn<QString>("expected");
+        QTest::newRow("no calibration") << "swiglu" << "missing" << 0.5f << "ember-calibrate";
+        QTest::newRow("another model's") << "swiglu" << "f32" << 0.5f << "run ember-calibrate on this model";
+        QTest::newRow("another activation") << "relu-as-silu" << "relu" << 0.5f << "FFN activation 'relu'";
+        QTest::newRow("sparse already") << "powerinfer" << "relu" << 0.5f << "sparse already";
+        QTest::newRow("out of range") << "swiglu" << "swiglu" << 0.99f << "outside 0 (off) to 0.95";
+    }
+    void errors_name_the_file_and_the_fix() {
+        QFETCH(QString, model);
+        QFETCH(QString, calibration);
+        QFETCH(float, level);
+        QFETCH(QString, expected);
+        const QString path = model == "swiglu"         ? swiglu_
+                             : model == "relu-as-silu" ? kReluDense
+                                                       : kData + "/tiny-relu-llama/model.q4_0.powerinfer.gguf";
+        const QString cal = calibration == "missing" ? dir_.path() + "/none.sparsity.gguf"
+                            : calibration == "f32"   ? swiglu_f32_cal_
+                            : calibration == "relu"  ? relu_cal_
+                                                     : swiglu_cal_;
+        auto loaded = ember::Model::load(path.toStdString(), sparsity(level, cal, model == "relu-as-silu" ? ember::FfnActivation::Silu
+                                                                                                          : ember::FfnActivation::Auto));
+        QVERIFY(!loaded);
+        const QString message = QString::fromStdString(loaded.error().message);
+        QVERIFY2(message.contains(expected), qPrintable(message));
+        QVERIFY2(message.contains(QFileInfo(path).fileName()) || message.contains(QFileInfo(cal).fileName()), qPrintable(message));
+    }
+
+    // A Q4_0 model's down projection is quantized again along its columns: a second rounding,
+    // whose cost ember-perplexity measures (BENCHMARKS.md). It stays close to the dense model.
+    void q4_0_transposed_down_stays_close() {
+        const QString q4 = synth("swiglu-q4_0.gguf", "Q4_0");
+        const QString cal = calibrate(q4);
+        auto dense = test_helpers::load_model(q4);
+        auto c = ember::sparse::read_sparsity_file(cal.toStdString(), 3, 1024, uint64_t(QFileInfo(q4).size()));
+        for (auto& layer : c.layers)
+            for (auto& t : layer.thresholds) std::fill(t.begin(), t.end(), 0.0f);
+        const QString zero = dir_.path() + "/zero-q4.sparsity.gguf";
+        ember::sparse::write_sparsity_file(zero.toStdString(), c);
+        auto gate_first = test_helpers::load_model(q4, sparsity(0.5f, zero));
+        const std::vector<int32_t> prompt = held_out_prompt(*dense, 24);
+        auto a = test_helpers::open_session(dense, 64, 2);
+        auto b = test_helpers::open_session(gate_first, 64, 2);
+        QVERIFY(a->evaluate(prompt).ok());
+        QVERIFY(b->evaluate(prompt).ok());
+        double worst = 0, scale = 0;
+        for (size_t i = 0; i < a->logits().size(); ++i) {
+            worst = std::max(worst, double(std::fabs(a->logits()[i] - b->logits()[i])));
+            scale = std::max(scale, double(std::fabs(a->logits()[i])));
+        }
+        qInfo("Q4_0, no neuron skipped: largest |Δ logit| %.3g of logits up to %.3g", worst, scale);
+        QVERIFY(worst > 0.0);
+        QVERIFY2(worst < 0.05 * scale, qPrintable(QString::number(worst)));
+    }
+};
+
+QTEST_GUILESS_MAIN(TestActivationSparsity)
+#include "tst_activation_sparsity.moc"
