@@ -1,5 +1,5 @@
 #pragma once
-// A dense model's activation-sparsity calibration (docs/FORMATS.md §7), written by
+// A dense model's activation-sparsity calibration (docs/FORMATS.md §9), written by
 // ember-calibrate as `<model>.sparsity.gguf`: for each layer and each input of its linear layers
 // (the attention's input, the attention output's input, the FFN's input, and the FFN's
 // intermediate |act(gate)|), a magnitude histogram and the magnitude below which each level of a
