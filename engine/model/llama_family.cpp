@@ -102,7 +102,9 @@ public:
                 L.gate = gate_up.rows(0, n_ff);
                 L.up = gate_up.rows(n_ff, n_ff);
             } else {
-                L.gate = ffn_matrix(p + "ffn_gate.weight", n_ff, {});
+                // A gate-first FFN reads its gate whole, as a dense one does.
+                L.gate = hp_.gate_first ? bind.product_matrix(p + "ffn_gate.weight", n_embd, n_ff)
+                                        : ffn_matrix(p + "ffn_gate.weight", n_ff, {});
                 L.up = ffn_matrix(p + "ffn_up.weight", n_ff, {});
             }
             if (hp_.qkv_bias)
@@ -141,7 +143,9 @@ public:
 
     backend::FfnRows ffn_rows(int32_t il) const override {
         const LlamaLayer& L = layers_[size_t(il)];
-        return {L.sparse.gate, L.sparse.up, L.sparse.down_t};
+        // A gate-first FFN's gate is computed whole on the CPU (it decides which neurons run),
+        // so a device holds only the up and down rows.
+        return {hp_.gate_first ? tensor::WeightView{} : L.sparse.gate, L.sparse.up, L.sparse.down_t};
     }
 
     LayerMatrices layer_matrices(int32_t il) const override {

@@ -68,8 +68,8 @@ class TestActivationSparsity : public QObject {
 
     QTemporaryDir dir_;
     QString calibration_text_, held_out_text_;
-    QString swiglu_, swiglu_f32_;          // synthetic SwiGLU llamas (F16, F32)
-    QString swiglu_cal_, swiglu_f32_cal_, relu_cal_;
+    QString swiglu_, swiglu_f32_, swiglu_q4_;  // synthetic SwiGLU llamas (F16, F32, Q4_0)
+    QString swiglu_cal_, swiglu_f32_cal_, swiglu_q4_cal_, relu_cal_;
 
     QString tool(const QString& name, const QStringList& args) {
         QProcess p;
@@ -108,7 +108,9 @@ private slots:
         std::ofstream(held_out_text_.toStdString(), std::ios::binary) << text.substr(120000);
         swiglu_ = synth("swiglu.gguf", "F16");
         swiglu_f32_ = synth("swiglu-f32.gguf", "F32");
+        swiglu_q4_ = synth("swiglu-q4_0.gguf", "Q4_0");
         swiglu_cal_ = calibrate(swiglu_);
+        swiglu_q4_cal_ = calibrate(swiglu_q4_);
         swiglu_f32_cal_ = calibrate(swiglu_f32_);
         relu_cal_ = calibrate(kReluDense, {"--ffn-act", "relu"});
     }
@@ -275,11 +277,19 @@ private slots:
 
     // The calibration's most frequently firing neurons go to the device as a sparse model's hot
     // ones do, and the text stays the CPU's at every budget.
+    void sim_device_writes_the_cpu_text_at_every_budget_data() {
+        QTest::addColumn<QString>("type");
+        QTest::newRow("F16") << "F16";
+        QTest::newRow("Q4_0") << "Q4_0";
+    }
     void sim_device_writes_the_cpu_text_at_every_budget() {
-        auto model = test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_));
+        QFETCH(QString, type);
+        const QString path = type == "F16" ? swiglu_ : swiglu_q4_;
+        const QString cal_path = type == "F16" ? swiglu_cal_ : swiglu_q4_cal_;
+        auto model = test_helpers::load_model(path, sparsity(0.5f, cal_path));
         const std::vector<int32_t> prompt = held_out_prompt(*model, 16);
         const std::vector<int32_t> want = greedy_text(model, cpu(), prompt);
-        const auto c = ember::sparse::read_sparsity_file(swiglu_cal_.toStdString(), 3, 1024, uint64_t(QFileInfo(swiglu_).size()));
+        const auto c = ember::sparse::read_sparsity_file(cal_path.toStdString(), 3, 1024, uint64_t(QFileInfo(path).size()));
         int64_t previous_hot = -1;
         // 2x the weights: everything fits, the KV cache and scratch too.
         for (double share : {0.0, 0.3, 0.6, 2.0}) {
@@ -352,8 +362,7 @@ private slots:
     // A Q4_0 model's down projection is quantized again along its columns: a second rounding,
     // whose cost ember-perplexity measures (BENCHMARKS.md). It stays close to the dense model.
     void q4_0_transposed_down_stays_close() {
-        const QString q4 = synth("swiglu-q4_0.gguf", "Q4_0");
-        const QString cal = calibrate(q4);
+        const QString q4 = swiglu_q4_, cal = swiglu_q4_cal_;
         auto dense = test_helpers::load_model(q4);
         auto c = ember::sparse::read_sparsity_file(cal.toStdString(), 3, 1024, uint64_t(QFileInfo(q4).size()));
         for (auto& layer : c.layers)
