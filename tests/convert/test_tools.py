@@ -198,9 +198,23 @@ class ToolchainTest(unittest.TestCase):
     def test_non_relu_model(self):
         d = self.hf_copy("llama")
         cfg = read_json(os.path.join(d, "config.json"))
+        cfg["hidden_act"] = "gelu"
+        write_json(os.path.join(d, "config.json"), cfg)
+        self.assertIn("config.json: hidden_act 'gelu': only ReLU", self.convert_error(d, d + "-predictor"))
+
+    def test_swiglu_llama_converts_dense_only(self):
+        """An ordinary SwiGLU llama (activation sparsity's test model) has no predictors: a sparse
+        conversion is refused, a dense one says silu for Ember to read."""
+        d = self.hf_copy("llama")
+        cfg = read_json(os.path.join(d, "config.json"))
         cfg["hidden_act"] = "silu"
         write_json(os.path.join(d, "config.json"), cfg)
-        self.assertIn("config.json: hidden_act 'silu': only ReLU", self.convert_error(d, d + "-predictor"))
+        self.assertIn("a silu model is not sparse: convert it with --dense", self.convert_error(d, d + "-predictor"))
+        out = self.path("swiglu.gguf")
+        convert.convert(d, None, out, "f16", True)
+        f = G.GGUFFile(out)
+        self.assertEqual(f.value("ember.ffn_activation"), "silu")
+        self.assertEqual(f.tensors["blk.0.ffn_down.weight"]["ne"], [256, 64])
 
     def test_wrong_predictor_count(self):
         d = self.hf_copy("llama")
