@@ -21,20 +21,24 @@ std::string shape_string(const std::vector<int64_t>& ne) {
     return s + "]";
 }
 
-// Re-lays a matrix's rows, `step` at a time, on every CPU this process may use: a 7B model's
-// ~3.5 GiB take about a second on one core.
-template <typename Relay>
-void relay_rows(uint8_t* bytes, const tensor::WeightView& w, int64_t step, Relay relay) {
-    const int64_t n_units = w.n_rows / step;
-    const int64_t n_threads = std::min<int64_t>(tensor::default_thread_count(), std::max<int64_t>(1, w.n_rows / 256));
+// fn(u) for u in [0, n_units), split over every CPU this process may use, each thread taking at
+// least min_units: load-time work on whole matrices.
+template <typename Fn>
+void for_each_unit(int64_t n_units, int64_t min_units, Fn fn) {
+    const int64_t n_threads = std::min<int64_t>(tensor::default_thread_count(), std::max<int64_t>(1, n_units / min_units));
     const auto part = [&](int64_t t) {
-        for (int64_t u = n_units * t / n_threads; u < n_units * (t + 1) / n_threads; ++u)
-            relay(bytes + size_t(u * step) * w.row_bytes, w.n_cols);
+        for (int64_t u = n_units * t / n_threads; u < n_units * (t + 1) / n_threads; ++u) fn(u);
     };
     std::vector<std::thread> helpers;
     for (int64_t t = 1; t < n_threads; ++t) helpers.emplace_back(part, t);
     part(0);
     for (std::thread& h : helpers) h.join();
+}
+
+// Re-lays a matrix's rows, `step` at a time: a 7B model's ~3.5 GiB take about a second on one core.
+template <typename Relay>
+void relay_rows(uint8_t* bytes, const tensor::WeightView& w, int64_t step, Relay relay) {
+    for_each_unit(w.n_rows / step, 256 / step, [&](int64_t u) { relay(bytes + size_t(u * step) * w.row_bytes, w.n_cols); });
 }
 
 }  // namespace
@@ -108,14 +112,23 @@ tensor::WeightView TensorBinder::transposed_matrix(const std::string& name, int6
     if (!bytes) fail(file_.path() + ": activation sparsity lays '" + name + "' out anew, which needs the model read into memory (not mapped)");
     const tensor::WeightView t{w.type, n_rows, n_cols, w.data, tensor::row_bytes(w.type, n_rows)};
     if (!layouts_.emplace(w.data, w.type).second) fail_bound_twice(name);
-    std::vector<float> all(size_t(n_cols) * size_t(n_rows));
-    std::vector<float> row(static_cast<size_t>(n_cols));
-    for (int64_t r = 0; r < n_rows; ++r) {
-        tensor::dequantize_row(w.type, w.row(r), row.data(), n_cols);
-        for (int64_t c = 0; c < n_cols; ++c) all[size_t(c) * size_t(n_rows) + size_t(r)] = row[size_t(c)];
-    }
-    for (int64_t c = 0; c < n_cols; ++c)
-        tensor::quantize_row(w.type, all.data() + size_t(c) * size_t(n_rows), bytes + size_t(c) * t.row_bytes, n_rows);
+    // Through floats: a block of 64 stored rows at a time is written into the new rows, so each
+    // thread writes whole cache lines.
+    // One buffer for every layer's matrix: a fresh one each time costs more in page faults and
+    // zeroing than the transposition itself.
+    if (transpose_buffer_.size() < size_t(n_cols) * size_t(n_rows)) transpose_buffer_.resize(size_t(n_cols) * size_t(n_rows));
+    float* all = transpose_buffer_.data();
+    constexpr int64_t kBand = 64;
+    for_each_unit((n_rows + kBand - 1) / kBand, 4, [&](int64_t band) {
+        const int64_t r0 = band * kBand, nr = std::min(kBand, n_rows - r0);
+        std::vector<float> rows(size_t(nr) * size_t(n_cols));
+        for (int64_t r = 0; r < nr; ++r) tensor::dequantize_row(w.type, w.row(r0 + r), rows.data() + size_t(r) * size_t(n_cols), n_cols);
+        for (int64_t c = 0; c < n_cols; ++c)
+            for (int64_t r = 0; r < nr; ++r) all[size_t(c) * size_t(n_rows) + size_t(r0 + r)] = rows[size_t(r) * size_t(n_cols) + size_t(c)];
+    });
+    for_each_unit(n_cols, 256, [&](int64_t c) {
+        tensor::quantize_row(w.type, all + size_t(c) * size_t(n_rows), bytes + size_t(c) * t.row_bytes, n_rows);
+    });
     return t;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "gguf/gguf_reader.h"
 #include "tensor/matmul.h"
@@ -66,6 +67,7 @@ private:
 
     const gguf::File& file_;
     std::map<const uint8_t*, tensor::DType> layouts_;  // the layout each bound tensor's bytes have now
+    std::vector<float> transpose_buffer_;  // transposed_matrix()'s floats, reused layer after layer
     uint64_t bytes_bound_ = 0;
     uint64_t params_bound_ = 0;
 };

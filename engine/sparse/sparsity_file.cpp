@@ -88,6 +88,14 @@ std::string default_sparsity_path(const std::string& model_path) {
     return (has_ext ? model_path.substr(0, model_path.size() - ext.size()) : model_path) + ".sparsity.gguf";
 }
 
+float recommended_level(const SparsityCalibration& c, float max_increase) {
+    float best = 0.0f;
+    const SparsityCalibration::Quality& q = c.quality;
+    for (size_t i = 0; i < q.levels.size(); ++i)
+        if (q.ppl[i] <= q.ppl_dense * (1.0f + max_increase)) best = std::max(best, q.levels[i]);
+    return best;
+}
+
 void write_sparsity_file(const std::string& path, const SparsityCalibration& c) {
     gguf::Writer w;
     w.set("general.architecture", gguf::Value::string("ember-sparsity"));
@@ -99,6 +107,19 @@ void write_sparsity_file(const std::string& path, const SparsityCalibration& c) 
     levels.elem = gguf::ValueType::F32;
     levels.floats.assign(c.levels.begin(), c.levels.end());
     w.set(std::string(kPrefix) + "levels", gguf::Value::array(levels));
+    if (!c.quality.levels.empty()) {
+        const auto floats = [](const std::vector<float>& v) {
+            gguf::Array a;
+            a.elem = gguf::ValueType::F32;
+            a.floats.assign(v.begin(), v.end());
+            return gguf::Value::array(a);
+        };
+        w.set(std::string(kPrefix) + "quality.n_scored", gguf::Value::u64(c.quality.n_scored));
+        w.set(std::string(kPrefix) + "quality.ppl_dense", gguf::Value::f32(c.quality.ppl_dense));
+        w.set(std::string(kPrefix) + "quality.levels", floats(c.quality.levels));
+        w.set(std::string(kPrefix) + "quality.ppl", floats(c.quality.ppl));
+        w.set(std::string(kPrefix) + "quality.same_top", floats(c.quality.same_top));
+    }
     w.set(std::string(kPrefix) + "histogram.log2_min", gguf::Value::i32(MagnitudeHistogram::kLog2Min));
     w.set(std::string(kPrefix) + "histogram.bins_per_octave", gguf::Value::u32(MagnitudeHistogram::kBinsPerOctave));
     const int64_t n_levels = int64_t(c.levels.size());
@@ -141,6 +162,21 @@ SparsityCalibration read_sparsity_file(const std::string& path, int32_t n_layer,
         if (!(v > 0.0 && v < 1.0) || (!c.levels.empty() && float(v) <= c.levels.back()))
             fail(path + ": " + p + "levels must ascend strictly within (0, 1)");
         c.levels.push_back(float(v));
+    }
+    if (const auto n = f->get_uint(p + "quality.n_scored")) {
+        SparsityCalibration::Quality& q = c.quality;
+        q.n_scored = *n;
+        q.ppl_dense = float(f->get_float(p + "quality.ppl_dense").value_or(0.0));
+        const auto floats = [&](const char* key) {
+            const gguf::Array* a = f->get_array(p + key);
+            if (!a) fail(path + ": missing key '" + p + key + "'");
+            return std::vector<float>(a->floats.begin(), a->floats.end());
+        };
+        q.levels = floats("quality.levels");
+        q.ppl = floats("quality.ppl");
+        q.same_top = floats("quality.same_top");
+        if (q.ppl.size() != q.levels.size() || q.same_top.size() != q.levels.size() || !(q.ppl_dense > 0.0f))
+            fail(path + ": " + p + "quality.* must hold one perplexity and one share per level, and a dense perplexity");
     }
     const int64_t n_levels = int64_t(c.levels.size());
     c.layers.resize(size_t(n_layer));

@@ -34,7 +34,19 @@ struct SparsityCalibration {
         std::vector<std::vector<float>> firing;
     };
     std::vector<Layer> layers;
+    // What each level costs, measured by ember-calibrate on text held out from the calibration
+    // (empty when it was not measured): perplexity as llama.cpp computes it, and the share of
+    // scored positions whose most likely token is the dense model's.
+    struct Quality {
+        uint64_t n_scored = 0;
+        float ppl_dense = 0.0f;
+        std::vector<float> levels, ppl, same_top;
+    } quality;
 };
+
+// The largest measured level whose perplexity is at most (1 + max_increase) times the dense
+// model's; 0 when none is, or nothing was measured.
+float recommended_level(const SparsityCalibration& c, float max_increase = 0.01f);
 
 // The ladder ember-calibrate writes: 0.05, 0.10, ..., 0.95.
 std::vector<float> default_sparsity_levels();

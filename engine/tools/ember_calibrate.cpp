@@ -2,7 +2,9 @@
 // calibration (sparse/sparsity_file.h): per layer, magnitude histograms of the inputs of its
 // linear layers and of the FFN's |act(gate)|, the thresholds of a ladder of sparsity levels, and
 // each FFN neuron's firing frequency at every level. Two passes over the text: the first finds
-// the thresholds, the second counts how often each neuron exceeds them.
+// the thresholds, the second counts how often each neuron exceeds them. Then the perplexity of a
+// held-out tail of the text at a few levels against the dense model, kept in the file so that a
+// user (or the app) can choose a level by its measured cost.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -16,6 +18,8 @@
 #include "ember/session.h"
 #include "sparse/sparsity_file.h"
 #include "tools/arg_parse.h"
+#include "tools/perplexity_chunks.h"
+#include "tools/perplexity_math.h"
 
 namespace {
 
@@ -32,6 +36,7 @@ struct Options {
     std::string out_path;
     int32_t n_ctx = 512;
     int32_t max_tokens = 32768;
+    int32_t quality_tokens = 4096;
     int32_t n_threads = 0;
     ember::FfnActivation ffn_act = ember::FfnActivation::Auto;
 };
@@ -43,7 +48,9 @@ const char* kUsage =
     "  -o, --output PATH     where to write (default: MODEL without .gguf + .sparsity.gguf, where\n"
     "                        --activation-sparsity looks for it)\n"
     "  -c, --ctx-size N      tokens per chunk, each from an empty context (default 512)\n"
-    "  --max-tokens N        read at most N tokens of the text (default 32768)\n"
+    "  --max-tokens N        calibrate on at most N tokens of the text (default 32768)\n"
+    "  --quality-tokens N    hold the last N tokens of the text out (at most a quarter of it) and\n"
+    "                        measure each level's perplexity on them (default 4096; 0: do not)\n"
     "  -t, --threads N       CPU threads (default: all available)\n"
     "  --ffn-act relu|silu   FFN activation for dense llama files, which do not record it\n";
 
@@ -56,6 +63,7 @@ Options parse(int argc, char** argv) {
         else if (a == "-o" || a == "--output") o.out_path = next_value(argc, argv, i);
         else if (a == "-c" || a == "--ctx-size") o.n_ctx = int32_t(parse_int(a, next_value(argc, argv, i), 8, 1 << 20));
         else if (a == "--max-tokens") o.max_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 8, 1 << 30));
+        else if (a == "--quality-tokens") o.quality_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 30));
         else if (a == "-t" || a == "--threads") o.n_threads = int32_t(parse_int(a, next_value(argc, argv, i), 1, 1024));
         else if (a == "--ffn-act") {
             const std::string v = next_value(argc, argv, i);
@@ -90,6 +98,57 @@ int site_of(std::string_view name) {
     return -1;
 }
 
+constexpr float kQualityLevels[] = {0.25f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 0.9f};
+
+// Perplexity of the held-out tokens in chunks of n_ctx (llama.cpp's procedure), and each scored
+// position's most likely token.
+struct Scores {
+    NllSums sums;
+    std::vector<int32_t> top;
+};
+
+Scores score(const std::shared_ptr<ember::Model>& model, const std::vector<int32_t>& tokens, const Options& opt) {
+    ember::SessionParams sp;
+    sp.n_ctx = opt.n_ctx;
+    sp.n_threads = opt.n_threads;
+    auto session = ember::Session::create(model, sp);
+    if (!session) throw InputError(session.error().message);
+    Scores s;
+    for (size_t c = 0; c + size_t(opt.n_ctx) <= tokens.size(); c += size_t(opt.n_ctx))
+        score_chunk(**session, std::span<const int32_t>(tokens).subspan(c, size_t(opt.n_ctx)), 64,
+                    [&](std::span<const float> logits, int32_t next) {
+                        s.sums.add(token_nll(logits, next));
+                        s.top.push_back(row_softmax(logits).top);
+                    });
+    return s;
+}
+
+// The calibration's Quality: the dense model against each of kQualityLevels, loading the model
+// with the calibration just written.
+void measure_quality(const std::shared_ptr<ember::Model>& dense, const std::vector<int32_t>& held_out, const Options& opt,
+                     ember::sparse::SparsityCalibration& cal) {
+    const Scores base = score(dense, held_out, opt);
+    auto& q = cal.quality;
+    q.n_scored = uint64_t(base.sums.count);
+    q.ppl_dense = float(base.sums.ppl());
+    for (float level : kQualityLevels) {
+        ember::ModelParams mp;
+        mp.ffn_activation = opt.ffn_act;
+        mp.activation_sparsity = level;
+        mp.sparsity_file = opt.out_path;
+        auto loaded = ember::Model::load(opt.model_path, mp);
+        if (!loaded) throw InputError(loaded.error().message);
+        const Scores s = score(*loaded, held_out, opt);
+        size_t same = 0;
+        for (size_t i = 0; i < s.top.size(); ++i) same += s.top[i] == base.top[i];
+        q.levels.push_back(level);
+        q.ppl.push_back(float(s.sums.ppl()));
+        q.same_top.push_back(float(same) / float(s.top.size()));
+        std::fprintf(stderr, "ember-calibrate: quality at %.0f %%: ppl %.4f (dense %.4f)\n", 100 * level, q.ppl.back(),
+                     q.ppl_dense);
+    }
+}
+
 // What a neuron's gate product g becomes before it meets up: the value whose magnitude decides.
 float gate_activation(bool silu, float g) { return silu ? g / (1.0f + std::exp(-g)) : (g > 0.0f ? g : 0.0f); }
 
@@ -120,7 +179,10 @@ int run(const Options& opt) {
     const bool silu = info.ffn_activation == "silu";
 
     std::vector<int32_t> tokens = model->tokenize(read_text(opt.text_path), model->add_bos());
-    if (tokens.size() > size_t(opt.max_tokens)) tokens.resize(size_t(opt.max_tokens));
+    // The held-out tail: whole chunks, at most a quarter of the text.
+    const size_t n_held = std::min(size_t(opt.quality_tokens), tokens.size() / 4) / size_t(opt.n_ctx) * size_t(opt.n_ctx);
+    const std::vector<int32_t> held_out(tokens.end() - std::ptrdiff_t(n_held), tokens.end());
+    tokens.resize(std::min(tokens.size() - n_held, size_t(opt.max_tokens)));
     if (tokens.size() < 64) throw InputError(opt.text_path + ": " + std::to_string(tokens.size()) +
                                              " tokens; calibration needs at least 64");
 
@@ -177,8 +239,24 @@ int run(const Options& opt) {
             for (float& f : level) f /= float(tokens.size());
 
     ember::sparse::write_sparsity_file(opt.out_path, cal);
+    if (n_held > 0) {
+        measure_quality(model, held_out, opt, cal);
+        ember::sparse::write_sparsity_file(opt.out_path, cal);
+    } else if (opt.quality_tokens > 0) {
+        std::fprintf(stderr, "ember-calibrate: the text is too short to hold out a chunk of %d tokens: quality not measured\n",
+                     opt.n_ctx);
+    }
     std::printf("ember-calibrate: %s: %zu tokens, %d layers -> %s\n", opt.model_path.c_str(), tokens.size(), info.n_layer,
                 opt.out_path.c_str());
+    if (!cal.quality.levels.empty()) {
+        const auto& q = cal.quality;
+        std::printf("held out: %llu positions scored; dense ppl %.4f\nlevel  ppl       Δppl     same top\n",
+                    (unsigned long long)q.n_scored, q.ppl_dense);
+        for (size_t i = 0; i < q.levels.size(); ++i)
+            std::printf("%4.0f %%  %-8.4f  %+6.2f %%  %5.1f %%\n", 100 * q.levels[i], q.ppl[i],
+                        100 * (q.ppl[i] / q.ppl_dense - 1), 100 * q.same_top[i]);
+        std::printf("largest level within 1 %% of the dense perplexity: %.0f %%\n", 100 * ember::sparse::recommended_level(cal));
+    }
     std::printf("layer  |act(gate)| thresholds at 25%% / 40%% / 50%% / 75%% sparsity\n");
     for (int32_t il = 0; il < info.n_layer; ++il) {
         const auto at = [&](float s) { return ember::sparse::threshold_at(cal, il, SparsitySite::FfnAct, s); };

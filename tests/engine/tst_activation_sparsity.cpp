@@ -109,14 +109,16 @@ private slots:
         swiglu_ = synth("swiglu.gguf", "F16");
         swiglu_f32_ = synth("swiglu-f32.gguf", "F32");
         swiglu_q4_ = synth("swiglu-q4_0.gguf", "Q4_0");
+        // The cost of each level is measured once, for the F16 SwiGLU file.
         swiglu_cal_ = calibrate(swiglu_);
-        swiglu_q4_cal_ = calibrate(swiglu_q4_);
-        swiglu_f32_cal_ = calibrate(swiglu_f32_);
-        relu_cal_ = calibrate(kReluDense, {"--ffn-act", "relu"});
+        swiglu_q4_cal_ = calibrate(swiglu_q4_, {"--quality-tokens", "0"});
+        swiglu_f32_cal_ = calibrate(swiglu_f32_, {"--quality-tokens", "0"});
+        relu_cal_ = calibrate(kReluDense, {"--ffn-act", "relu", "--quality-tokens", "0"});
     }
 
-    // The file holds the ladder, thresholds that grow with it, and firing frequencies that agree
-    // with the thresholds: at level s the neurons fire on average for a share 1 - s of the tokens.
+    // The file holds the ladder, thresholds that grow with it, firing frequencies that agree with
+    // the thresholds (at level s the neurons fire on average for a share 1 - s of the tokens), and
+    // each level's cost measured on the text's held-out tail.
     void calibration_file_holds_the_ladder() {
         auto model = test_helpers::load_model(swiglu_);
         const ember::ModelInfo& info = model->info();
@@ -137,6 +139,21 @@ private slots:
                          qPrintable(QString("level %1: mean firing %2").arg(c.levels[lv]).arg(mean)));
             }
         }
+        // 4096 tokens held out: 16 chunks of 256, the second half of each scored.
+        const auto& q = c.quality;
+        QCOMPARE(q.n_scored, uint64_t(16 * 127));
+        QCOMPARE(int(q.levels.size()), 7);
+        QVERIFY(q.ppl_dense > 1.0f);
+        for (size_t i = 0; i < q.levels.size(); ++i) {
+            QVERIFY(q.ppl[i] > 1.0f);
+            QVERIFY(q.same_top[i] > 0.0f && q.same_top[i] <= 1.0f);
+        }
+        // Skipping a quarter of the smallest activations keeps nearly every top token; 90 % fewer.
+        QVERIFY2(q.same_top.front() > 0.9f && q.same_top.back() < q.same_top.front(), qPrintable(QString::number(q.same_top.back())));
+        const float recommended = ember::sparse::recommended_level(c);
+        QVERIFY(recommended == 0.0f || std::find(q.levels.begin(), q.levels.end(), recommended) != q.levels.end());
+        for (size_t i = 0; i < q.levels.size(); ++i)
+            if (q.levels[i] == recommended) QVERIFY(q.ppl[i] <= q.ppl_dense * 1.01f);
     }
 
     // On text it was not calibrated on, each layer computes about the share of neurons asked for.
