@@ -48,6 +48,9 @@ AppShell::AppShell(const AppOptions& options)
     ServeController::set_instance(&serve_);
     if (TokenKeychain::built_in()) hub_.set_keychain(&keychain_);
     engine_.set_gpu_enabled(settings_.use_gpu());
+    engine_.set_sparsity_choices(settings_.activation_sparsities());
+    QObject::connect(&engine_, &EngineController::sparsityChoiceChanged, &settings_,
+                     [this](const QString& path, double level) { settings_.set_activation_sparsity_for(path, level); });
     QObject::connect(&settings_, &AppSettings::changed, &engine_, [this] { engine_.set_gpu_enabled(settings_.use_gpu()); });
 }
 

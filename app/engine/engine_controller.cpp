@@ -139,9 +139,19 @@ void EngineController::dismissLoadError() { set_load_error({}); }
 
 void EngineController::loadModel(const QString& path, double budgetBytes) {
     set_status(Status::Loading);
+    const double sparsity = sparsity_by_path_.value(path, 0.0).toDouble();
     QMetaObject::invokeMethod(
-        worker_, [w = worker_, path, budgetBytes, gpu = gpu_enabled_] { w->load(path, qint64(budgetBytes), 2048, gpu); },
+        worker_,
+        [w = worker_, path, budgetBytes, gpu = gpu_enabled_, sparsity] { w->load(path, qint64(budgetBytes), 2048, gpu, sparsity); },
         Qt::QueuedConnection);
+}
+
+void EngineController::setActivationSparsity(double level) {
+    if (model_.path.isEmpty() || level == model_.activation_sparsity) return;
+    sparsity_by_path_.insert(model_.path, level);
+    emit sparsityChoiceChanged(model_.path, level);
+    worker_->request_stop();
+    loadModel(model_.path, double(device_.budget_bytes));
 }
 
 void EngineController::set_gpu_enabled(bool enabled) {

@@ -57,6 +57,13 @@ class EngineController : public QObject {
     Q_PROPERTY(double kvBytesPerToken READ kv_bytes_per_token NOTIFY modelChanged)
     Q_PROPERTY(int trainedContext READ trained_context NOTIFY modelChanged)
     Q_PROPERTY(QString chatTemplate READ chat_template NOTIFY modelChanged)
+    // Activation sparsity of a calibrated dense model (LoadedModel): the level in use, the
+    // measured levels ({level, pplIncrease, sameTop}; empty without a calibration), the level
+    // to suggest, and why a level chosen is not in use.
+    Q_PROPERTY(double activationSparsity READ activation_sparsity NOTIFY modelChanged)
+    Q_PROPERTY(QVariantList sparsityLevels READ sparsity_levels NOTIFY modelChanged)
+    Q_PROPERTY(double recommendedSparsity READ recommended_sparsity NOTIFY modelChanged)
+    Q_PROPERTY(QString sparsityNote READ sparsity_note NOTIFY modelChanged)
 
 public:
     // Empty: no model; Error: the last load failed (error says why). A failed answer goes back
@@ -83,6 +90,12 @@ public:
     double kv_bytes_per_token() const { return double(model_.kv_bytes_per_token); }
     int trained_context() const { return model_.n_ctx_train; }
     QString chat_template() const { return model_.chat_template; }
+    double activation_sparsity() const { return model_.activation_sparsity; }
+    QVariantList sparsity_levels() const { return model_.sparsity_levels; }
+    double recommended_sparsity() const { return model_.recommended_sparsity; }
+    QString sparsity_note() const { return model_.sparsity_note; }
+    // The level chosen for each model file (AppSettings keeps them), used whenever it loads.
+    void set_sparsity_choices(const QVariantMap& level_by_path) { sparsity_by_path_ = level_by_path; }
     std::shared_ptr<const ember::Model> model_handle() const { return model_.handle; }
     QString bos_token() const { return model_.bos_token; }
     QString eos_token() const { return model_.eos_token; }
@@ -119,6 +132,8 @@ public:
     Q_INVOKABLE void stop();
     Q_INVOKABLE void dismissLoadError();
     Q_INVOKABLE void setBudget(double bytes);
+    // Loads the model again at this activation sparsity (0: off) and remembers the choice for it.
+    Q_INVOKABLE void setActivationSparsity(double level);
 
 signals:
     void statusChanged();
@@ -127,6 +142,7 @@ signals:
     void deviceChanged();
     void splitChanged();
     void contextChanged();
+    void sparsityChoiceChanged(const QString& path, double level);
     void token(const QString& text);
     void generationFinished(const ember::app::GenerationStats& stats);
     // code: ContextOverflow when the conversation no longer fits the context.
@@ -154,6 +170,7 @@ private:
     QList<double> recent_shares_;  // per token, every token (not only those shown), at most kRecentTokens
     int context_used_ = 0;
     int context_size_ = 0;
+    QVariantMap sparsity_by_path_;
 };
 
 }  // namespace ember::app

@@ -8,6 +8,7 @@
 #include <cstddef>
 
 #include "ember/gpu.h"
+#include "ember/sparsity.h"
 
 namespace ember::app {
 namespace {
@@ -70,14 +71,15 @@ void EngineWorker::unload() {
     emit unloaded();
 }
 
-void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, bool use_gpu) {
+void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, bool use_gpu, double activation_sparsity) {
     const QString before = loaded_path_;
     const qint64 before_budget = qint64(session_params_.device_budget_bytes);
+    const double before_sparsity = loaded_sparsity_;
     const auto fail = [&](const std::string& message) {
         // The first model goes before the second loads, so the machine never holds both.
         bool kept = false;
         if (!before.isEmpty() && before != path) {
-            load(before, before_budget, n_ctx, use_gpu);
+            load(before, before_budget, n_ctx, use_gpu, before_sparsity);
             kept = loaded_path_ == before;
         }
         emit load_failed(path, QString::fromStdString(message), kept);
@@ -90,7 +92,14 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, boo
     loaded_path_.clear();
     context_.clear();
     previous_.clear();
-    auto model = ember::Model::load(path.toStdString());
+    ember::ModelParams mp;
+    mp.activation_sparsity = float(activation_sparsity);
+    auto model = ember::Model::load(path.toStdString(), mp);
+    QString sparsity_note;
+    if (!model && activation_sparsity > 0.0) {
+        sparsity_note = tr("Activation sparsity is off: %1").arg(QString::fromStdString(model.error().message));
+        model = ember::Model::load(path.toStdString());
+    }
     if (!model) return fail(model.error().message);
     ember::SessionParams sp;
     sp.n_ctx = n_ctx;
@@ -119,6 +128,7 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, boo
     if (!session) return fail(session.error().message);
     model_ = *model;
     loaded_path_ = path;
+    loaded_sparsity_ = activation_sparsity;
     session_params_ = sp;
     {
         std::lock_guard lock(session_mutex_);
@@ -129,10 +139,19 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, boo
     const ember::ModelInfo& info = model_->info();
     // The file name is what the user downloaded or chose; general.name is often a converter's
     // folder name ("hf").
-    emit loaded(LoadedModel{path, QFileInfo(path).completeBaseName(), describe(info), info.sparse, info.n_layer,
-                            info.n_ctx_train, qint64(info.kv_bytes_per_token), QString::fromStdString(info.chat_template),
-                            QString::fromStdString(info.bos_token), QString::fromStdString(info.eos_token),
-                            info.control_pieces, QString::fromStdString(info.architecture), model_});
+    LoadedModel loaded_model{path, QFileInfo(path).completeBaseName(), describe(info), info.sparse, info.n_layer,
+                             info.n_ctx_train, qint64(info.kv_bytes_per_token), QString::fromStdString(info.chat_template),
+                             QString::fromStdString(info.bos_token), QString::fromStdString(info.eos_token),
+                             info.control_pieces, QString::fromStdString(info.architecture), model_,
+                             info.activation_sparsity, {}, 0.0, sparsity_note};
+    if (const auto cal = ember::read_sparsity_calibration(*model_); cal && cal->ppl_dense > 0.0f) {
+        for (const ember::SparsityLevelCost& l : cal->levels)
+            loaded_model.sparsity_levels.append(QVariantMap{{"level", l.level},
+                                                            {"pplIncrease", l.ppl / cal->ppl_dense - 1.0f},
+                                                            {"sameTop", l.same_top}});
+        loaded_model.recommended_sparsity = cal->recommended;
+    }
+    emit loaded(loaded_model);
     emit context_changed(0, session_->n_ctx());
     emit device_changed(device_state());
     emit split(snapshot(0.0));

@@ -6,6 +6,7 @@
 
 #include <QObject>
 #include <QString>
+#include <QVariantList>
 
 #include <atomic>
 #include <memory>
@@ -43,6 +44,13 @@ struct LoadedModel {
     std::vector<std::string> control_pieces;  // what escape_markup keeps as text (ember/markup.h)
     QString architecture;           // general.architecture
     std::shared_ptr<const ember::Model> handle;  // the loaded weights, for others to share (the API server)
+    // Activation sparsity (a dense model with a calibration beside it, from ember-calibrate): the
+    // level it runs at (0: off), each measured level as {level, pplIncrease, sameTop}, the largest
+    // within 1 % of the dense perplexity, and why a level asked for is not in use.
+    double activation_sparsity = 0.0;
+    QVariantList sparsity_levels;
+    double recommended_sparsity = 0.0;
+    QString sparsity_note;
 };
 
 struct DeviceState {
@@ -73,8 +81,10 @@ public:
 public slots:
     // use_gpu false: the user turned the GPU off; the sim device previews one instead. A file
     // that fails to load gives way to the model loaded before it, loaded again (the two are never
-    // in memory together): loaded() for that one, then load_failed().
-    void load(const QString& path, qint64 budget_bytes, int n_ctx, bool use_gpu);
+    // in memory together): loaded() for that one, then load_failed(). activation_sparsity > 0
+    // runs a calibrated dense model sparse; when its calibration does not fit, the model loads
+    // dense and LoadedModel::sparsity_note says why.
+    void load(const QString& path, qint64 budget_bytes, int n_ctx, bool use_gpu, double activation_sparsity = 0.0);
     // Frees the session and the model (memory and device memory).
     void unload();
     void generate(const ember::app::GenerationRequest& request);
@@ -110,6 +120,7 @@ private:
     std::mutex session_mutex_;
     ember::SessionParams session_params_;  // what session_ was made with
     QString loaded_path_;                  // the file model_ came from; empty without one
+    double loaded_sparsity_ = 0.0;         // the activation sparsity it was asked to run at
     std::vector<int32_t> context_;  // tokens in the session's KV cache
     std::vector<ember::LayerSparsity> previous_;
     std::vector<int> hot_per_layer_;

@@ -45,6 +45,9 @@ AppSettings::AppSettings(const QString& path, QObject* parent) : QObject(parent)
     const QJsonObject formats = o.value(QStringLiteral("promptFormats")).toObject();
     for (auto it = formats.begin(); it != formats.end(); ++it)
         if (it.value().isString() && !it.value().toString().isEmpty()) prompt_formats_.insert(it.key(), it.value().toString());
+    const QJsonObject sparsity = o.value(QStringLiteral("activationSparsity")).toObject();
+    for (auto it = sparsity.begin(); it != sparsity.end(); ++it)
+        if (const double v = it.value().toDouble(); v > 0.0 && v <= 0.95) activation_sparsity_.insert(it.key(), v);
     const QJsonObject prompts = o.value(QStringLiteral("systemPrompts")).toObject();
     for (auto it = prompts.begin(); it != prompts.end(); ++it)
         if (it.value().isString() && !it.value().toString().isEmpty()) system_prompts_.insert(it.key(), it.value().toString());
@@ -143,6 +146,14 @@ void AppSettings::set_system_prompt_for(const QString& model, const QString& pro
     emit changed();
 }
 
+void AppSettings::set_activation_sparsity_for(const QString& model, double level) {
+    if (activation_sparsity_.value(model, 0.0).toDouble() == level) return;
+    if (level > 0.0) activation_sparsity_.insert(model, level);
+    else activation_sparsity_.remove(model);
+    save();
+    emit changed();
+}
+
 void AppSettings::add_library_folder(const QString& folder) {
     if (folder.isEmpty() || library_folders_.contains(folder)) return;
     library_folders_.push_back(folder);
@@ -171,6 +182,7 @@ void AppSettings::save() {
         for (auto it = system_prompts_.begin(); it != system_prompts_.end(); ++it) prompts.insert(it.key(), it.value());
         o.insert(QStringLiteral("systemPrompts"), prompts);
     }
+    if (!activation_sparsity_.isEmpty()) o.insert(QStringLiteral("activationSparsity"), QJsonObject::fromVariantMap(activation_sparsity_));
     if (!library_folders_.isEmpty()) o.insert(QStringLiteral("libraryFolders"), QJsonArray::fromStringList(library_folders_));
     if (geometry_.isValid())
         o.insert(QStringLiteral("window"), QJsonObject{{"x", geometry_.x()},

@@ -9,6 +9,7 @@
 #include <QRect>
 #include <QString>
 #include <QStringList>
+#include <QVariantMap>
 #include <QtQml/qqmlregistration.h>
 
 class QQmlEngine;
@@ -68,6 +69,9 @@ public:
     // The system prompt a new chat with the model starts with (by path); empty: none.
     QString system_prompt_for(const QString& model) const { return system_prompts_.value(model); }
     void set_system_prompt_for(const QString& model, const QString& prompt);
+    // The activation sparsity chosen for a model (by path): level 0 (off) is not kept.
+    QVariantMap activation_sparsities() const { return activation_sparsity_; }
+    void set_activation_sparsity_for(const QString& model, double level);
     // Folders of GGUF files the user added to the library in place (not copied).
     QStringList library_folders() const { return library_folders_; }
     void add_library_folder(const QString& folder);
@@ -94,6 +98,7 @@ private:
     qint64 last_chat_ = 0;
     QHash<QString, QString> prompt_formats_;  // model path -> prompt format name
     QHash<QString, QString> system_prompts_;  // model path -> default system prompt
+    QVariantMap activation_sparsity_;          // model path -> level
     QStringList library_folders_;
     QString error_;
 };

@@ -72,6 +72,10 @@ Pane {
             opacity: 0.7
         }
 
+        SparsitySetting {
+            Layout.fillWidth: true
+        }
+
         Label {
             text: qsTr("Neuron split")
             font.bold: true

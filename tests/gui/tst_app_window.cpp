@@ -352,6 +352,82 @@ private slots:
                                                 [](double used) { return used - 0.5 * 4 * 8 * 3 * 768 * 144; });
     }
 
+    // A dense SwiGLU model with a calibration beside it: the side panel offers its measured
+    // levels, choosing one loads the model again at that level (its text still streams), the
+    // choice survives a restart, and a calibration that no longer fits leaves the model dense
+    // with the reason shown.
+    void activation_sparsity_is_chosen_by_its_measured_cost() {
+        QTemporaryDir dir;
+        const QString model = dir.filePath("swiglu.gguf");
+        const auto run = [](const QString& tool, const QStringList& args) {
+            QProcess p;
+            p.start(QStringLiteral(EMBER_TOOLS_DIR) + "/" + tool, args);
+            return p.waitForFinished(300000) && p.exitCode() == 0;
+        };
+        QVERIFY(run("ember-synth-model", {"-o", model, "--type", "Q4_0", "--n-layer", "3", "--n-embd", "256", "--n-head", "4",
+                                          "--n-ff", "1024", "--n-vocab", "512"}));
+        QVERIFY(run("ember-calibrate", {"-m", model, "-f", QStringLiteral(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/val.txt", "-c",
+                                        "128", "--max-tokens", "4096", "--quality-tokens", "1024", "-t", "2"}));
+        QVERIFY(QFileInfo::exists(dir.filePath("swiglu.sparsity.gguf")));
+        const QString data = dir.path() + "/data";
+        {
+            ember::app::AppShell shell(options(data, model));
+            QQuickWindow* window = shown_window(shell);
+            QVERIFY(window);
+            auto& engine = shell.engine();
+            QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
+            QCOMPARE(engine.activation_sparsity(), 0.0);
+            const QVariantList levels = engine.sparsity_levels();
+            QCOMPARE(levels.size(), 7);
+            QCOMPARE(levels.front().toMap().value("level").toDouble(), 0.25);
+            QQuickItem* combo = gui_test::find_item(window->contentItem(), QStringLiteral("sparsityCombo"));
+            QVERIFY(combo && combo->isVisible());
+            QCOMPARE(combo->property("count").toInt(), 8);  // "Off" and the seven levels
+            QVERIFY2(combo->property("displayText").toString().startsWith(QStringLiteral("Off")),
+                     qPrintable(combo->property("displayText").toString()));
+
+            QSignalSpy model_changed(&engine, &ember::app::EngineController::modelChanged);
+            engine.setActivationSparsity(0.5);
+            QTRY_VERIFY_WITH_TIMEOUT(model_changed.count() >= 1 && engine.status() == ember::app::EngineController::Status::Ready, 30000);
+            QCOMPARE(engine.activation_sparsity(), 0.5);
+            QVERIFY(engine.sparsity_note().isEmpty());
+            QTRY_VERIFY(combo->property("displayText").toString().contains(QStringLiteral("50 %")));
+            auto& chat = shell.chat();
+            chat.set_temperature(0.0);
+            chat.set_max_tokens(8);
+            chat.send(QStringLiteral("In the beginning"));
+            QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+            QVERIFY(!chat.messages()->messages().back().content.isEmpty());
+        }
+        {
+            ember::app::AppShell again(options(data, model));
+            QVERIFY(again.start());
+            auto& engine = again.engine();
+            QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
+            QCOMPARE(engine.activation_sparsity(), 0.5);
+        }
+        // The model file changed: its calibration no longer fits.
+        {
+            QFile f(model);
+            QVERIFY(f.open(QIODevice::Append));
+            f.write(QByteArray(32, '\0'));
+        }
+        ember::app::AppShell changed(options(data, model));
+        QVERIFY(changed.start());
+        QTRY_COMPARE_WITH_TIMEOUT(changed.engine().status(), ember::app::EngineController::Status::Ready, 30000);
+        QCOMPARE(changed.engine().activation_sparsity(), 0.0);
+        QVERIFY(changed.engine().sparsity_levels().isEmpty());
+        QVERIFY2(changed.engine().sparsity_note().contains(QStringLiteral("swiglu.sparsity.gguf")) &&
+                     changed.engine().sparsity_note().contains(QStringLiteral("ember-calibrate")),
+                 qPrintable(changed.engine().sparsity_note()));
+        auto& chat = changed.chat();
+        chat.set_max_tokens(4);
+        chat.send(QStringLiteral("In the beginning"));
+        QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+        QVERIFY(!chat.messages()->messages().back().content.isEmpty());
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
     void first_run_puts_the_demo_model_in_the_library() {
         // No model given: the first run copies the bundled model into the library and opens it;
         // the library lists it; a later run opens the library's copy again.

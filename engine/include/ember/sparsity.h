@@ -1,0 +1,34 @@
+#pragma once
+// What activation sparsity costs a dense model, as ember-calibrate measured it: the calibration
+// file's perplexity at each level against the dense model's, for choosing
+// ModelParams::activation_sparsity by its measured cost.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ember/model.h"
+#include "ember/result.h"
+
+namespace ember {
+
+struct SparsityLevelCost {
+    float level = 0.0f;     // share of FFN neurons skipped
+    float ppl = 0.0f;       // perplexity on the calibration text's held-out tail
+    float same_top = 0.0f;  // share of positions whose most likely token is the dense model's
+};
+
+struct SparsityCalibrationInfo {
+    std::string path;
+    float ppl_dense = 0.0f;
+    uint64_t n_scored = 0;
+    std::vector<SparsityLevelCost> levels;  // empty when the cost was not measured
+    float recommended = 0.0f;  // the largest level within 1 % of the dense perplexity; 0: none
+};
+
+// The calibration for `model` at `path` (empty: beside the model file, as ModelParams'
+// sparsity_file), checked against the model; an Error names the file when there is none or it
+// does not fit.
+Result<SparsityCalibrationInfo> read_sparsity_calibration(const Model& model, const std::string& path = {});
+
+}  // namespace ember

@@ -1,0 +1,63 @@
+import QtQuick
+import QtQuick.Controls
+import QtQuick.Layouts
+import Ember.App
+
+// Speed against exactness for a dense model that ember-calibrate calibrated: the level of
+// activation sparsity, each choice with the cost measured on held-out text.
+ColumnLayout {
+    id: setting
+
+    readonly property var levels: EngineController.sparsityLevels
+    // "Off" first, then every measured level.
+    readonly property var choices: {
+        const list = [{ text: qsTr("Off: exact"), level: 0 }];
+        for (const l of levels) {
+            let text = qsTr("Skip %1 % of FFN neurons: perplexity %2 %, same next token %3 %")
+                       .arg(Math.round(l.level * 100))
+                       .arg((l.pplIncrease >= 0 ? "+" : "") + (l.pplIncrease * 100).toFixed(1))
+                       .arg((l.sameTop * 100).toFixed(0));
+            if (Math.abs(l.level - EngineController.recommendedSparsity) < 1e-6)
+                text += qsTr(" (suggested)");
+            list.push({ text: text, level: l.level });
+        }
+        return list;
+    }
+
+    visible: levels.length > 0 || EngineController.sparsityNote.length > 0
+    spacing: 4
+
+    Label {
+        text: qsTr("Activation sparsity")
+        font.bold: true
+    }
+    ComboBox {
+        id: combo
+
+        objectName: "sparsityCombo"
+        Layout.fillWidth: true
+        visible: setting.levels.length > 0
+        enabled: EngineController.status === EngineController.Ready
+        model: setting.choices
+        textRole: "text"
+        currentIndex: {
+            for (let i = 0; i < setting.choices.length; ++i)
+                if (Math.abs(setting.choices[i].level - EngineController.activationSparsity) < 1e-6)
+                    return i;
+            return 0;
+        }
+        onActivated: index => EngineController.setActivationSparsity(setting.choices[index].level)
+        Accessible.name: qsTr("Activation sparsity: speed against exactness")
+        ToolTip.visible: hovered
+        ToolTip.text: qsTr("Skips the FFN neurons whose gate barely fires. The cost was measured on held-out text; "
+                           + "on a CPU it pays off only at high levels, with a GPU the often-firing neurons go there.")
+    }
+    Label {
+        objectName: "sparsityNote"
+        Layout.fillWidth: true
+        visible: EngineController.sparsityNote.length > 0
+        wrapMode: Text.Wrap
+        text: EngineController.sparsityNote
+        opacity: 0.7
+    }
+}
