@@ -5,6 +5,9 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
@@ -31,6 +34,15 @@ inline float parse_float(const std::string& flag, const std::string& value) {
     if (value.empty() || *end != '\0' || errno == ERANGE || v != v)
         throw UsageError(flag + ": '" + value + "' is not a number");
     return v;
+}
+
+// A whole file's bytes, or nullopt when it cannot be read.
+inline std::optional<std::string> read_whole_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return std::move(ss).str();
 }
 
 // Returns argv[i + 1] and advances i, or throws naming the flag.

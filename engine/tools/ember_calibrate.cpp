@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -82,11 +81,9 @@ Options parse(int argc, char** argv) {
 }
 
 std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot read the calibration text");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    std::optional<std::string> text = read_whole_file(path);
+    if (!text) throw InputError(path + ": cannot read the calibration text");
+    return std::move(*text);
 }
 
 // The input of a linear layer each named intermediate is (ember/session.h), or -1.

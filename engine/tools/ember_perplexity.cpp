@@ -6,10 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -114,12 +112,10 @@ Options parse(int argc, char** argv) {
 }
 
 std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw InputError(path + ": cannot read the text file");
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (ss.str().empty()) throw InputError(path + ": the text file is empty, there is nothing to score");
-    return ss.str();
+    std::optional<std::string> text = read_whole_file(path);
+    if (!text) throw InputError(path + ": cannot read the text file");
+    if (text->empty()) throw InputError(path + ": the text file is empty, there is nothing to score");
+    return std::move(*text);
 }
 
 uint64_t vocab_hash(const ember::Model& model) {

@@ -49,8 +49,7 @@ ColumnLayout {
         onActivated: index => EngineController.setActivationSparsity(setting.choices[index].level)
         Accessible.name: qsTr("Activation sparsity: speed against exactness")
         ToolTip.visible: hovered
-        ToolTip.text: qsTr("Skips the FFN neurons whose gate barely fires. The cost was measured on held-out text; "
-                           + "on a CPU it pays off only at high levels, with a GPU the often-firing neurons go there.")
+        ToolTip.text: qsTr("Skips the FFN neurons whose gate barely fires; the cost was measured on held-out text. On a CPU it pays off only at high levels; with a GPU, the often-firing neurons go there.")
     }
     Label {
         objectName: "sparsityNote"

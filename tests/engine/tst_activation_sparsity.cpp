@@ -90,6 +90,15 @@ class TestActivationSparsity : public QObject {
                                             "8192", "-t", "2"} + more);
         return out;
     }
+    // The model's calibration with every threshold 0, as a file of its own.
+    QString zero_thresholds(const QString& model, const QString& calibration) {
+        auto c = ember::sparse::read_sparsity_file(calibration.toStdString(), 3, 1024, uint64_t(QFileInfo(model).size()));
+        for (auto& layer : c.layers)
+            for (auto& t : layer.thresholds) std::fill(t.begin(), t.end(), 0.0f);
+        const QString out = calibration + ".zero.gguf";
+        ember::sparse::write_sparsity_file(out.toStdString(), c);
+        return out;
+    }
     std::vector<int32_t> held_out_prompt(const ember::Model& model, size_t n) const {
         std::vector<int32_t> ids = model.tokenize(read_text(held_out_text_), model.add_bos());
         ids.resize(std::min(ids.size(), n));
@@ -183,12 +192,7 @@ private slots:
     // gate-first FFN, reading down by its transposed rows, writes the dense model's text.
     void no_threshold_writes_the_dense_text() {
         auto dense = test_helpers::load_model(swiglu_);
-        auto c = ember::sparse::read_sparsity_file(swiglu_cal_.toStdString(), 3, 1024, uint64_t(QFileInfo(swiglu_).size()));
-        for (auto& layer : c.layers)
-            for (auto& t : layer.thresholds) std::fill(t.begin(), t.end(), 0.0f);
-        const QString zero = dir_.path() + "/zero.sparsity.gguf";
-        ember::sparse::write_sparsity_file(zero.toStdString(), c);
-        auto gate_first = test_helpers::load_model(swiglu_, sparsity(0.5f, zero));
+        auto gate_first = test_helpers::load_model(swiglu_, sparsity(0.5f, zero_thresholds(swiglu_, swiglu_cal_)));
         const std::vector<int32_t> prompt = held_out_prompt(*dense, 24);
         const std::vector<int32_t> want = greedy_text(dense, cpu(), prompt);
         QCOMPARE(greedy_text(gate_first, cpu(), prompt), want);
@@ -381,12 +385,7 @@ private slots:
     void q4_0_transposed_down_stays_close() {
         const QString q4 = swiglu_q4_, cal = swiglu_q4_cal_;
         auto dense = test_helpers::load_model(q4);
-        auto c = ember::sparse::read_sparsity_file(cal.toStdString(), 3, 1024, uint64_t(QFileInfo(q4).size()));
-        for (auto& layer : c.layers)
-            for (auto& t : layer.thresholds) std::fill(t.begin(), t.end(), 0.0f);
-        const QString zero = dir_.path() + "/zero-q4.sparsity.gguf";
-        ember::sparse::write_sparsity_file(zero.toStdString(), c);
-        auto gate_first = test_helpers::load_model(q4, sparsity(0.5f, zero));
+        auto gate_first = test_helpers::load_model(q4, sparsity(0.5f, zero_thresholds(q4, cal)));
         const std::vector<int32_t> prompt = held_out_prompt(*dense, 24);
         auto a = test_helpers::open_session(dense, 64, 2);
         auto b = test_helpers::open_session(gate_first, 64, 2);
