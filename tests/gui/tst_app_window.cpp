@@ -364,10 +364,11 @@ private slots:
             p.start(QStringLiteral(EMBER_TOOLS_DIR) + "/" + tool, args);
             return p.waitForFinished(300000) && p.exitCode() == 0;
         };
-        QVERIFY(run("ember-synth-model", {"-o", model, "--type", "Q4_0", "--n-layer", "3", "--n-embd", "256", "--n-head", "4",
-                                          "--n-ff", "1024", "--n-vocab", "512"}));
+        // Small enough to stay quick under the sanitizers: what is tested is the window's choice.
+        QVERIFY(run("ember-synth-model", {"-o", model, "--type", "Q4_0", "--n-layer", "2", "--n-embd", "128", "--n-head", "2",
+                                          "--n-ff", "512", "--n-vocab", "512"}));
         QVERIFY(run("ember-calibrate", {"-m", model, "-f", QStringLiteral(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/val.txt", "-c",
-                                        "128", "--max-tokens", "4096", "--quality-tokens", "1024", "-t", "2"}));
+                                        "64", "--max-tokens", "256", "--quality-tokens", "128", "-t", "2"}));
         QVERIFY(QFileInfo::exists(dir.filePath("swiglu.sparsity.gguf")));
         const QString data = dir.path() + "/data";
         {
