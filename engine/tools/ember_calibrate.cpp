@@ -17,6 +17,7 @@
 #include "ember/session.h"
 #include "sparse/sparsity_file.h"
 #include "tools/arg_parse.h"
+#include "tools/ffn_act_option.h"
 #include "tools/perplexity_chunks.h"
 #include "tools/perplexity_math.h"
 
@@ -64,12 +65,8 @@ Options parse(int argc, char** argv) {
         else if (a == "--max-tokens") o.max_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 8, 1 << 30));
         else if (a == "--quality-tokens") o.quality_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 30));
         else if (a == "-t" || a == "--threads") o.n_threads = int32_t(parse_int(a, next_value(argc, argv, i), 1, 1024));
-        else if (a == "--ffn-act") {
-            const std::string v = next_value(argc, argv, i);
-            if (v == "relu") o.ffn_act = ember::FfnActivation::Relu;
-            else if (v == "silu") o.ffn_act = ember::FfnActivation::Silu;
-            else throw UsageError("--ffn-act: '" + v + "' is not relu or silu");
-        } else if (a == "-h" || a == "--help") {
+        else if (a == "--ffn-act") o.ffn_act = parse_ffn_act(a, next_value(argc, argv, i));
+        else if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
             std::exit(0);
         } else throw UsageError("unknown argument '" + a + "'");

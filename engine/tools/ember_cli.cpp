@@ -12,6 +12,7 @@
 #include "ember/model.h"
 #include "ember/session.h"
 #include "tools/arg_parse.h"
+#include "tools/ffn_act_option.h"
 #include "tools/device_options.h"
 #include "tools/sparsity_options.h"
 #include "tools/intermediate_dump.h"
@@ -28,6 +29,7 @@ using ember::tools::parse_budget;
 using ember::tools::print_gpus;
 using ember::tools::kSparsityUsage;
 using ember::tools::SparsityArgs;
+using ember::tools::parse_ffn_act;
 
 struct Options {
     std::string model_path;
@@ -135,10 +137,7 @@ Options parse(int argc, char** argv) {
         } else if (a == "--ignore-eos") {
             o.ignore_eos = true;
         } else if (a == "--ffn-act") {
-            const std::string v = next_value(argc, argv, i);
-            if (v == "relu") o.ffn_act = ember::FfnActivation::Relu;
-            else if (v == "silu") o.ffn_act = ember::FfnActivation::Silu;
-            else throw UsageError("--ffn-act: '" + v + "' is not relu or silu");
+            o.ffn_act = parse_ffn_act(a, next_value(argc, argv, i));
         } else if (a == "--sparse-threshold") {
             o.sparse_threshold = parse_float(a, next_value(argc, argv, i));
         } else if (o.sparsity.parse(a, argc, argv, i)) {

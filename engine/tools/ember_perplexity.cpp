@@ -14,6 +14,7 @@
 #include "ember/model.h"
 #include "ember/session.h"
 #include "tools/arg_parse.h"
+#include "tools/ffn_act_option.h"
 #include "tools/device_options.h"
 #include "tools/sparsity_options.h"
 #include "tools/kl_base_file.h"
@@ -83,12 +84,8 @@ Options parse(int argc, char** argv) {
         else if (a == "-b" || a == "--batch-size") o.n_batch = int32_t(parse_int(a, next_value(argc, argv, i), 1, 4096));
         else if (a == "--chunks") o.n_chunks = int32_t(parse_int(a, next_value(argc, argv, i), 1, 1 << 30));
         else if (a == "-t" || a == "--threads") o.n_threads = int32_t(parse_int(a, next_value(argc, argv, i), 1, 1024));
-        else if (a == "--ffn-act") {
-            const std::string v = next_value(argc, argv, i);
-            if (v == "relu") o.ffn_act = ember::FfnActivation::Relu;
-            else if (v == "silu") o.ffn_act = ember::FfnActivation::Silu;
-            else throw UsageError("--ffn-act: '" + v + "' is not relu or silu");
-        } else if (a == "--sparse-threshold") o.sparse_threshold = parse_float(a, next_value(argc, argv, i));
+        else if (a == "--ffn-act") o.ffn_act = parse_ffn_act(a, next_value(argc, argv, i));
+        else if (a == "--sparse-threshold") o.sparse_threshold = parse_float(a, next_value(argc, argv, i));
         else if (o.sparsity.parse(a, argc, argv, i)) continue;
         else if (a == "--mmap") o.use_mmap = true;
         else if (a == "--device") o.device = next_value(argc, argv, i);
