@@ -12,6 +12,8 @@
 #include "ember/gpu.h"
 #include "ember/model.h"
 #include "ember/session.h"
+#include "sparse/activation_file.h"
+#include "sparse/sparsity_file.h"
 
 namespace {
 
@@ -158,6 +160,56 @@ private slots:
                   r.dense.c_str(), r.note.empty() ? "" : "; ", r.note.c_str());
         }
         QCOMPARE(hot_at_largest, int64_t(model->info().n_layer) * model->info().n_ff);
+    }
+
+    // A dense ReLU model run gate first (activation sparsity whose thresholds are all 0: exactly
+    // its ReGLU, zeros skipped), with PowerInfer's statistics as the calibration's firing
+    // frequencies: the device holds the hot neurons' up and down rows only (the CPU computes the
+    // whole gate, which decides), and the text is the CPU's at every budget.
+    void gate_first_model_on_the_device_data() { text_does_not_depend_on_the_budget_data(); }
+    void gate_first_model_on_the_device() {
+        QFETCH(QString, device);
+        QFETCH(QString, name);
+        namespace fs = std::filesystem;
+        const fs::path path = fs::path(dir_.path().toStdString()) / "gate-first.gguf";
+        if (!fs::exists(path)) fs::copy_file((kData + "/model.dense.q4_0.gguf").toStdString(), path);
+        const int32_t n_layer = 6, n_ff = 1024;
+        ember::sparse::SparsityCalibration c;
+        c.model_bytes = fs::file_size(path);
+        c.n_tokens = 1;
+        c.activation = "relu";
+        c.levels = ember::sparse::default_sparsity_levels();
+        const auto counts = ember::sparse::read_activation_dir((kData + "/activation").toStdString(), n_layer, n_ff);
+        for (int32_t il = 0; il < n_layer; ++il) {
+            auto& layer = c.layers.emplace_back();
+            for (auto& t : layer.thresholds) t.assign(c.levels.size(), 0.0f);
+            const double top = *std::max_element(counts[size_t(il)].begin(), counts[size_t(il)].end());
+            std::vector<float> firing;
+            for (double v : counts[size_t(il)]) firing.push_back(float(v / top));
+            layer.firing.assign(c.levels.size(), firing);
+        }
+        ember::sparse::write_sparsity_file(ember::sparse::default_sparsity_path(path.string()), c);
+        ember::ModelParams mp;
+        mp.ffn_activation = ember::FfnActivation::Relu;
+        mp.activation_sparsity = 0.5f;
+        auto model = test_helpers::load_model(QString::fromStdString(path.string()), mp);
+        QCOMPARE(model->info().activation_sparsity, 0.5f);
+        auto cpu = test_helpers::open_session(model, 64, 2);
+        std::vector<std::string> expected;
+        for (const char* p : kPrompts) expected.push_back(greedy_text(*cpu, *model, p));
+        const uint64_t row_bytes = uint64_t(model->info().n_embd) / 32 * 18;  // a Q4_0 row
+        for (double share : {0.0, 0.5, 1.0, 2.0}) {
+            const uint64_t budget = uint64_t(double(model->info().weight_bytes) * share);
+            auto s = sim_session(model, budget, true, false, device.toStdString());
+            for (size_t i = 0; i < std::size(kPrompts); ++i) QCOMPARE(greedy_text(*s, *model, kPrompts[i]), expected[i]);
+            const ember::DeviceReport r = s->device_report();
+            QCOMPARE(QString::fromStdString(r.device), name);
+            QVERIFY(r.used_bytes <= budget);
+            QCOMPARE(r.ffn_bytes, uint64_t(r.hot_neurons) * 2 * row_bytes);
+            if (share == 2.0) QCOMPARE(r.hot_neurons, int64_t(n_layer) * n_ff);
+            if (share == 0.0) QCOMPARE(r.hot_neurons, int64_t(0));
+            qInfo("budget %.0f %% of the weights: %lld hot neurons", 100 * share, (long long)r.hot_neurons);
+        }
     }
 
     void a_token_costs_four_round_trips_per_layer_data() { text_does_not_depend_on_the_budget_data(); }
