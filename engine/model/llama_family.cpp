@@ -73,9 +73,11 @@ public:
                 : std::nullopt;
         hp_.gate_first = calibration.has_value();
         hp_.activation_sparsity = hp_.gate_first ? params.activation_sparsity : 0.0f;
+        // hp_.sparse() is not known yet: the predictors' rank is read layer by layer below.
+        const bool sparse_ffn = sparse || hp_.gate_first;
         // The sparse FFN reads single gate and up rows; a dense one only whole matrices.
         const auto ffn_matrix = [&](const std::string& name, int64_t n_rows, std::initializer_list<int64_t> parts) {
-            return sparse || hp_.gate_first ? bind.matrix(name, n_embd, n_rows) : bind.product_matrix(name, n_embd, n_rows, parts);
+            return sparse_ffn ? bind.matrix(name, n_embd, n_rows) : bind.product_matrix(name, n_embd, n_rows, parts);
         };
         if (sparse) hp_.sparse_threshold = resolve_sparse_threshold(file, params.sparse_threshold);
         layers_.reserve(size_t(hp_.n_layer));
@@ -130,7 +132,7 @@ public:
                 L.down = bind.product_matrix(p + "ffn_down.weight", n_ff, n_embd);
             }
             if (!hp_.moe())
-                ffn_bytes += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(sparse || hp_.gate_first ? L.sparse.down_t : L.down);
+                ffn_bytes += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(sparse_ffn ? L.sparse.down_t : L.down);
             if (sparse) predictor_bytes += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
             layers_.push_back(L);
         }

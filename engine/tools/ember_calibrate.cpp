@@ -8,11 +8,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/utf8_path.h"
 #include "ember/model.h"
 #include "ember/session.h"
 #include "sparse/sparsity_file.h"
@@ -188,8 +189,9 @@ int run(const Options& opt) {
     ember::Session& session = **created;
 
     ember::sparse::SparsityCalibration cal;
-    std::ifstream model_file(opt.model_path, std::ios::binary | std::ios::ate);
-    cal.model_bytes = uint64_t(model_file.tellg());
+    std::error_code ec;
+    cal.model_bytes = std::filesystem::file_size(ember::utf8_path(opt.model_path), ec);
+    if (ec) throw InputError(opt.model_path + ": " + ec.message());
     cal.n_tokens = tokens.size();
     cal.activation = info.ffn_activation;
     cal.levels = ember::sparse::default_sparsity_levels();
