@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 
 #include "ember/gpu.h"
@@ -17,13 +18,17 @@ namespace {
 int layer_neurons(const ember::ModelInfo& info) { return info.n_expert > 0 ? info.n_expert * info.n_ff : info.n_ff; }
 
 QString describe(const ember::ModelInfo& info) {
+    const QString kind = info.activation_sparsity > 0.0f
+                             ? QCoreApplication::translate("EngineWorker", "%1 % activation sparsity")
+                                   .arg(std::lround(100.0f * info.activation_sparsity))
+                         : info.sparse ? QCoreApplication::translate("EngineWorker", "sparse (PowerInfer)")
+                                       : QCoreApplication::translate("EngineWorker", "dense");
     return QCoreApplication::translate("EngineWorker", "%1 · %2 layers · %3 · %4 MiB · %5")
         .arg(QString::fromStdString(info.architecture))
         .arg(info.n_layer)
         .arg(QString::fromStdString(info.weight_type))
         .arg(info.weight_bytes >> 20)
-        .arg(info.sparse ? QCoreApplication::translate("EngineWorker", "sparse (PowerInfer)")
-                         : QCoreApplication::translate("EngineWorker", "dense"));
+        .arg(kind);
 }
 
 // ~20 batches a second: more than the chat shows (ChatController flushes at ~10 Hz), so a batch is

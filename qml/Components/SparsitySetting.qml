@@ -9,17 +9,19 @@ ColumnLayout {
     id: setting
 
     readonly property var levels: EngineController.sparsityLevels
-    // "Off" first, then every measured level.
+    // "Off" first, then every measured level: short enough for the panel's width; the chosen
+    // one's details in the line below.
     readonly property var choices: {
-        const list = [{ text: qsTr("Off: exact"), level: 0 }];
+        const list = [{ text: qsTr("Off: exact"), level: 0, detail: "" }];
         for (const l of levels) {
-            let text = qsTr("Skip %1 % of FFN neurons: perplexity %2 %, same next token %3 %")
+            let text = qsTr("Skip %1 %: perplexity %2 %")
                        .arg(Math.round(l.level * 100))
-                       .arg((l.pplIncrease >= 0 ? "+" : "") + (l.pplIncrease * 100).toFixed(1))
-                       .arg((l.sameTop * 100).toFixed(0));
+                       .arg((l.pplIncrease >= 0 ? "+" : "") + (l.pplIncrease * 100).toFixed(1));
             if (Math.abs(l.level - EngineController.recommendedSparsity) < 1e-6)
                 text += qsTr(" (suggested)");
-            list.push({ text: text, level: l.level });
+            list.push({ text: text, level: l.level,
+                        detail: qsTr("Skips %1 % of the FFN neurons; the next token is the exact model's %2 % of the time (measured on held-out text).")
+                                .arg(Math.round(l.level * 100)).arg((l.sameTop * 100).toFixed(0)) });
         }
         return list;
     }
@@ -40,16 +42,38 @@ ColumnLayout {
         enabled: EngineController.status === EngineController.Ready
         model: setting.choices
         textRole: "text"
-        currentIndex: {
+        // Set after each new list of choices: a ComboBox resets its index when its model changes,
+        // which would break a binding and show "Off" for a model running sparse.
+        function chosenIndex() {
             for (let i = 0; i < setting.choices.length; ++i)
                 if (Math.abs(setting.choices[i].level - EngineController.activationSparsity) < 1e-6)
                     return i;
             return 0;
         }
+        function showChosen() {
+            currentIndex = chosenIndex();
+        }
+        onModelChanged: Qt.callLater(showChosen)
+        Component.onCompleted: showChosen()
+
+        Connections {
+            target: EngineController
+            function onModelChanged() {
+                Qt.callLater(combo.showChosen);
+            }
+        }
         onActivated: index => EngineController.setActivationSparsity(setting.choices[index].level)
         Accessible.name: qsTr("Activation sparsity: speed against exactness")
         ToolTip.visible: hovered
         ToolTip.text: qsTr("Skips the FFN neurons whose gate barely fires; the cost was measured on held-out text. On a CPU it pays off only at high levels; with a GPU, the often-firing neurons go there.")
+    }
+    Label {
+        objectName: "sparsityDetail"
+        Layout.fillWidth: true
+        visible: combo.visible && text.length > 0
+        wrapMode: Text.Wrap
+        text: setting.choices[combo.currentIndex] ? setting.choices[combo.currentIndex].detail : ""
+        opacity: 0.7
     }
     Label {
         objectName: "sparsityNote"

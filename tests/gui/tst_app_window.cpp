@@ -393,6 +393,11 @@ private slots:
             QCOMPARE(engine.activation_sparsity(), 0.5);
             QVERIFY(engine.sparsity_note().isEmpty());
             QTRY_VERIFY(combo->property("displayText").toString().contains(QStringLiteral("50 %")));
+            QQuickItem* detail = gui_test::find_item(window->contentItem(), QStringLiteral("sparsityDetail"));
+            QVERIFY(detail && detail->isVisible());
+            QVERIFY2(detail->property("text").toString().contains(QStringLiteral("Skips 50 %")),
+                     qPrintable(detail->property("text").toString()));
+            QVERIFY2(engine.model_description().endsWith(QStringLiteral("50 % activation sparsity")), qPrintable(engine.model_description()));
             auto& chat = shell.chat();
             chat.set_temperature(0.0);
             chat.set_max_tokens(8);
@@ -402,10 +407,16 @@ private slots:
         }
         {
             ember::app::AppShell again(options(data, model));
-            QVERIFY(again.start());
+            QQuickWindow* window = shown_window(again);
+            QVERIFY(window);
             auto& engine = again.engine();
             QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
             QCOMPARE(engine.activation_sparsity(), 0.5);
+            // The choice shows the level the model runs at, not "Off".
+            QQuickItem* combo = gui_test::find_item(window->contentItem(), QStringLiteral("sparsityCombo"));
+            QVERIFY(combo);
+            QTRY_VERIFY2(combo->property("displayText").toString().contains(QStringLiteral("50 %")),
+                         qPrintable(combo->property("displayText").toString()));
         }
         // The model file changed: its calibration no longer fits.
         {
