@@ -53,12 +53,15 @@ ApplicationWindow {
 
     // The last window size and position, restored at start and saved when the window closes (or
     // the app quits from the tray). The position only when it is on a screen that is still there.
+    // Either size is cut to the screen's free area, so a first start on a small screen (or a size
+    // saved on a larger one) opens with Send, the tabs and the panel buttons on the screen.
     Component.onCompleted: {
         const g = AppSettings.windowGeometry;
-        if (g.width <= 0)
+        const saved = g.width > 0;
+        width = Math.max(minimumWidth, Math.min(saved ? g.width : width, Screen.desktopAvailableWidth));
+        height = Math.max(minimumHeight, Math.min(saved ? g.height : height, Screen.desktopAvailableHeight));
+        if (!saved)
             return;
-        width = g.width;
-        height = g.height;
         const cx = g.x + g.width / 2, cy = g.y + g.height / 2;
         for (let i = 0; i < Qt.application.screens.length; ++i) {
             const s = Qt.application.screens[i];

@@ -576,12 +576,12 @@ private slots:
         {
             ember::app::AppShell again(options(dir.path() + "/data", model));
             QCOMPARE(again.settings().window_geometry().size(), QSize(820, 600));
-            again.settings().set_window_geometry(QRect(-30000, -30000, 700, 500));
+            again.settings().set_window_geometry(QRect(-30000, -30000, 780, 540));
         }
         ember::app::AppShell third(options(dir.path() + "/data", model));
         QVERIFY(third.start());
         auto* window = qobject_cast<QQuickWindow*>(third.qml().rootObjects().first());
-        QTRY_COMPARE(window->width(), 700);
+        QTRY_COMPARE(window->width(), 780);
         QVERIFY2(QGuiApplication::screenAt(window->geometry().center()),
                  qPrintable(QStringLiteral("at %1,%2").arg(window->x()).arg(window->y())));
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
@@ -858,6 +858,50 @@ private slots:
     // Below 1100 px the chat list and the device panel step aside so the chat keeps its width and
     // nothing covers Send; each comes back with its button. The window is never smaller than an
     // 800×600 screen allows, and on a 4K-wide one the messages keep a readable line length.
+    // The first window fits the screen it opens on: its default 1180×760 where there is room
+    // (the suite's 1920×1080 screen), the screen's free area where there is not (ctest runs this
+    // again as tst_app_window_small_screen on 800×600), with Send, the tabs and the buttons
+    // that show the hidden panes inside it. A size saved on a larger screen is cut to this one.
+    void first_start_fits_the_screen() {
+        QTemporaryDir dir;
+        const QString model = gui_test::copy_demo_model(dir.path());
+        auto check_fits = [](QQuickWindow* window, bool default_size) {
+            const QRect free = window->screen()->availableGeometry();
+            if (default_size && free.width() >= 1180 && free.height() >= 760)
+                QCOMPARE(window->size(), QSize(1180, 760));
+            else
+                QVERIFY2(window->width() <= free.width() && window->height() <= free.height(),
+                         qPrintable(QString("%1×%2 on %3×%4").arg(window->width()).arg(window->height())
+                                        .arg(free.width()).arg(free.height())));
+            QQuickItem* root = window->contentItem();
+            for (const char* name : {"sendButton", "mainTabs", "showChatsButton", "showPanelButton", "promptBox", "chatSettingsButton"}) {
+                QQuickItem* item = gui_test::find_item(root, QLatin1String(name));
+                QVERIFY2(item && item->isVisible(), name);
+                const QRectF r = item->mapRectToScene(QRectF(0, 0, item->width(), item->height()));
+                QVERIFY2(r.left() >= 0 && r.top() >= 0 && r.right() <= window->width() && r.bottom() <= window->height(),
+                         qPrintable(QString("%1 at %2,%3 to %4,%5 in %6×%7").arg(name).arg(r.left()).arg(r.top())
+                                        .arg(r.right()).arg(r.bottom()).arg(window->width()).arg(window->height())));
+            }
+        };
+        {
+            ember::app::AppShell shell(options(dir.path() + "/data", model));
+            QQuickWindow* window = shown_window(shell);
+            QVERIFY(window);
+            check_fits(window, true);
+            if (QTest::currentTestFailed()) return;
+        }
+        {
+            ember::app::AppShell again(options(dir.path() + "/data", model));
+            again.settings().set_window_geometry(QRect(0, 0, 4000, 3000));
+        }
+        ember::app::AppShell shell(options(dir.path() + "/data", model));
+        QQuickWindow* window = shown_window(shell);
+        QVERIFY(window);
+        QTRY_VERIFY(window->width() < 4000);
+        check_fits(window, false);
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
     void narrow_and_wide_windows_keep_the_chat_readable() {
         QTemporaryDir dir;
         ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
