@@ -56,6 +56,7 @@ std::string FileTransfer::expected_digest() const { return entry_.is_lfs() ? ent
 void FileTransfer::release() {
     if (stream_) ctx_.hasher.close(stream_);
     stream_.reset();
+    if (part_) bytes_kept_ = part_->size();
     part_.reset();
     easy_.reset();
     headers_out_.reset();
@@ -87,6 +88,7 @@ void FileTransfer::retry(const std::string& reason, bool at_once) {
 void FileTransfer::integrity_failure(const std::string& reason) {
     if (part_) part_->remove();
     release();
+    bytes_kept_ = 0;
     current_url_ = resolve_url_;
     if (mismatch_retried_) {
         fail(reason);
@@ -342,7 +344,7 @@ FileProgress FileTransfer::progress(Clock::time_point now) {
     p.path = entry_.path;
     p.state = state_;
     p.bytes_total = entry_.size;
-    p.bytes_done = state_ == FileState::Done ? entry_.size : part_ ? part_->size() : 0;
+    p.bytes_done = state_ == FileState::Done ? entry_.size : part_ ? part_->size() : bytes_kept_;
     p.note = note_;
     if (state_ != FileState::Downloading) {
         bytes_per_second_ = 0;

@@ -81,6 +81,7 @@ private:
     bool checking_existing_ = false;  // verifying a final file found on disk, not a download
 
     std::optional<PartFile> part_;
+    uint64_t bytes_kept_ = 0;  // the .part's size when it was last closed: what a resume starts from
     std::shared_ptr<Hasher::Stream> stream_;
 
     // Per attempt.

@@ -3,6 +3,8 @@
 // Any QML warning fails the test.
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonObject>
 #include <QQuickItem>
 #include <QQuickWindow>
 #include <QTemporaryDir>
@@ -12,6 +14,7 @@
 #include <memory>
 
 #include "app/app_shell.h"
+#include "app/hub/download_list_model.h"
 #include "gui_test_support.h"
 #include "hub_fixture.h"
 #include "unsupported_model.h"
@@ -80,6 +83,38 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(item(window, "libraryList")->property("count").toInt(), 1, 15000);
         QVERIFY(QFile::exists(dir.path() + "/data/models/" + hub_test::tiny_repo + "/tiny.q4.powerinfer.gguf"));
 
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    // A paused download keeps its .part and resumes from it: the window says paused, with the
+    // bytes it has, not "cancelled · 0 bytes".
+    void a_paused_download_says_paused_with_its_bytes() {
+        hub_test::HubFixture server;
+        server.add_tiny_repo();
+        QString why;
+        QVERIFY2(server.start(&why), qPrintable(why));
+        QTemporaryDir dir;
+        const auto shell = start_app(dir, server.endpoint());
+        QVERIFY(shell);
+        auto* window = qobject_cast<QQuickWindow*>(shell->qml().rootObjects().first());
+        QVERIFY(QTest::qWaitForWindowExposed(window));
+        item(window, "mainTabs")->setProperty("currentIndex", 1);
+        auto& hub = shell->hub();
+        hub.openRepo(QString::fromLatin1(hub_test::tiny_repo));
+        QTRY_COMPARE_WITH_TIMEOUT(item(window, "repoFiles")->property("count").toInt(), 9, 10000);
+        server.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", "tiny.powerinfer.gguf"}, {"bytes_per_second", 500000}}});
+        QVERIFY(hub.download(QStringLiteral("tiny.powerinfer.gguf")));
+        QTRY_VERIFY_WITH_TIMEOUT(hub.downloads()->data(hub.downloads()->index(0), ember::app::DownloadListModel::BytesDoneRole).toDouble() > 200000, 10000);
+        hub.cancel(0);
+        QQuickItem* state = nullptr;
+        QTRY_VERIFY_WITH_TIMEOUT((state = gui_test::find_item(window->contentItem(), QStringLiteral("downloadFileState"))) &&
+                                     state->property("text").toString().startsWith(QStringLiteral("paused · ")), 10000);
+        QVERIFY2(!state->property("text").toString().startsWith(QStringLiteral("paused · 0 bytes")), qPrintable(state->property("text").toString()));
+        const auto job = [&](int role) { return hub.downloads()->data(hub.downloads()->index(0), role).toDouble(); };
+        const double have = job(ember::app::DownloadListModel::BytesDoneRole);
+        QVERIFY(have > 200000);
+        QVERIFY(gui_test::shows_text(window->contentItem(), QStringLiteral("Paused at %1 of %2").arg(
+            hub.formatBytes(have), hub.formatBytes(job(ember::app::DownloadListModel::BytesTotalRole)))));
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
