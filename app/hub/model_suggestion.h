@@ -1,6 +1,7 @@
 #pragma once
 // The first-run suggestion: what this computer has (memory, CPU threads, GPUs) and the largest
-// PowerInfer model that runs on it, its hot neurons on the GPU when there is one.
+// PowerInfer model that runs on it, its hot neurons on the GPU when there is one; without a GPU,
+// the largest that also answers at a readable pace on its CPU threads.
 
 #include <QString>
 #include <QVector>
@@ -28,7 +29,9 @@ Hardware detect_hardware();
 
 // The largest candidate whose weights, with a fifth more for the KV cache and scratch, fit in
 // the memory the OS leaves (all but 2 GiB): the engine reads a model into memory whole, and the
-// Hub's fit badges call anything larger "too large for this machine".
+// Hub's fit badges call anything larger "too large for this machine". Without a GPU it must also
+// make about 5 tokens a second by a conservative estimate from the CPU threads; `why` says the
+// estimate and names a larger model passed over for speed.
 ModelSuggestion suggest_model(const Hardware& hw);
 
 }  // namespace ember::app
