@@ -51,6 +51,13 @@ AppShell::AppShell(const AppOptions& options)
     engine_.set_sparsity_choices(settings_.activation_sparsities());
     QObject::connect(&engine_, &EngineController::sparsityChoiceChanged, &settings_,
                      [this](const QString& path, double level) { settings_.set_activation_sparsity_for(path, level); });
+    engine_.set_gpu_index_folders(options.data_dir + QStringLiteral("/models"), options.data_dir + QStringLiteral("/gpu-index"));
+    engine_.set_budget_choices(settings_.budgets());
+    QObject::connect(&engine_, &EngineController::budgetChoiceChanged, &settings_,
+                     [this](const QString& path, double bytes) { settings_.set_budget_for(path, bytes); });
+    QObject::connect(&engine_, &EngineController::modelChanged, &settings_, [this] {
+        if (!engine_.model_path().isEmpty()) settings_.set_last_model(engine_.model_path());
+    });
     QObject::connect(&settings_, &AppSettings::changed, &engine_, [this] { engine_.set_gpu_enabled(settings_.use_gpu()); });
 }
 
@@ -80,7 +87,9 @@ bool AppShell::start() {
     history_.open_latest_chat();
     if (options_.welcome && !settings_.welcomed())
         QMetaObject::invokeMethod(qml_.rootObjects().first(), "showWelcome");
+    // The model given on the command line, else the one used last, else the bundled demo.
     QString model = options_.model_path;
+    if (model.isEmpty() && QFileInfo::exists(settings_.last_model())) model = settings_.last_model();
     if (!options_.bundled_model.isEmpty()) {
         const QString demo = demo_model_path(options_.data_dir, options_.bundled_model);
         if (first_run_ && !QFileInfo::exists(demo)) {

@@ -20,7 +20,7 @@ namespace ember::app {
 
 struct AppOptions {
     QString data_dir;
-    QString model_path;  // loaded at start; empty: the library's copy of the demo model, if there
+    QString model_path;  // loaded at start; empty: the model used last, else the library's copy of the demo model, if there
     QString hub_endpoint;  // empty: HF_ENDPOINT, else huggingface.co
     // The demo model shipped with the app (read-only where installed). On the first run it is
     // copied into the library, so it is listed, deletable, and its .gpuidx cache is written in

@@ -38,6 +38,7 @@ ChatController::ChatController(EngineController* engine, store::ChatStore* store
         // A chat not started yet takes the new model's default system prompt.
         if (chat_id_ == 0 && messages_.messages().isEmpty()) system_prompt_ = default_system_prompt();
         emit settingsChanged();
+        count_context_tokens();  // another tokenizer
     });
     flush_timer_.setInterval(kFlushIntervalMs);
     connect(&flush_timer_, &QTimer::timeout, this, &ChatController::flush);
@@ -165,6 +166,7 @@ void ChatController::newChat() {
     set_context(0, false);
     set_chat_id(0);
     messages_.replace_from(0, {});
+    set_context_tokens(0);
     system_prompt_ = default_system_prompt();
     emit settingsChanged();
 }
@@ -250,6 +252,25 @@ void ChatController::set_context(int start, bool full) {
     emit contextChanged();
 }
 
+void ChatController::set_context_tokens(int n) {
+    if (n == context_tokens_) return;
+    context_tokens_ = n;
+    emit contextChanged();
+}
+
+// As the engine will be given the chat: rendered, then tokenized with the model's own vocabulary.
+void ChatController::count_context_tokens() {
+    const std::shared_ptr<const ember::Model> model = engine_->model_handle();
+    const QVector<ChatMessage> rows = rows_in_context();
+    if (!model || rows.isEmpty()) return set_context_tokens(0);
+    const RenderedPrompt p = render(rows);
+    if (!p.error.isEmpty()) return set_context_tokens(0);
+    const std::string text = p.text.toStdString();
+    const bool markup = prompt_format_from_name(prompt_format()) != PromptFormat::Completion;
+    set_context_tokens(int(markup ? model->tokenize_markup(text, model->add_bos()).size()
+                                  : model->tokenize(text, model->add_bos()).size()));
+}
+
 void ChatController::dropOldestTurn() {
     if (generating_) return;
     const QVector<ChatMessage>& rows = messages_.messages();
@@ -305,6 +326,7 @@ void ChatController::flush() {
 void ChatController::on_finished(const GenerationStats& stats) {
     if (!generating_) return;
     set_context(context_start_, stats.stop_reason == GenerationStats::StopReason::ContextFull);
+    set_context_tokens(engine_->context_used());
     const store::GenerationStats stored = stored_stats(stats);
     finish_answer(stats_line(stored), stored);
     emit answerFinished(stats);
@@ -314,6 +336,7 @@ void ChatController::on_failed(const QString& error, ember::ErrorCode code) {
     if (!generating_) return;
     set_context(context_start_, code == ember::ErrorCode::ContextOverflow);
     finish_answer(tr("error: %1").arg(error), failed_stats(error));
+    count_context_tokens();
 }
 
 void ChatController::finish_answer(const QString& line, const store::GenerationStats& stats) {
@@ -361,6 +384,7 @@ void ChatController::show_chat(const store::Chat& chat, const QList<store::Messa
     const int context_start = context_from != 0 && start != rows.end() ? int(start - rows.begin()) : 0;
     messages_.replace_from(0, std::move(rows));
     set_context(context_start, false);
+    count_context_tokens();
     if (found_message == 0) return;
     const QVector<ChatMessage>& shown = messages_.messages();
     for (int r = 0; r < shown.size(); ++r)
@@ -385,6 +409,7 @@ void ChatController::showSibling(int row, int delta) {
     // Siblings share their parent, so the rows above `row` are the same on the new branch.
     set_found_row(-1);
     messages_.replace_from(row, rows_of(path.value()).mid(row));
+    count_context_tokens();
 }
 
 void ChatController::editMessage(int row, const QString& text) {

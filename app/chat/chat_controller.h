@@ -65,6 +65,9 @@ class ChatController : public QObject {
     // last answer ran out of context, so the user chooses what happens next.
     Q_PROPERTY(int contextStart READ context_start NOTIFY contextChanged)
     Q_PROPERTY(bool contextFull READ context_full NOTIFY contextChanged)
+    // The tokens the open chat fills in the model's context (the meter under the message box):
+    // the engine's count after an answer, counted from the text when a chat opens or the model changes.
+    Q_PROPERTY(int contextTokens READ context_tokens NOTIFY contextChanged)
     // The row of the message the last search hit opened, marked and scrolled to; -1: none.
     Q_PROPERTY(int foundRow READ found_row NOTIFY foundRowChanged)
 
@@ -109,6 +112,7 @@ public:
     QString history_error() const { return history_error_; }
     int context_start() const { return context_start_; }
     bool context_full() const { return context_full_; }
+    int context_tokens() const { return context_tokens_; }
     qint64 chat_id() const { return chat_id_; }
     double chat_id_number() const { return double(chat_id_); }
 
@@ -188,6 +192,8 @@ private:
     QJsonObject options_json() const;
     void save_options();
     void set_context(int start, bool full);
+    void set_context_tokens(int n);
+    void count_context_tokens();
     void start_answer();
     // Stores the question send() showed, with the row of its answer (crash safety starts there).
     void save_question();
@@ -230,6 +236,7 @@ private:
     GenerationSettings settings_;
     int context_start_ = 0;
     bool context_full_ = false;
+    int context_tokens_ = 0;
     std::mt19937_64 random_{std::random_device{}()};  // seeds for answers without a fixed seed
 };
 

@@ -24,6 +24,12 @@ QVector<MessageBlock> split(const ChatMessage& m) { return split_blocks(m.conten
 
 }  // namespace
 
+MessageListModel::MessageListModel(QObject* parent) : QAbstractListModel(parent) {
+    connect(this, &QAbstractItemModel::rowsInserted, this, &MessageListModel::countChanged);
+    connect(this, &QAbstractItemModel::rowsRemoved, this, &MessageListModel::countChanged);
+    connect(this, &QAbstractItemModel::modelReset, this, &MessageListModel::countChanged);
+}
+
 int MessageListModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(messages_.size()); }
 
 QVariant MessageListModel::data(const QModelIndex& index, int role) const {

@@ -38,8 +38,12 @@ public:
         BlocksRole,  // [{kind: "text"|"code"|"think", text, language, html, open}]
     };
     Q_ENUM(Role)
+    // How many messages the chat shows (what Regenerate needs at least one of).
+    Q_PROPERTY(int count READ count NOTIFY countChanged)
 
-    using QAbstractListModel::QAbstractListModel;
+    explicit MessageListModel(QObject* parent = nullptr);
+
+    int count() const { return int(messages_.size()); }
 
     int rowCount(const QModelIndex& parent = {}) const override;
     QVariant data(const QModelIndex& index, int role) const override;
@@ -54,6 +58,9 @@ public:
     void set_last_siblings(int index, int count);
     // Another branch from `row` on: the rows above stay, the rest is removed and `tail` inserted.
     void replace_from(int row, QVector<ChatMessage> tail);
+
+signals:
+    void countChanged();
 
 private:
     QVector<ChatMessage> messages_;

@@ -140,9 +140,16 @@ void EngineController::dismissLoadError() { set_load_error({}); }
 void EngineController::loadModel(const QString& path, double budgetBytes) {
     set_status(Status::Loading);
     const double sparsity = sparsity_by_path_.value(path, 0.0).toDouble();
+    budgetBytes = budget_by_path_.value(path, budgetBytes).toDouble();
     QMetaObject::invokeMethod(
         worker_,
         [w = worker_, path, budgetBytes, gpu = gpu_enabled_, sparsity] { w->load(path, qint64(budgetBytes), 2048, gpu, sparsity); },
+        Qt::QueuedConnection);
+}
+
+void EngineController::set_gpu_index_folders(const QString& library_dir, const QString& cache_dir) {
+    QMetaObject::invokeMethod(
+        worker_, [w = worker_, library_dir, cache_dir] { w->set_gpu_index_folders(library_dir, cache_dir); },
         Qt::QueuedConnection);
 }
 
@@ -179,6 +186,10 @@ void EngineController::unloadModel() {
 void EngineController::stop() { worker_->request_stop(); }
 
 void EngineController::setBudget(double bytes) {
+    if (!model_.path.isEmpty()) {
+        budget_by_path_.insert(model_.path, bytes);
+        emit budgetChoiceChanged(model_.path, bytes);
+    }
     worker_->request_budget(qint64(bytes));
     // Idle: apply now; generating: the worker applies it between tokens.
     QMetaObject::invokeMethod(worker_, [w = worker_] { w->apply_pending_budget(); }, Qt::QueuedConnection);

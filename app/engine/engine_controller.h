@@ -96,6 +96,11 @@ public:
     QString sparsity_note() const { return model_.sparsity_note; }
     // The level chosen for each model file (AppSettings keeps them), used whenever it loads.
     void set_sparsity_choices(const QVariantMap& level_by_path) { sparsity_by_path_ = level_by_path; }
+    // The VRAM budget set for each model file (AppSettings keeps them), used instead of the
+    // caller's default whenever that model loads.
+    void set_budget_choices(const QVariantMap& bytes_by_path) { budget_by_path_ = bytes_by_path; }
+    // Where GPU indexes go (EngineWorker::set_gpu_index_folders); for the loads after this call.
+    void set_gpu_index_folders(const QString& library_dir, const QString& cache_dir);
     std::shared_ptr<const ember::Model> model_handle() const { return model_.handle; }
     QString bos_token() const { return model_.bos_token; }
     QString eos_token() const { return model_.eos_token; }
@@ -143,6 +148,7 @@ signals:
     void splitChanged();
     void contextChanged();
     void sparsityChoiceChanged(const QString& path, double level);
+    void budgetChoiceChanged(const QString& path, double bytes);
     void token(const QString& text);
     void generationFinished(const ember::app::GenerationStats& stats);
     // code: ContextOverflow when the conversation no longer fits the context.
@@ -171,6 +177,7 @@ private:
     int context_used_ = 0;
     int context_size_ = 0;
     QVariantMap sparsity_by_path_;
+    QVariantMap budget_by_path_;
 };
 
 }  // namespace ember::app

@@ -1,6 +1,8 @@
 #include "app/engine/engine_worker.h"
 
 #include <QCoreApplication>
+#include <QCryptographicHash>
+#include <QDir>
 #include <QFileInfo>
 
 #include <algorithm>
@@ -29,6 +31,21 @@ QString describe(const ember::ModelInfo& info) {
         .arg(QString::fromStdString(info.weight_type))
         .arg(info.weight_bytes >> 20)
         .arg(kind);
+}
+
+// A model in the app's library keeps its GPU index beside it (PowerInfer's place; deleting the
+// model deletes both). A model anywhere else gets one in the app's cache folder: a folder the user
+// pointed the app at may be read-only, shared, or simply not the app's to write in. The name keeps
+// the file's name and a hash of its whole path, so two models of one name do not collide.
+std::string gpu_index_place(const QString& model, const QString& library_dir, const QString& cache_dir) {
+    if (cache_dir.isEmpty()) return {};
+    const QString canonical = QFileInfo(model).canonicalFilePath();
+    const QString library = QFileInfo(library_dir).canonicalFilePath();
+    if (!library.isEmpty() && canonical.startsWith(library + QLatin1Char('/'))) return {};
+    QDir().mkpath(cache_dir);
+    const QByteArray key = QCryptographicHash::hash(canonical.toUtf8(), QCryptographicHash::Sha1).toHex().left(12);
+    return QString(cache_dir + QLatin1Char('/') + QFileInfo(model).fileName() + QLatin1Char('.') +
+                   QString::fromLatin1(key) + QStringLiteral(".generated.gpuidx")).toStdString();
 }
 
 // ~20 batches a second: more than the chat shows (ChatController flushes at ~10 Hz), so a batch is
@@ -76,6 +93,11 @@ void EngineWorker::unload() {
     emit unloaded();
 }
 
+void EngineWorker::set_gpu_index_folders(const QString& library_dir, const QString& cache_dir) {
+    library_dir_ = library_dir;
+    gpu_index_cache_dir_ = cache_dir;
+}
+
 void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, bool use_gpu, double activation_sparsity) {
     const QString before = loaded_path_;
     const qint64 before_budget = qint64(session_params_.device_budget_bytes);
@@ -108,6 +130,7 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, boo
     if (!model) return fail(model.error().message);
     ember::SessionParams sp;
     sp.n_ctx = n_ctx;
+    sp.gpu_index_path = gpu_index_place(path, library_dir_, gpu_index_cache_dir_);
     gpu_free_bytes_ = 0;
     no_gpu_reason_.clear();
     // Every model uses the first usable GPU (a sparse one for its hot neurons, a dense one for

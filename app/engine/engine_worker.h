@@ -79,6 +79,9 @@ public:
     void request_budget(qint64 bytes);
 
 public slots:
+    // Where GPU indexes go (SessionParams::gpu_index_path): beside models inside `library_dir`,
+    // the app's own; in `cache_dir` for models anywhere else. Unset: beside every model.
+    void set_gpu_index_folders(const QString& library_dir, const QString& cache_dir);
     // use_gpu false: the user turned the GPU off; the sim device previews one instead. A file
     // that fails to load gives way to the model loaded before it, loaded again (the two are never
     // in memory together): loaded() for that one, then load_failed(). activation_sparsity > 0
@@ -128,6 +131,7 @@ private:
     std::atomic<qint64> pending_budget_{-1};
     qint64 gpu_free_bytes_ = 0;  // of the GPU in use, at load
     QString no_gpu_reason_;      // why the sim device stands in for a GPU
+    QString library_dir_, gpu_index_cache_dir_;
 };
 
 }  // namespace ember::app

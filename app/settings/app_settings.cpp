@@ -42,6 +42,10 @@ AppSettings::AppSettings(const QString& path, QObject* parent) : QObject(parent)
     serve_api_key_ = o.value(QStringLiteral("serveApiKey")).toString();
     serve_keeps_chats_ = o.value(QStringLiteral("serveKeepsChats")).toBool();
     if (const QJsonValue c = o.value(QStringLiteral("lastChat")); c.isDouble() && c.toDouble() > 0) last_chat_ = qint64(c.toDouble());
+    last_model_ = o.value(QStringLiteral("lastModel")).toString();
+    const QJsonObject budgets = o.value(QStringLiteral("budgets")).toObject();
+    for (auto it = budgets.begin(); it != budgets.end(); ++it)
+        if (const double b = it.value().toDouble(); b > 0.0) budgets_.insert(it.key(), b);
     const QJsonObject formats = o.value(QStringLiteral("promptFormats")).toObject();
     for (auto it = formats.begin(); it != formats.end(); ++it)
         if (it.value().isString() && !it.value().toString().isEmpty()) prompt_formats_.insert(it.key(), it.value().toString());
@@ -130,6 +134,19 @@ void AppSettings::set_last_chat(qint64 id) {
     save();
 }
 
+void AppSettings::set_last_model(const QString& path) {
+    if (path == last_model_) return;
+    last_model_ = path;
+    save();
+}
+
+void AppSettings::set_budget_for(const QString& model, double bytes) {
+    if (budgets_.value(model, 0.0).toDouble() == bytes) return;
+    if (bytes > 0.0) budgets_.insert(model, bytes);
+    else budgets_.remove(model);
+    save();
+}
+
 void AppSettings::set_prompt_format_for(const QString& model, const QString& format) {
     if (prompt_format_for(model) == format) return;
     if (format.isEmpty()) prompt_formats_.remove(model);
@@ -172,6 +189,8 @@ void AppSettings::save() {
                   {"serveKeepsChats", serve_keeps_chats_}};
     if (!serve_api_key_.isEmpty()) o.insert(QStringLiteral("serveApiKey"), serve_api_key_);
     if (last_chat_ > 0) o.insert(QStringLiteral("lastChat"), double(last_chat_));
+    if (!last_model_.isEmpty()) o.insert(QStringLiteral("lastModel"), last_model_);
+    if (!budgets_.isEmpty()) o.insert(QStringLiteral("budgets"), QJsonObject::fromVariantMap(budgets_));
     if (!prompt_formats_.isEmpty()) {
         QJsonObject formats;
         for (auto it = prompt_formats_.begin(); it != prompt_formats_.end(); ++it) formats.insert(it.key(), it.value());

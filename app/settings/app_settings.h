@@ -69,6 +69,13 @@ public:
     // The system prompt a new chat with the model starts with (by path); empty: none.
     QString system_prompt_for(const QString& model) const { return system_prompts_.value(model); }
     void set_system_prompt_for(const QString& model, const QString& prompt);
+    // The model loaded last (its path), loaded again at start; empty: none yet.
+    QString last_model() const { return last_model_; }
+    void set_last_model(const QString& path);
+    // The VRAM budget the user set for a model (by path), in bytes; a model without one gets the
+    // app's default.
+    QVariantMap budgets() const { return budgets_; }
+    void set_budget_for(const QString& model, double bytes);
     // The activation sparsity chosen for a model (by path): level 0 (off) is not kept.
     QVariantMap activation_sparsities() const { return activation_sparsity_; }
     void set_activation_sparsity_for(const QString& model, double level);
@@ -96,6 +103,8 @@ private:
     QString serve_api_key_;
     bool serve_keeps_chats_ = false;
     qint64 last_chat_ = 0;
+    QString last_model_;
+    QVariantMap budgets_;                      // model path -> VRAM budget in bytes
     QHash<QString, QString> prompt_formats_;  // model path -> prompt format name
     QHash<QString, QString> system_prompts_;  // model path -> default system prompt
     QVariantMap activation_sparsity_;          // model path -> level

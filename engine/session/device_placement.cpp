@@ -12,8 +12,10 @@ namespace ember {
 
 DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const model::Architecture& arch,
                                  const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes,
-                                 bool reset_gpu_index, bool disable_gpu_index)
-    : device_(std::move(device)), arch_(arch), model_path_(model_path), reset_gpu_index_(reset_gpu_index),
+                                 const std::string& gpu_index_path, bool reset_gpu_index, bool disable_gpu_index)
+    : device_(std::move(device)), arch_(arch), model_path_(model_path),
+      gpu_index_path_(gpu_index_path.empty() ? sparse::gpu_index_path(model_path) : gpu_index_path),
+      reset_gpu_index_(reset_gpu_index),
       disable_gpu_index_(disable_gpu_index), n_ctx_(n_ctx), scratch_bytes_(scratch_bytes),
       hot_(size_t(arch.hparams().n_layer)) {
     if (!arch.sparse()) return;  // dense models place whole layers; no statistics to read
@@ -185,7 +187,7 @@ std::vector<std::vector<int32_t>> DevicePlacement::choose_hot(const sparse::Plac
     source.vram_capacity = p.ffn_budget_bytes;
     source.capacity_neurons = p.ffn_capacity_neurons;
     const std::string stamp = sparse::format_gpu_index_source(source);
-    const std::string path = sparse::gpu_index_path(model_path_);
+    const std::string& path = gpu_index_path_;
     sparse::GpuIndexReuse existing = sparse::check_gpu_index(path, n_layer, n_ff, stamp, reset_gpu_index_);
     reset_gpu_index_ = false;  // a reset applies to the index found at load, not to later re-plans
     if (existing.reuse && existing.index) {

@@ -24,12 +24,12 @@ public:
     // Reads <model dir>/activation/activation_N.pt (a gate-first model: its calibration's firing
     // frequencies instead); when they are missing or unusable the
     // device holds no FFN neurons and note() says why (a documented fallback, not an error).
-    // The hot sets are cached in <model>.generated.gpuidx (PowerInfer's format plus Ember's
-    // freshness key) and reused only when model, statistics and budget match; reset ignores
-    // an existing file once, disable keeps every FFN neuron on the CPU.
+    // The hot sets are cached in `gpu_index_path` (PowerInfer's format plus Ember's freshness
+    // key; empty: <model>.generated.gpuidx) and reused only when model, statistics and budget
+    // match; reset ignores an existing file once, disable keeps every FFN neuron on the CPU.
     DevicePlacement(std::unique_ptr<backend::Device> device, const model::Architecture& arch,
-                    const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes, bool reset_gpu_index,
-                    bool disable_gpu_index);
+                    const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes,
+                    const std::string& gpu_index_path, bool reset_gpu_index, bool disable_gpu_index);
 
     // Places dense parts, the KV cache and the hottest neurons within `budget` and returns where
     // each step now runs. Neurons already resident stay; only changed ones move; a KV cache that
@@ -67,6 +67,7 @@ private:
     std::unique_ptr<backend::Device> device_;
     const model::Architecture& arch_;
     std::string model_path_;
+    std::string gpu_index_path_;
     bool reset_gpu_index_;
     bool disable_gpu_index_;
     std::string gpu_index_note_;

@@ -125,8 +125,8 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
                                                           : backend::make_sim_device(params.device_budget_bytes, &impl->scratch.pool);
             impl->placement = std::make_unique<DevicePlacement>(std::move(device),
                                                                 impl->arch, impl->model->info().path, n_ctx,
-                                                                impl->scratch.bytes(), params.reset_gpu_index,
-                                                                params.disable_gpu_index);
+                                                                impl->scratch.bytes(), params.gpu_index_path,
+                                                                params.reset_gpu_index, params.disable_gpu_index);
             impl->exec.set_plan(impl->placement->plan(params.device_budget_bytes, impl->kv), &impl->placement->device());
         }
         return std::unique_ptr<Session>(new Session(std::move(impl)));

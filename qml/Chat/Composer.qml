@@ -6,14 +6,6 @@ import Ember.App
 ToolBar {
     id: composer
 
-    // The chat the context meter's figures belong to: another chat's tokens are not shown as this one's.
-    property real contextChat: -1
-
-    Connections {
-        target: EngineController
-        function onContextChanged() { composer.contextChat = ChatController.chatId; }
-    }
-
     function submit() {
         if (input.text.length === 0)
             return;
@@ -98,29 +90,40 @@ ToolBar {
             RowLayout {
                 objectName: "contextMeter"
                 spacing: 4
-                visible: EngineController.contextSize > 0 && composer.contextChat === ChatController.chatId
-                Accessible.name: qsTr("Context: %1 of %2 tokens").arg(EngineController.contextUsed).arg(EngineController.contextSize)
+                visible: EngineController.contextSize > 0
+                Accessible.name: qsTr("Context: %1 of %2 tokens").arg(ChatController.contextTokens).arg(EngineController.contextSize)
 
                 ProgressBar {
                     Layout.preferredWidth: 80
                     from: 0
                     to: Math.max(1, EngineController.contextSize)
-                    value: EngineController.contextUsed
+                    value: ChatController.contextTokens
                 }
                 Label {
                     objectName: "contextLabel"
-                    text: qsTr("%1 / %2 tokens").arg(EngineController.contextUsed).arg(EngineController.contextSize)
+                    text: qsTr("%1 / %2 tokens").arg(ChatController.contextTokens).arg(EngineController.contextSize)
                     opacity: 0.7
                 }
             }
             Item { Layout.fillWidth: true }
             Button {
+                objectName: "copyChatButton"
                 flat: true
-                text: qsTr("Copy chat")
-                enabled: !ChatController.generating && ChatController.chatId > 0
-                onClicked: ChatController.copyConversation()
+                // "Copied" for a moment: the clipboard shows nothing of itself.
+                text: copiedTimer.running ? qsTr("Copied") : qsTr("Copy chat")
+                enabled: !ChatController.generating && ChatController.messages.count > 0
+                onClicked: {
+                    ChatController.copyConversation();
+                    copiedTimer.restart();
+                }
                 ToolTip.visible: hovered
                 ToolTip.text: qsTr("Copy the conversation as Markdown (Ctrl+Shift+C)")
+
+                Timer {
+                    id: copiedTimer
+
+                    interval: 1500
+                }
             }
             Button {
                 objectName: "chatSettingsButton"
@@ -131,10 +134,13 @@ ToolBar {
                 ToolTip.text: qsTr("System prompt and sampling for this chat (Ctrl+,)")
             }
             Button {
+                objectName: "regenerateButton"
                 flat: true
                 text: qsTr("Regenerate")
-                enabled: !ChatController.generating
+                enabled: !ChatController.generating && ChatController.messages.count > 0
                 onClicked: ChatController.regenerate()
+                ToolTip.visible: hovered
+                ToolTip.text: qsTr("Answer the last question again")
             }
         }
     }

@@ -187,10 +187,19 @@ Item {
                             text: "❐"
                             font.pointSize: 8
                             // The text as stored: an answer's Markdown source, a question as typed.
-                            onClicked: ChatController.copyText(delegate.content)
-                            ToolTip.visible: hovered
-                            ToolTip.text: qsTr("Copy as Markdown")
+                            onClicked: {
+                                ChatController.copyText(delegate.content);
+                                copiedTip.restart();
+                            }
+                            ToolTip.visible: hovered || copiedTip.running
+                            ToolTip.text: copiedTip.running ? qsTr("Copied") : qsTr("Copy as Markdown")
                             Accessible.name: qsTr("Copy the message as Markdown")
+
+                            Timer {
+                                id: copiedTip
+
+                                interval: 1500
+                            }
                         }
                     }
                 }

@@ -56,10 +56,19 @@ Pane {
             Layout.fillWidth: true
             from: 0
             to: Math.max(1, EngineController.maxBudgetBytes)
+            stepSize: Math.max(1, to / 50)  // what an arrow key moves; a drag does not snap to it
             value: EngineController.budgetBytes
-            // Re-plan when the user lets go, not for every pixel of the drag.
+            // Re-plan when the user lets go, not for every pixel of the drag; arrow keys re-plan
+            // once they rest.
             onPressedChanged: if (!pressed) EngineController.setBudget(value)
+            onMoved: if (!pressed) keyedBudget.restart()
             Accessible.name: qsTr("VRAM budget")
+        }
+        Timer {
+            id: keyedBudget
+
+            interval: 400
+            onTriggered: EngineController.setBudget(budget.value)
         }
         VramBar {
             Layout.fillWidth: true

@@ -858,6 +858,144 @@ private slots:
     // Below 1100 px the chat list and the device panel step aside so the chat keeps its width and
     // nothing covers Send; each comes back with its button. The window is never smaller than an
     // 800×600 screen allows, and on a 4K-wide one the messages keep a readable line length.
+    // The hot-neuron cache (GPU index) of a model outside the app's library goes to the app's
+    // data folder, never beside the model (its folder may be read-only or not the app's); a
+    // model in the library keeps it beside itself, where deleting the model deletes it.
+    void gpu_index_is_written_where_the_app_may_write() {
+        QTemporaryDir dir;
+        const QString data = dir.path() + "/data";
+        const QString outside = gui_test::copy_demo_model(dir.path() + "/elsewhere");
+        const QString inside = gui_test::copy_demo_model(data + "/models/local");
+        ember::app::AppShell shell(options(data, outside));
+        QVERIFY(shell.start());
+        auto& engine = shell.engine();
+        QTRY_VERIFY_WITH_TIMEOUT(engine.model_path() == outside && engine.status() == ember::app::EngineController::Status::Ready, 30000);
+        QTRY_VERIFY(engine.hot_neurons() > 0);  // the sim device holds hot neurons: an index was chosen
+        const QStringList cached = QDir(data + "/gpu-index").entryList({QFileInfo(outside).fileName() + ".*.generated.gpuidx"}, QDir::Files);
+        QCOMPARE(cached.size(), 1);
+        QVERIFY(QFileInfo(data + "/gpu-index/" + cached.first()).size() > 0);
+        QVERIFY(!QFile::exists(outside + ".generated.gpuidx"));
+
+        engine.loadModel(inside, double(QFileInfo(inside).size() * 9 / 10));
+        QTRY_VERIFY_WITH_TIMEOUT(engine.model_path() == inside && engine.status() == ember::app::EngineController::Status::Ready, 30000);
+        QVERIFY(QFile::exists(inside + ".generated.gpuidx"));
+        QCOMPARE(QDir(data + "/gpu-index").entryList(QDir::Files).size(), 1);
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    // Regenerate and Copy chat do nothing in an empty chat, so they are off there; copying says
+    // it copied, as the clipboard shows nothing of itself.
+    void chat_actions_need_a_conversation() {
+        QTemporaryDir dir;
+        ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
+        QQuickWindow* window = shown_window(shell);
+        QVERIFY(window);
+        QQuickItem* root = window->contentItem();
+        auto* regenerate = gui_test::find_item(root, QStringLiteral("regenerateButton"));
+        auto* copy = gui_test::find_item(root, QStringLiteral("copyChatButton"));
+        QVERIFY(regenerate && copy);
+        QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
+        QVERIFY(!regenerate->isEnabled());
+        QVERIFY(!copy->isEnabled());
+        shell.chat().set_max_tokens(3);
+        shell.chat().send(QStringLiteral("In the beginning"));
+        QTRY_VERIFY_WITH_TIMEOUT(!shell.chat().generating() && regenerate->isEnabled() && copy->isEnabled(), 30000);
+        QCOMPARE(copy->property("text").toString(), QStringLiteral("Copy chat"));
+        QTest::mouseClick(window, Qt::LeftButton, {}, copy->mapToScene(QPointF(copy->width() / 2, copy->height() / 2)).toPoint());
+        QCOMPARE(copy->property("text").toString(), QStringLiteral("Copied"));
+        QVERIFY2(QGuiApplication::clipboard()->text().contains(QStringLiteral("In the beginning")),
+                 qPrintable(QGuiApplication::clipboard()->text()));
+        QTRY_COMPARE_WITH_TIMEOUT(copy->property("text").toString(), QStringLiteral("Copy chat"), 5000);
+        shell.chat().newChat();
+        QTRY_VERIFY(!regenerate->isEnabled() && !copy->isEnabled());
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    // The context meter shows the open chat's tokens: the engine's count after an answer, 0 in a
+    // new chat, and the chat's own count again when it is opened, after a switch or a restart,
+    // before any answer runs in it (the engine's context then holds nothing of it). A reopened
+    // chat is counted from its text, whose tokens may differ by a few from the sampled ones.
+    void context_meter_counts_the_open_chat() {
+        QTemporaryDir dir;
+        const QString model = gui_test::copy_demo_model(dir.path());
+        int after_answer = 0;
+        qint64 chat_id = 0;
+        auto meter_reads = [](QQuickWindow* window, int tokens) {
+            QQuickItem* label = gui_test::find_item(window->contentItem(), QStringLiteral("contextLabel"));
+            return label && label->isVisible() && label->property("text").toString() == QStringLiteral("%1 / 2048 tokens").arg(tokens);
+        };
+        {
+            ember::app::AppShell shell(options(dir.path() + "/data", model));
+            QQuickWindow* window = shown_window(shell);
+            QVERIFY(window);
+            auto& chat = shell.chat();
+            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
+            chat.set_max_tokens(8);
+            chat.send(QStringLiteral("In the beginning God created the heaven and the earth."));
+            QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
+            after_answer = shell.engine().context_used();
+            QVERIFY(after_answer > 8);
+            QTRY_VERIFY(meter_reads(window, after_answer));
+            chat_id = chat.chat_id();
+
+            chat.newChat();
+            QTRY_VERIFY(meter_reads(window, 0));
+            shell.history().openChat(chat_id);
+            QTRY_VERIFY(chat.context_tokens() > 0);
+            QVERIFY2(std::abs(chat.context_tokens() - after_answer) <= 4, qPrintable(QString("%1 counted, %2 after the answer")
+                                                                                      .arg(chat.context_tokens()).arg(after_answer)));
+            QTRY_VERIFY(meter_reads(window, chat.context_tokens()));
+        }
+        ember::app::AppShell again(options(dir.path() + "/data", model));
+        QQuickWindow* window = shown_window(again);
+        QVERIFY(window);
+        QTRY_COMPARE_WITH_TIMEOUT(again.engine().status(), ember::app::EngineController::Status::Ready, 30000);
+        QCOMPARE(again.chat().chat_id(), chat_id);
+        QTRY_VERIFY(std::abs(again.chat().context_tokens() - after_answer) <= 4);
+        QTRY_VERIFY(meter_reads(window, again.chat().context_tokens()));
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    // The model loaded last and the VRAM budget set for it, by the slider's keys here, are what
+    // the next start loads; another model keeps the default budget.
+    void the_last_model_and_its_budget_come_back() {
+        QTemporaryDir dir;
+        const QString first = gui_test::copy_demo_model(dir.path() + "/a");
+        const QString second = gui_test::copy_demo_model(dir.path() + "/b");
+        const double default_budget = double(QFileInfo(second).size() * 9 / 10);
+        double chosen = 0;
+        {
+            ember::app::AppShell shell(options(dir.path() + "/data", first));
+            QQuickWindow* window = shown_window(shell);
+            QVERIFY(window);
+            auto& engine = shell.engine();
+            QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
+            engine.loadModel(second, default_budget);
+            QTRY_VERIFY_WITH_TIMEOUT(engine.model_path() == second && engine.status() == ember::app::EngineController::Status::Ready, 30000);
+            QTRY_COMPARE_WITH_TIMEOUT(engine.budget_bytes(), default_budget, 30000);
+            auto* slider = gui_test::find_item(window->contentItem(), QStringLiteral("budgetSlider"));
+            QVERIFY(slider && slider->isVisible());
+            slider->forceActiveFocus();
+            QTest::keyClick(window, Qt::Key_Right);
+            QTest::keyClick(window, Qt::Key_Right);
+            // Two steps of a fiftieth of the slider's range, applied once the keys rest.
+            const double step = std::max(1.0, slider->property("to").toDouble() / 50);
+            QTRY_VERIFY_WITH_TIMEOUT(std::abs(engine.budget_bytes() - (default_budget + 2 * step)) < 1.0, 10000);  // whole bytes
+            chosen = engine.budget_bytes();
+        }
+        {
+            ember::app::AppShell again(options(dir.path() + "/data", QString()));
+            QVERIFY(shown_window(again));
+            auto& engine = again.engine();
+            QTRY_VERIFY_WITH_TIMEOUT(engine.model_path() == second && engine.status() == ember::app::EngineController::Status::Ready, 30000);
+            QTRY_COMPARE_WITH_TIMEOUT(engine.budget_bytes(), chosen, 30000);
+            engine.loadModel(first, 12.0 * 1024 * 1024);
+            QTRY_VERIFY_WITH_TIMEOUT(engine.model_path() == first && engine.status() == ember::app::EngineController::Status::Ready, 30000);
+            QTRY_COMPARE_WITH_TIMEOUT(engine.budget_bytes(), 12.0 * 1024 * 1024, 30000);
+        }
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
     // The first window fits the screen it opens on: its default 1180×760 where there is room
     // (the suite's 1920×1080 screen), the screen's free area where there is not (ctest runs this
     // again as tst_app_window_small_screen on 800×600), with Send, the tabs and the buttons

@@ -29,6 +29,9 @@ struct SessionParams {
     std::string device = "cpu";
     uint64_t device_budget_bytes = 0;
     bool reset_gpu_index = false;    // ignore an existing <model>.generated.gpuidx and rebuild it
+    // Where the GPU index is cached; empty: <model>.generated.gpuidx beside the model, where
+    // PowerInfer keeps it. An app gives a place of its own for models in read-only folders.
+    std::string gpu_index_path;
     bool disable_gpu_index = false;  // no FFN neurons on the device (dense parts still placed)
 };
 
