@@ -53,13 +53,20 @@ ApplicationWindow {
 
     // The last window size and position, restored at start and saved when the window closes (or
     // the app quits from the tray). The position only when it is on a screen that is still there.
-    // Either size is cut to the screen's free area, so a first start on a small screen (or a size
-    // saved on a larger one) opens with Send, the tabs and the panel buttons on the screen.
+    // A size that does not fit the screen's free area with a title bar above it (a first start on
+    // a small screen, or a size saved on a larger one) opens maximized instead, which the window
+    // manager fits to the screen frame and all, with Send, the tabs and the panel buttons on it.
     Component.onCompleted: {
         const g = AppSettings.windowGeometry;
         const saved = g.width > 0;
-        width = Math.max(minimumWidth, Math.min(saved ? g.width : width, Screen.desktopAvailableWidth));
-        height = Math.max(minimumHeight, Math.min(saved ? g.height : height, Screen.desktopAvailableHeight));
+        const w = saved ? g.width : width, h = saved ? g.height : height;
+        const frame = 48;  // title bar and borders, about
+        width = Math.max(minimumWidth, Math.min(w, Screen.desktopAvailableWidth));
+        height = Math.max(minimumHeight, Math.min(h, Screen.desktopAvailableHeight - frame));
+        if (w > Screen.desktopAvailableWidth || h + frame > Screen.desktopAvailableHeight) {
+            visibility = Window.Maximized;
+            return;
+        }
         if (!saved)
             return;
         const cx = g.x + g.width / 2, cy = g.y + g.height / 2;
