@@ -75,6 +75,8 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
     }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::device_changed, this, [this](const DeviceState& d) {
         device_ = d;
+        // The bars follow a re-plan at once, not at the next answer's first token.
+        layers_.set_hot(d.hot_per_layer, d.layer_neurons);
         // On a GPU the slider goes up to its free memory.
         if (d.max_budget_bytes > 0 && d.max_budget_bytes != max_budget_) {
             max_budget_ = d.max_budget_bytes;

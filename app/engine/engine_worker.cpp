@@ -335,6 +335,8 @@ void EngineWorker::refresh_hot() {
 
 DeviceState EngineWorker::device_state() const {
     DeviceState d;
+    d.hot_per_layer = QVector<int>(hot_per_layer_.begin(), hot_per_layer_.end());
+    d.layer_neurons = layer_neurons(model_->info());
     const ember::DeviceReport r = session_->device_report();
     d.device = QString::fromStdString(r.device);
     d.budget_bytes = qint64(r.budget_bytes);

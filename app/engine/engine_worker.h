@@ -64,6 +64,8 @@ struct DeviceState {
     qint64 hot_neurons = 0;
     qint64 total_neurons = 0;
     QString note;  // why less than asked is on the device, or why there is no device
+    QVector<int> hot_per_layer;  // resident on the device, layer by layer, as placed now
+    int layer_neurons = 0;       // FFN neurons of a layer (all its experts')
 };
 
 class EngineWorker : public QObject {

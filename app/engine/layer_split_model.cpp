@@ -33,4 +33,16 @@ void LayerSplitModel::update(const SplitSnapshot& snapshot) {
     if (!layers_.isEmpty()) emit dataChanged(index(0), index(int(layers_.size()) - 1));
 }
 
+void LayerSplitModel::set_hot(const QVector<int>& hot_per_layer, int layer_neurons) {
+    if (hot_per_layer.size() != layers_.size()) {
+        beginResetModel();
+        layers_.clear();
+        for (const int hot : hot_per_layer) layers_.push_back(LayerSplit{layer_neurons, hot, 0, 0});
+        endResetModel();
+        return;
+    }
+    for (qsizetype il = 0; il < layers_.size(); ++il) layers_[il].hot = hot_per_layer[il];
+    if (!layers_.isEmpty()) emit dataChanged(index(0), index(int(layers_.size()) - 1), {HotRole});
+}
+
 }  // namespace ember::app

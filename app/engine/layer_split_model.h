@@ -26,6 +26,9 @@ public:
     QHash<int, QByteArray> roleNames() const override;
 
     void update(const SplitSnapshot& snapshot);
+    // A re-plan moved neurons: each layer's resident count now, the last token's activity kept
+    // (none before the first token).
+    void set_hot(const QVector<int>& hot_per_layer, int layer_neurons);
 
 private:
     QVector<LayerSplit> layers_;

@@ -247,6 +247,14 @@ private slots:
         QTRY_VERIFY_WITH_TIMEOUT(device.count() >= 1, 10000);
         QCOMPARE(engine.hot_neurons(), engine.total_neurons());
         QVERIFY(engine.used_bytes() <= 64.0 * 1024 * 1024);
+        // The per-layer bars show the new placement at once, before another answer runs.
+        const auto* layers = engine.layers();
+        QVERIFY(layers->rowCount() > 0);
+        for (int il = 0; il < layers->rowCount(); ++il) {
+            const QModelIndex row = layers->index(il);
+            QCOMPARE(layers->data(row, ember::app::LayerSplitModel::HotRole).toInt(),
+                     layers->data(row, ember::app::LayerSplitModel::NeuronsRole).toInt());
+        }
         // The panel's VRAM bar: dense parts, the KV cache and hot neurons, adding up to what is used.
         QVERIFY(engine.dense_bytes() > 0 && engine.kv_bytes() > 0 && engine.hot_bytes() > 0);
         QCOMPARE(engine.dense_bytes() + engine.kv_bytes() + engine.hot_bytes(), engine.used_bytes());
