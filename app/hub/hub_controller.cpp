@@ -14,6 +14,7 @@
 
 #include "app/engine/engine_controller.h"
 #include "app/hub/download_queue.h"
+#include "app/hub/hub_error_text.h"
 #include "app/hub/hub_worker.h"
 #include "app/hub/library_scan.h"
 #include "app/hub/repo_input.h"
@@ -102,10 +103,11 @@ HubController::HubController(const QString& models_dir, const QString& endpoint,
         connect(engine_, &EngineController::deviceChanged, this, &HubController::refresh_fits);
         connect(engine_, &EngineController::contextChanged, this, &HubController::refresh_fits);
     }
-    connect(worker_, &HubWorker::open_failed, this, [this](quint64 request, const QString& error) {
+    connect(worker_, &HubWorker::open_failed, this, [this](quint64 request, const QString& error, bool token_may_help) {
         if (request != open_request_) return;
         opening_ = false;
         repo_error_ = error;
+        repo_refused_ = token_may_help;
         emit repoChanged();
     }, Qt::QueuedConnection);
     connect(worker_, &HubWorker::library_scanned, this,
@@ -218,6 +220,8 @@ void HubController::search(const QString& text, const QString& sort) {
 bool HubController::openRepo(const QString& input) {
     const QString repo = repo_from_input(input);
     const quint64 request = ++open_request_;
+    last_repo_input_ = input;
+    repo_refused_ = false;
     listing_ = {};
     footprints_.clear();
     repo_files_.set_layout({});
@@ -274,7 +278,10 @@ void HubController::removeDownload(int row) {
     save_downloads();
 }
 
-void HubController::queue_progress(const hub::JobProgress& progress) {
+void HubController::queue_progress(hub::JobProgress progress) {
+    if (progress.error_kind != hub::ErrorKind::Other)
+        progress.error = hub_error_text(progress.error_kind, QString::fromStdString(progress.error_subject),
+                                        QString::fromStdString(progress.error), has_token_).toStdString();
     pending_[progress.id] = progress;
     // An ended job shows at once; running ones wait for the next tick.
     if (progress.state != hub::JobState::Running) flush_progress();
@@ -364,6 +371,8 @@ void HubController::use_token(const std::string& token, const QString& place) {
     has_token_ = !token.empty();
     token_place_ = has_token_ ? place : QString();
     emit tokenChanged();
+    // The repo the Hub refused without a token is asked for again with it.
+    if (has_token_ && repo_refused_) openRepo(last_repo_input_);
 }
 
 void HubController::refresh_fits() {

@@ -43,6 +43,8 @@ class HubController : public QObject {
     Q_PROPERTY(bool opening READ opening NOTIFY repoChanged)
     Q_PROPERTY(QString repoId READ repo_id NOTIFY repoChanged)
     Q_PROPERTY(bool repoGated READ repo_gated NOTIFY repoChanged)
+    // The Hub refused the repo last opened (private, gated or not there) and a token may get it.
+    Q_PROPERTY(bool repoRefused READ repo_refused NOTIFY repoChanged)
     Q_PROPERTY(QString repoError READ repo_error NOTIFY repoChanged)
     Q_PROPERTY(QString libraryError READ library_error NOTIFY libraryErrorChanged)
     // Why the saved downloads could not be read or written; empty when they could.
@@ -75,6 +77,7 @@ public:
     bool opening() const { return opening_; }
     QString repo_id() const { return listing_.id; }
     bool repo_gated() const { return listing_.gated; }
+    bool repo_refused() const { return repo_refused_; }
     QString repo_error() const { return repo_error_; }
     QString library_error() const { return library_error_; }
     QString downloads_error() const { return downloads_error_; }
@@ -131,7 +134,7 @@ signals:
 
 private:
     void start_job(int row);
-    void queue_progress(const hub::JobProgress& progress);
+    void queue_progress(hub::JobProgress progress);  // refusals worded for the window (hub_error_text)
     void flush_progress();
     void set_library_error(const QString& error);
     QStringList added_folders() const;
@@ -163,6 +166,8 @@ private:
     QString queue_file_;
     QString downloads_error_;
     bool has_token_ = false;
+    bool repo_refused_ = false;
+    QString last_repo_input_;  // what openRepo was last given
     bool token_from_env_ = false;
     QString token_error_;
     QString token_place_;

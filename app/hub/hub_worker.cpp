@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "app/hub/hub_error_text.h"
 #include "app/hub/library_scan.h"
 
 namespace ember::app {
@@ -17,7 +18,11 @@ constexpr int search_limit = 50;
 }  // namespace
 
 HubWorker::HubWorker(hub::Settings settings, QString models_dir)
-    : client_(std::move(settings)), models_dir_(std::move(models_dir)) {}
+    : have_token_(!settings.token.empty()), client_(std::move(settings)), models_dir_(std::move(models_dir)) {}
+
+QString HubWorker::error_text(const hub::Error& e) const {
+    return hub_error_text(e.kind, QString::fromStdString(e.subject), QString::fromStdString(e.message), have_token_);
+}
 
 void HubWorker::search(quint64 request, const QString& text, const QString& sort) {
     hub::SearchQuery query;
@@ -26,11 +31,11 @@ void HubWorker::search(quint64 request, const QString& text, const QString& sort
     query.author = pinned_org;
     query.limit = pinned_limit;
     auto pinned = client_.search(query);
-    if (!pinned) return emit search_failed(request, QString::fromStdString(pinned.error().message));
+    if (!pinned) return emit search_failed(request, error_text(pinned.error()));
     query.author.clear();
     query.limit = search_limit;
     auto rest = client_.search(query);
-    if (!rest) return emit search_failed(request, QString::fromStdString(rest.error().message));
+    if (!rest) return emit search_failed(request, error_text(rest.error()));
 
     std::vector<SearchHit> hits;
     for (auto& m : *pinned) hits.push_back({std::move(m), true});
@@ -44,9 +49,9 @@ void HubWorker::search(quint64 request, const QString& text, const QString& sort
 
 void HubWorker::open_repo(quint64 request, const QString& repo) {
     auto info = client_.info(repo.toStdString());
-    if (!info) return emit open_failed(request, QString::fromStdString(info.error().message));
+    if (!info) return emit open_failed(request, error_text(info.error()), !have_token_ && token_may_help(info.error().kind));
     auto tree = client_.tree(info->id, info->sha);
-    if (!tree) return emit open_failed(request, QString::fromStdString(tree.error().message));
+    if (!tree) return emit open_failed(request, error_text(tree.error()), !have_token_ && token_may_help(tree.error().kind));
     const RepoListing listing{QString::fromStdString(info->id), info->sha, info->gated != hub::Gated::No,
                               hub::classify(*tree)};
     emit opened(request, listing);

@@ -23,7 +23,10 @@ public:
     void open_repo(quint64 request, const QString& repo);
     void scan_library(const QStringList& added_folders);
     void remove_model(const QString& path, const QStringList& added_folders);
-    void set_token(const std::string& token) { client_.set_token(token); }
+    void set_token(const std::string& token) {
+        client_.set_token(token);
+        have_token_ = !token.empty();
+    }
 
 signals:
     void searched(quint64 request, const std::vector<ember::app::SearchHit>& hits);
@@ -31,11 +34,16 @@ signals:
     void opened(quint64 request, const ember::app::RepoListing& listing);
     // One per model file of an opened repo, after opened(): its footprint from its first bytes.
     void footprint_read(quint64 request, const ember::app::FileFootprint& footprint);
-    void open_failed(quint64 request, const QString& error);
+    // token_may_help: the Hub refused the repo (gated, private or not there) and no token was sent.
+    void open_failed(quint64 request, const QString& error, bool token_may_help);
     void library_scanned(const std::vector<ember::app::LibraryEntry>& entries);
     void remove_failed(const QString& error);
 
 private:
+    // The Hub's refusals worded for the window (hub_error_text), any other error as it is.
+    QString error_text(const hub::Error& e) const;
+
+    bool have_token_;     // before client_, which takes the settings it is read from
     hub::Client client_;  // used on the worker thread only
     QString models_dir_;
     QTemporaryDir heads_;  // model headers fetched for their footprints

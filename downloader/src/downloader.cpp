@@ -49,7 +49,7 @@ struct RunningJob {
     std::unique_ptr<TransferContext> ctx;
     std::vector<std::unique_ptr<FileTransfer>> files;
     JobState state = JobState::Running;
-    std::string error;
+    Error error;
     std::vector<FileState> emitted_states;
     Clock::time_point emitted_at{};
 };
@@ -146,7 +146,7 @@ void Downloader::Impl::settle(RunningJob& job) {
     bool all_done = true;
     for (auto& f : job.files) {
         if (f->state() == FileState::Failed) {
-            job.error = f->error();
+            job.error = f->failure();
             job.state = JobState::Failed;
             stop_files(job);
             return;
@@ -160,7 +160,9 @@ JobProgress Downloader::Impl::snapshot(RunningJob& job, Clock::time_point now) {
     JobProgress p;
     p.id = job.id;
     p.state = job.state;
-    p.error = job.error;
+    p.error = job.error.message;
+    p.error_kind = job.error.kind;
+    p.error_subject = job.error.subject;
     for (auto& f : job.files) {
         p.files.push_back(f->progress(now));
         p.bytes_done += p.files.back().bytes_done;

@@ -62,9 +62,12 @@ void FileTransfer::release() {
     headers_out_.reset();
 }
 
-void FileTransfer::fail(const std::string& message) {
+void FileTransfer::fail(const std::string& message) { fail(Error{message}); }
+
+void FileTransfer::fail(Error error) {
     release();
-    note_ = message;
+    note_ = error.message;
+    failure_ = std::move(error);
     state_ = FileState::Failed;
 }
 
@@ -305,7 +308,7 @@ void FileTransfer::finished(CURLcode code) {
         if (status_ == 408 || status_ == 429 || status_ >= 500) {
             return retry("HTTP " + std::to_string(status_) + " for " + where);
         }
-        return fail(hub_error(ctx_.repo, current_url_, status_, headers_, token_sent).message);
+        return fail(hub_error(ctx_.repo, current_url_, status_, headers_, token_sent));
     }
     std::string why = errbuf_[0] ? errbuf_ : curl_easy_strerror(code);
     if (code == CURLE_OPERATION_TIMEDOUT) why = "stalled: " + why;

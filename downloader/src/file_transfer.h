@@ -38,6 +38,7 @@ public:
     FileState state() const { return state_; }
     Clock::time_point retry_at() const { return retry_at_; }
     const std::string& error() const { return note_; }
+    const Error& failure() const { return failure_; }  // Failed: why, with the Hub's kind of refusal
     CURL* easy() const { return easy_.get(); }
 
     // Queued or Waiting → Downloading (returns the handle to add to the multi handle),
@@ -63,6 +64,7 @@ private:
     void retry(const std::string& reason, bool at_once = false);
     void integrity_failure(const std::string& reason);
     void fail(const std::string& message);
+    void fail(Error error);
     void release();
     std::string expected_digest() const;
 
@@ -75,6 +77,7 @@ private:
 
     FileState state_ = FileState::Queued;
     std::string note_;
+    Error failure_;
     Clock::time_point retry_at_{};
     int failures_ = 0;  // attempts in a row that brought no byte
     bool mismatch_retried_ = false;

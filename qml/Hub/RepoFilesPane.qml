@@ -29,10 +29,11 @@ ColumnLayout {
             running: HubController.opening
         }
     }
-    // Gated repos (accept the terms on the repo's page first) download with the user's token.
+    // Gated repos (accept the terms on the repo's page first) download with the user's token;
+    // a repo the Hub refused (private, say) is opened again with it once it is saved.
     RowLayout {
         Layout.fillWidth: true
-        visible: HubController.repoGated && !HubController.hasToken
+        visible: (HubController.repoGated || HubController.repoRefused) && !HubController.hasToken
 
         TextField {
             id: tokenField

@@ -131,6 +131,9 @@ private slots:
         QVERIFY(refused.state == JobState::Failed);
         QVERIFY2(refused.error.find("PowerInfer/Gated-GGUF is a gated repo") == 0, refused.error.c_str());
         QVERIFY2(refused.error.find("HF_TOKEN") != std::string::npos, refused.error.c_str());
+        // The kind of refusal and what was refused, for an app that words it its own way.
+        QVERIFY(refused.error_kind == ember::hub::ErrorKind::Gated);
+        QCOMPARE(QString::fromStdString(refused.error_subject), QStringLiteral("PowerInfer/Gated-GGUF"));
         QVERIFY(!QFile::exists(final_path(dest.path(), "model.gguf", "PowerInfer/Gated-GGUF")));
 
         JobProgress end = run(dest.path(), *files, "PowerInfer/Gated-GGUF", true);

@@ -239,7 +239,12 @@ private slots:
 
         QVERIFY(hub.openRepo(QStringLiteral("nobody/missing")));
         QTRY_VERIFY_WITH_TIMEOUT(!hub.opening(), 10000);
-        QVERIFY2(hub.repo_error().startsWith("repo nobody/missing not found"), qPrintable(hub.repo_error()));
+        // In the window's words: what to do, where the token goes, no URL, no environment variable.
+        QVERIFY2(hub.repo_error().startsWith("nobody/missing was not found on Hugging Face; if it is private, enter your "
+                                             "Hugging Face access token in the field above the repo's files"),
+                 qPrintable(hub.repo_error()));
+        QVERIFY(!hub.repo_error().contains("http") && !hub.repo_error().contains("HF_TOKEN"));
+        QVERIFY(hub.repo_refused());  // the token field shows
         QCOMPARE(hub.repo_files()->rowCount(), 0);
 
         // A gated repo lists its files; its download fails saying what to do, and Retry tries again.
@@ -249,7 +254,10 @@ private slots:
         QVERIFY(hub.download(QStringLiteral("gated.powerinfer.gguf")));
         QTRY_COMPARE_WITH_TIMEOUT(state(hub, 0), QStringLiteral("failed"), 10000);
         const QString error = cell(hub.downloads(), 0, DownloadListModel::ErrorRole).toString();
-        QVERIFY2(error.startsWith("PowerInfer/Gated-GGUF is a gated repo"), qPrintable(error));
+        QVERIFY2(error.startsWith("PowerInfer/Gated-GGUF is gated: accept the model's conditions on its Hugging Face "
+                                  "page, then enter your Hugging Face access token"),
+                 qPrintable(error));
+        QVERIFY2(!error.contains("http") && !error.contains("HF_TOKEN"), qPrintable(error));
         hub.retry(0);
         QCOMPARE(state(hub, 0), QStringLiteral("running"));
         QVERIFY(cell(hub.downloads(), 0, DownloadListModel::ErrorRole).toString().isEmpty());

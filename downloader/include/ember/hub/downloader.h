@@ -58,6 +58,8 @@ struct JobProgress {
     double eta_seconds = -1;  // negative while unknown
     std::vector<FileProgress> files;
     std::string error;  // set when state is Failed: one line naming the file or URL
+    ErrorKind error_kind = ErrorKind::Other;  // a refusal by the Hub, and which
+    std::string error_subject;                // what it refused (Error::subject)
 };
 
 // Called on the download thread, at most every progress_interval and on every state change.

@@ -9,8 +9,18 @@
 
 namespace ember::hub {
 
+// What a refusal from the Hub means, for callers that word it their own way (the app points at
+// its token field where the command line names HF_TOKEN).
+enum class ErrorKind { Other, Gated, NotFound, AccessRefused };
+
 struct Error {
+    Error() = default;
+    Error(std::string message_, ErrorKind kind_ = ErrorKind::Other, std::string subject_ = {})
+        : message(std::move(message_)), kind(kind_), subject(std::move(subject_)) {}
+
     std::string message;  // names the URL, file or field and the bad value
+    ErrorKind kind = ErrorKind::Other;
+    std::string subject;  // Gated/NotFound/AccessRefused: the repo (or repo/file) refused
 };
 
 template <class T>
