@@ -271,8 +271,15 @@ private slots:
         QVERIFY(!hub.has_token());
         QVERIFY(!hub.setToken(QStringLiteral("not a token")));
         QVERIFY(!hub.token_error().isEmpty());
+        // A repo the Hub refused without a token is asked for again once one is saved.
+        QVERIFY(hub.openRepo(QStringLiteral("nobody/missing")));
+        QTRY_VERIFY_WITH_TIMEOUT(!hub.opening() && hub.repo_refused(), 10000);
         QVERIFY(hub.setToken(QString::fromLatin1(hub_test::token)));
         QVERIFY(hub.has_token());
+        QVERIFY(hub.opening());
+        QTRY_VERIFY_WITH_TIMEOUT(!hub.opening(), 10000);
+        QCOMPARE(hub.repo_error(), QStringLiteral("nobody/missing was not found on Hugging Face."));
+        QVERIFY(!hub.repo_refused());
         QVERIFY(hub.token_error().isEmpty());
         QVERIFY2(hub.token_place().contains(QLatin1String("token file")), qPrintable(hub.token_place()));
         QFile saved(home.path() + "/token");
