@@ -28,15 +28,30 @@ QQuickItem* item(QQuickWindow* window, const char* name) {
     return window->findChild<QQuickItem*>(QString::fromLatin1(name));
 }
 
-// The app on the demo model, its Hub at `endpoint`, in a data folder of `dir`.
-std::unique_ptr<ember::app::AppShell> start_app(const QTemporaryDir& dir, const QString& endpoint) {
-    ember::app::AppOptions options;
-    options.data_dir = dir.path() + "/data";
-    options.model_path = gui_test::copy_demo_model(dir.path());
-    options.hub_endpoint = endpoint;
-    auto shell = std::make_unique<ember::app::AppShell>(options);
-    return shell->start() ? std::move(shell) : nullptr;
-}
+// The loopback Hub (filled by the test before start()) and the app on the demo model using it,
+// its window shown on the Models tab.
+struct ModelsPage {
+    hub_test::HubFixture server;
+    QTemporaryDir dir;
+    std::unique_ptr<ember::app::AppShell> shell;
+    QQuickWindow* window = nullptr;
+
+    // Empty when the window is up, else why not.
+    QString start() {
+        QString why;
+        if (!server.start(&why)) return why;
+        ember::app::AppOptions options;
+        options.data_dir = dir.path() + "/data";
+        options.model_path = gui_test::copy_demo_model(dir.path());
+        options.hub_endpoint = server.endpoint();
+        shell = std::make_unique<ember::app::AppShell>(options);
+        if (!shell->start()) return QStringLiteral("the app did not start");
+        window = qobject_cast<QQuickWindow*>(shell->qml().rootObjects().first());
+        if (!window || !QTest::qWaitForWindowExposed(window)) return QStringLiteral("the window did not show");
+        item(window, "mainTabs")->setProperty("currentIndex", 1);
+        return {};
+    }
+};
 
 }  // namespace
 
@@ -47,22 +62,13 @@ private slots:
     void initTestCase() { gui_test::install_warning_recorder(); }
 
     void search_open_download_and_library_in_the_window() {
-        hub_test::HubFixture server;
-        server.add_tiny_repo();
-        QString why;
-        QVERIFY2(server.start(&why), qPrintable(why));
-
-        QTemporaryDir dir;
-        const auto shell = start_app(dir, server.endpoint());
-        QVERIFY(shell);
-        auto* window = qobject_cast<QQuickWindow*>(shell->qml().rootObjects().first());
-        QVERIFY(window);
-        QVERIFY(QTest::qWaitForWindowExposed(window));
+        ModelsPage page;
+        page.server.add_tiny_repo();
+        const QString why = page.start();
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        QQuickWindow* window = page.window;
         window->requestActivate();
         QVERIFY(QTest::qWaitForWindowActive(window));
-        auto* tabs = item(window, "mainTabs");
-        QVERIFY(tabs);
-        tabs->setProperty("currentIndex", 1);
         QTRY_VERIFY(item(window, "modelsPage")->isVisible());
 
         // Type a search and press Enter.
@@ -75,13 +81,13 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(results->property("count").toInt(), 1, 10000);
 
         // Open it and download its small model.
-        auto& hub = shell->hub();
+        auto& hub = page.shell->hub();
         hub.openRepo(QString::fromLatin1(hub_test::tiny_repo));
         QTRY_COMPARE_WITH_TIMEOUT(item(window, "repoFiles")->property("count").toInt(), 9, 10000);
         QVERIFY(hub.download(QStringLiteral("tiny.q4.powerinfer.gguf")));
         QCOMPARE(item(window, "downloadList")->property("count").toInt(), 1);
         QTRY_COMPARE_WITH_TIMEOUT(item(window, "libraryList")->property("count").toInt(), 1, 15000);
-        QVERIFY(QFile::exists(dir.path() + "/data/models/" + hub_test::tiny_repo + "/tiny.q4.powerinfer.gguf"));
+        QVERIFY(QFile::exists(page.dir.path() + "/data/models/" + hub_test::tiny_repo + "/tiny.q4.powerinfer.gguf"));
 
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
@@ -89,20 +95,15 @@ private slots:
     // A paused download keeps its .part and resumes from it: the window says paused, with the
     // bytes it has, not "cancelled · 0 bytes".
     void a_paused_download_says_paused_with_its_bytes() {
-        hub_test::HubFixture server;
-        server.add_tiny_repo();
-        QString why;
-        QVERIFY2(server.start(&why), qPrintable(why));
-        QTemporaryDir dir;
-        const auto shell = start_app(dir, server.endpoint());
-        QVERIFY(shell);
-        auto* window = qobject_cast<QQuickWindow*>(shell->qml().rootObjects().first());
-        QVERIFY(QTest::qWaitForWindowExposed(window));
-        item(window, "mainTabs")->setProperty("currentIndex", 1);
-        auto& hub = shell->hub();
+        ModelsPage page;
+        page.server.add_tiny_repo();
+        const QString why = page.start();
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        QQuickWindow* window = page.window;
+        auto& hub = page.shell->hub();
         hub.openRepo(QString::fromLatin1(hub_test::tiny_repo));
         QTRY_COMPARE_WITH_TIMEOUT(item(window, "repoFiles")->property("count").toInt(), 9, 10000);
-        server.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", "tiny.powerinfer.gguf"}, {"bytes_per_second", 500000}}});
+        page.server.set_faults(QJsonArray{QJsonObject{{"kind", "throttle"}, {"path", "tiny.powerinfer.gguf"}, {"bytes_per_second", 500000}}});
         QVERIFY(hub.download(QStringLiteral("tiny.powerinfer.gguf")));
         QTRY_VERIFY_WITH_TIMEOUT(hub.downloads()->data(hub.downloads()->index(0), ember::app::DownloadListModel::BytesDoneRole).toDouble() > 200000, 10000);
         hub.cancel(0);
@@ -121,19 +122,14 @@ private slots:
     // A file the engine cannot run says so and why before any download, and its button does not
     // offer a plain one-click download.
     void a_file_the_engine_cannot_run_is_not_a_plain_download() {
-        hub_test::HubFixture server;
-        server.add_file(QStringLiteral("Test/Gemma3n-Small"), QStringLiteral("gemma3n.Q4_K_M.gguf"), gui_test::gemma3n_gguf());
-        server.add_repo(QStringLiteral("Test/Gemma3n-Small"));
-        QString why;
-        QVERIFY2(server.start(&why), qPrintable(why));
-        QTemporaryDir dir;
-        const auto shell = start_app(dir, server.endpoint());
-        QVERIFY(shell);
-        auto* window = qobject_cast<QQuickWindow*>(shell->qml().rootObjects().first());
-        QVERIFY(QTest::qWaitForWindowExposed(window));
-        item(window, "mainTabs")->setProperty("currentIndex", 1);
+        ModelsPage page;
+        page.server.add_file(QStringLiteral("Test/Gemma3n-Small"), QStringLiteral("gemma3n.Q4_K_M.gguf"), gui_test::gemma3n_gguf());
+        page.server.add_repo(QStringLiteral("Test/Gemma3n-Small"));
+        const QString why = page.start();
+        QVERIFY2(why.isEmpty(), qPrintable(why));
+        QQuickWindow* window = page.window;
         QTRY_VERIFY(item(window, "modelsPage")->isVisible());
-        shell->hub().openRepo(QStringLiteral("Test/Gemma3n-Small"));
+        page.shell->hub().openRepo(QStringLiteral("Test/Gemma3n-Small"));
         QTRY_COMPARE_WITH_TIMEOUT(item(window, "repoFiles")->property("count").toInt(), 1, 10000);
         // Delegates are found through the item tree: they are not QObject children of the window.
         const auto find = [&](const char* name) { return gui_test::find_item(window->contentItem(), QString::fromLatin1(name)); };
