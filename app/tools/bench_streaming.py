@@ -4,7 +4,8 @@
 Each round runs, one after the other, ember-cli on MODEL (the app's device, budget, prompt, sampling
 and seed), then ember-frame-probe in an Xvfb window with the renderer Qt picks, with
 QT_QUICK_BACKEND=software, with OpenGL forced (QSG_RHI_BACKEND=opengl: Mesa's llvmpipe without a
-GPU), and on the offscreen platform. Prints every run, then the median of each figure per setup.
+GPU), and on the offscreen platform. Prints every run, then the median of each figure per setup (the
+first-text trials' figures are medians of each run's medians).
 With LOCK (a shared build lock such as /tmp/ember-build.lock), every run holds it, so nothing else
 built or tested at the same time takes the cores, and nothing waits for a whole series.
 """
@@ -27,8 +28,10 @@ FIGURES = {
     "app tok/s": r"app: +\d+ tokens at ([\d.]+) tok/s",
     "engine alone tok/s": r"engine alone: \d+ tokens at ([\d.]+) tok/s",
     "app / engine %": r"\((\d+) % of the engine alone\)",
-    "engine first token ms": r"engine alone: .*first token ([\d.]+) ms",
-    "first token on screen ms": r"on screen ([-\d.]+) ms after send",
+    "first text on screen ms": r"on screen ([-\d.]+) ms after send",
+    "trials: first text alone ms": r"first text medians: engine alone ([\d.]+) ms",
+    "trials: first text app ms": r"first text medians: .* app ([\d.]+) ms",
+    "trials: app - alone ms": r"app - engine alone ([-+\d.]+) ms",
     "GUI thread % core": r"GUI thread ([\d.]+)",
     "other threads % core": r"other threads ([\d.]+)",
     "frames/s": r"frames rendered \(([\d.]+) a second\)",
