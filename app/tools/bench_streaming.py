@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""The app's streaming speed against the engine's: `bench_streaming.py BUILD MODEL TOKENS ROUNDS [LOCK]`.
+"""The app's streaming speed against the engine's: `bench_streaming.py BUILD[,BUILD...] MODEL TOKENS ROUNDS [LOCK]`.
 
 Each round runs, one after the other, ember-cli on MODEL (the app's device, budget, prompt, sampling
 and seed), then ember-frame-probe in an Xvfb window with the renderer Qt picks, with
 QT_QUICK_BACKEND=software, with OpenGL forced (QSG_RHI_BACKEND=opengl: Mesa's llvmpipe without a
-GPU), and on the offscreen platform. Prints every run, then the median of each figure per setup (the
+GPU), and on the offscreen platform. With several build folders (a before and an after), each
+setup runs every build's probe in turn, so they compare under the same load. Prints every run, then the median of each figure per setup (the
 first-text trials' figures are medians of each run's medians).
 With LOCK (a shared build lock such as /tmp/ember-build.lock), every run holds it, so nothing else
 built or tested at the same time takes the cores, and nothing waits for a whole series.
@@ -52,18 +53,20 @@ LOCK = sys.argv[5] if len(sys.argv) > 5 else None
 
 
 def main():
-    build, model, tokens, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    builds, model, tokens, rounds = sys.argv[1].split(","), sys.argv[2], sys.argv[3], int(sys.argv[4])
     budget_gib = os.path.getsize(model) * 9 // 10 / 2**30  # AppShell::start's budget
-    cli = [f"{build}/bin/ember-cli", "-m", model, "-p", PROMPT, "-n", tokens, "--temp", "0.7", "--seed", SEED,
+    cli = [f"{builds[-1]}/bin/ember-cli", "-m", model, "-p", PROMPT, "-n", tokens, "--temp", "0.7", "--seed", SEED,
            "--device", "sim", "--vram-budget", f"{budget_gib:.6f}", "-c", "2048"]
-    results = {name: {f: [] for f in FIGURES} for name in SETUPS}
+    runs = [(f"{name} ({build})" if len(builds) > 1 else name, build, setup)
+            for name, setup in SETUPS.items() for build in builds]
+    results = {name: {f: [] for f in FIGURES} for name, _, _ in runs}
     cli_rates = []
     for r in range(rounds):
         out = run(cli)
         m = re.search(r"^eval: \d+ tokens, ([\d.]+) tok/s", out, re.M)
         cli_rates.append(float(m.group(1)) if m else float("nan"))
         print(f"round {r + 1}: ember-cli {cli_rates[-1]:.1f} tok/s", flush=True)
-        for name, (prefix, env) in SETUPS.items():
+        for name, build, (prefix, env) in runs:
             out = run(prefix + [f"{build}/bin/ember-frame-probe", model, tokens], env)
             print(f"round {r + 1}, {name}:\n{out.strip()}", flush=True)
             for figure, pattern in FIGURES.items():
