@@ -115,6 +115,7 @@ signals:
 private:
     SplitSnapshot snapshot(double tokens_per_second);
     DeviceState device_state() const;
+    void warm_up();      // the first forward pass after a load, before the user's
     void refresh_hot();  // hot neurons per layer, after a load or a re-plan
     // A new session of n_ctx tokens on the same model and device; false (and failed()) when it
     // cannot be made, the old one kept.

@@ -93,9 +93,12 @@ Pane {
             objectName: "answerShareLabel"
             Layout.fillWidth: true
             wrapMode: Text.Wrap
-            text: qsTr("This answer: %1 % of active neurons on the device · %2 tok/s")
-                  .arg((EngineController.answerDeviceShare * 100).toFixed(0))
-                  .arg(EngineController.tokensPerSecond.toFixed(1))
+            // The engine's latest answer, whichever chat it went to: the open chat may be another.
+            text: EngineController.tokensPerSecond > 0
+                  ? qsTr("Latest answer: %1 % of active neurons on the device · %2 tok/s")
+                    .arg((EngineController.answerDeviceShare * 100).toFixed(0))
+                    .arg(EngineController.tokensPerSecond.toFixed(1))
+                  : qsTr("No answer from this model yet")
             opacity: 0.7
         }
         TokenStrip {

@@ -179,6 +179,11 @@ private slots:
         QVERIFY(status);
         QCOMPARE(status->property("text").toString(), QStringLiteral("ready"));
 
+        // The panel's answer figures are the engine's latest answer: none yet.
+        QQuickItem* answer_share = gui_test::find_item(window->contentItem(), QStringLiteral("answerShareLabel"));
+        QVERIFY(answer_share);
+        QCOMPARE(answer_share->property("text").toString(), QStringLiteral("No answer from this model yet"));
+
         // Send: the answer streams into the last row while generating.
         chat.set_max_tokens(400);
         chat.set_temperature(0.0);
@@ -214,6 +219,10 @@ private slots:
         QQuickItem* strip_bars = gui_test::find_item(window->contentItem(), QStringLiteral("tokenStripBars"));
         QVERIFY(strip_bars);
         QTRY_COMPARE(strip_bars->property("count").toInt(), int(shares.size()));
+        QTRY_COMPARE(answer_share->property("text").toString(),
+                     QStringLiteral("Latest answer: %1 % of active neurons on the device · %2 tok/s")
+                         .arg(QString::number(engine.answer_device_share() * 100, 'f', 0),
+                              QString::number(engine.tokens_per_second(), 'f', 1)));
 
         // Regenerate replaces the answer; a greedy answer is the same text again.
         const QString first = chat.messages()->messages().back().content;
