@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "app/engine/reusable_prefix.h"
 #include "ember/gpu.h"
 #include "ember/sparsity.h"
 
@@ -254,11 +255,7 @@ void EngineWorker::generate(const GenerationRequest& request) {
     const std::string text = request.prompt.toStdString();
     std::vector<int32_t> prompt = request.markup ? model_->tokenize_markup(text, model_->add_bos())
                                                  : model_->tokenize(text, model_->add_bos());
-    // Keep the cached prefix the new prompt shares with the context (the earlier turns), and
-    // evaluate at least one token so there are logits to sample from.
-    size_t keep = 0;
-    while (keep < context_.size() && keep < prompt.size() && context_[keep] == prompt[keep]) ++keep;
-    keep = std::min(keep, prompt.size() == 0 ? 0 : prompt.size() - 1);
+    const size_t keep = reusable_prefix(context_, prompt);
     session_->truncate(int32_t(keep));
     context_.assign(prompt.begin(), prompt.begin() + std::ptrdiff_t(keep));
     const std::vector<int32_t> fresh(prompt.begin() + std::ptrdiff_t(keep), prompt.end());

@@ -5,8 +5,9 @@ Each round runs, one after the other, ember-cli on MODEL (the app's device, budg
 and seed), then ember-frame-probe in an Xvfb window with the renderer Qt picks, with
 QT_QUICK_BACKEND=software, with OpenGL forced (QSG_RHI_BACKEND=opengl: Mesa's llvmpipe without a
 GPU), and on the offscreen platform. With several build folders (a before and an after), each
-setup runs every build's probe in turn, so they compare under the same load. Prints every run, then the median of each figure per setup (the
-first-text trials' figures are medians of each run's medians).
+setup runs every build's probe in turn, so they compare under the same load. Prints every run,
+then the median of each figure per setup (the first-text trials' figures are medians of each
+run's medians).
 With LOCK (a shared build lock such as /tmp/ember-build.lock), every run holds it, so nothing else
 built or tested at the same time takes the cores, and nothing waits for a whole series.
 """

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "app/engine/reusable_prefix.h"
 #include "ember/session.h"
 
 namespace ember::app::probe {
@@ -46,9 +47,7 @@ public:
         EngineRun run;
         const auto start = std::chrono::steady_clock::now();
         const auto tokens = model_->tokenize(prompt.toStdString(), model_->add_bos());
-        size_t keep = 0;
-        while (keep < context_.size() && keep < tokens.size() && context_[keep] == tokens[keep]) ++keep;
-        keep = std::min(keep, tokens.empty() ? 0 : tokens.size() - 1);
+        const size_t keep = reusable_prefix(context_, tokens);
         session_->truncate(int32_t(keep));
         ember::GenerateParams gp;
         gp.n_predict = max_tokens;
