@@ -207,9 +207,10 @@ void split_sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, const
     for (int32_t i : ss.active)
         if (ss.coef[size_t(i)] != 0.0f) ss.down_rows.push_back(i);
     // One slice per thread: each row's slice is read as one run, and longer runs of a
-    // scattered row are read faster.
-    const int64_t blocks = (n_embd + tensor::kQK - 1) / tensor::kQK;
-    const int64_t cols_per_task = (blocks + pool.size() - 1) / pool.size() * tensor::kQK;
+    // scattered row are read faster. Slices hold whole blocks of the row's type.
+    const int64_t block = std::max<int64_t>(tensor::kQK, tensor::block_size(w.down_t.type));
+    const int64_t blocks = (n_embd + block - 1) / block;
+    const int64_t cols_per_task = (blocks + pool.size() - 1) / pool.size() * block;
     pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
         const int64_t col0 = task * cols_per_task;
         accumulate_rows(w.down_t, ss.down_rows, ss.coef.data(), col0, std::min(cols_per_task, n_embd - col0), y + col0);

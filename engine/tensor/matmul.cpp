@@ -8,6 +8,7 @@
 #include "tensor/kernels.h"
 #include "tensor/grouped_rows.h"
 #include "tensor/q4_0_x16.h"
+#include "tensor/quant_blocks.h"
 #include "tensor/quantize.h"
 
 namespace ember::tensor {
@@ -105,7 +106,19 @@ void axpy_row(DType t, int64_t n, float a, const uint8_t* w, float* y) {
             for (int64_t i = 0; i < n; ++i) y[i] += a * bf16_to_f32(r[i]);
             return;
         }
-        default: break;
+        case DType::Q8_K: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_K_R8: break;
+        default: {
+            // The other block types (K-quants in PowerInfer's transposed down rows, say): a block
+            // at a time through its dequantizer. Correct, not tuned.
+            const int64_t block = block_size(t);
+            const size_t block_bytes = row_bytes(t, block);
+            float values[kQK_K];
+            for (int64_t i = 0; i < n; i += block, w += block_bytes) {
+                dequantize_row(t, w, values, block);
+                for (int64_t j = 0; j < block; ++j) y[i + j] += a * values[j];
+            }
+            return;
+        }
     }
     fail(std::string("no row axpy for ") + dtype_name(t) + " weights");
 }

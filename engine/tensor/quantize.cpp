@@ -48,6 +48,57 @@ void quantize_row_q8_0_ref(const float* x, void* out, int64_t n) {
     }
 }
 
+// Q4_1 and Q5_1: the block's range split into 15 or 31 steps from its minimum.
+template <typename Block, int kMaxQ>
+void quantize_row_min_ref(const float* x, void* out, int64_t n) {
+    auto* y = static_cast<Block*>(out);
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        const float* v = x + i * kQK;
+        float min = v[0], max = v[0];
+        for (int j = 1; j < kQK; ++j) {
+            min = std::min(min, v[j]);
+            max = std::max(max, v[j]);
+        }
+        const float d = (max - min) / float(kMaxQ);
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = f32_to_fp16(d);
+        y[i].m = f32_to_fp16(min);
+        uint32_t qh = 0;
+        for (int j = 0; j < kQK / 2; ++j) {
+            const int lo = std::min(kMaxQ, int((v[j] - min) * id + 0.5f));
+            const int hi = std::min(kMaxQ, int((v[j + kQK / 2] - min) * id + 0.5f));
+            y[i].qs[j] = uint8_t((lo & 0xF) | ((hi & 0xF) << 4));
+            qh |= uint32_t(lo >> 4) << j | uint32_t(hi >> 4) << (j + kQK / 2);
+        }
+        if constexpr (kMaxQ == 31) std::memcpy(y[i].qh, &qh, 4);
+    }
+}
+
+void quantize_row_q5_0_ref(const float* x, void* out, int64_t n) {
+    auto* y = static_cast<BlockQ5_0*>(out);
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        const float* v = x + i * kQK;
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < kQK; ++j) {
+            if (std::fabs(v[j]) > amax) {
+                amax = std::fabs(v[j]);
+                max = v[j];
+            }
+        }
+        const float d = max / -16.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = f32_to_fp16(d);
+        uint32_t qh = 0;
+        for (int j = 0; j < kQK / 2; ++j) {
+            const int lo = std::min(31, int(v[j] * id + 16.5f));
+            const int hi = std::min(31, int(v[j + kQK / 2] * id + 16.5f));
+            y[i].qs[j] = uint8_t((lo & 0xF) | ((hi & 0xF) << 4));
+            qh |= uint32_t(lo >> 4) << j | uint32_t(hi >> 4) << (j + kQK / 2);
+        }
+        std::memcpy(y[i].qh, &qh, 4);
+    }
+}
+
 void quantize_row_q8_k_ref(const float* x, void* out, int64_t n, Q8KScale scale) {
     auto* y = static_cast<BlockQ8_K*>(out);
     for (int64_t i = 0; i < n / kQK_K; ++i) {
@@ -90,6 +141,12 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
         }
         case DType::Q4_0: quantize_row_q4_0_ref(src, dst, n); return;
         case DType::Q8_0: quantize_row_q8_0_ref(src, dst, n); return;
+        case DType::Q4_1: quantize_row_min_ref<BlockQ4_1, 15>(src, dst, n); return;
+        case DType::Q5_0: quantize_row_q5_0_ref(src, dst, n); return;
+        case DType::Q5_1: quantize_row_min_ref<BlockQ5_1, 31>(src, dst, n); return;
+        case DType::Q4_K: quantize_row_q4_k_ref(src, dst, n); return;
+        case DType::Q5_K: quantize_row_q5_k_ref(src, dst, n); return;
+        case DType::Q6_K: quantize_row_q6_k_ref(src, dst, n); return;
         case DType::Q8_K: quantize_row_q8_k_ref(src, dst, n); return;
         case DType::Q4_0_X16: fail("Q4_0_X16 rows are re-laid from Q4_0 at load, not quantized to");
         case DType::Q4_0_R8: case DType::Q4_K_R8: fail("grouped rows are re-laid at load, not quantized to");

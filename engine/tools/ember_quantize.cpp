@@ -1,8 +1,11 @@
-// ember-quantize IN OUT Q4_0|Q8_0: llama.cpp's `quantize` for the types Ember computes with.
-// Every 2-D tensor whose name ends in "weight" is quantized (token_embd, output and the
-// PowerInfer predictor and ffn_down_t tensors included); 1-D tensors stay as they are. All
-// metadata is copied, general.file_type is set, and a PowerInfer file keeps its PWRI magic.
+// ember-quantize IN OUT TYPE: llama.cpp's `llama-quantize` without an importance matrix, for the
+// file types whose quantizers Ember has (Q4_0 … Q8_0, Q4_K_S/M, Q5_K_S/M, Q6_K). Which tensor gets
+// which type is upstream's recipe (tensor/quant_recipe.h), PowerInfer's predictor and ffn_down_t
+// matrices included; vectors and norms stay as they are. All metadata is copied,
+// general.file_type is set, and a PowerInfer file keeps its PWRI magic.
+#include <cctype>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,16 +14,13 @@
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
 #include "tensor/dtype.h"
+#include "tensor/quant_recipe.h"
 #include "tensor/quantize.h"
 #include "tensor/thread_pool.h"
 
 namespace {
 
 using namespace ember;
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 // Dequantizes each row of `t` to F32 and quantizes it to `target`, rows spread over the pool.
 std::vector<uint8_t> quantize_tensor(const gguf::File& file, const gguf::TensorInfo& t, tensor::DType target,
@@ -46,27 +46,42 @@ std::vector<uint8_t> quantize_tensor(const gguf::File& file, const gguf::TensorI
     return out;
 }
 
-void quantize_file(const std::string& in_path, const std::string& out_path, tensor::DType target) {
+tensor::RecipeModel recipe_model(const gguf::File& file) {
+    tensor::RecipeModel m;
+    m.arch = file.get_string("general.architecture").value_or("");
+    const auto count = [&](const std::string& key) { return int(file.get_uint(m.arch + "." + key).value_or(0)); };
+    m.n_layer = count("block_count");
+    m.n_head = count("attention.head_count");
+    m.n_head_kv = count("attention.head_count_kv");
+    m.n_expert = count("expert_count");
+    return m;
+}
+
+void quantize_file(const std::string& in_path, const std::string& out_path, const tensor::QuantRecipe& recipe) {
     auto file = gguf::File::open(in_path);
+    std::vector<tensor::RecipeTensor> listed;
+    for (const auto& t : file->tensors())
+        listed.push_back({t.name, t.ne, tensor::dtype_from_ggml(t.type).value_or(tensor::DType::F32)});
+    // PowerInfer's predictors have rows of the predictor's rank: those too short for a block stay
+    // as they are, as PowerInfer's own quantizer leaves them.
+    const bool powerinfer = file->magic() == "PWRI";
+    const std::vector<tensor::DType> types = tensor::recipe_types(recipe, recipe_model(*file), listed, powerinfer);
+
     gguf::Writer w;
     for (const auto& [key, value] : file->metadata()) w.set(key, value);
-    w.set("general.file_type", gguf::Value::u32(target == tensor::DType::Q4_0 ? 2 : 7));
+    w.set("general.file_type", gguf::Value::u32(recipe.file_type));
     w.set("general.quantization_version", gguf::Value::u32(2));
 
     tensor::ThreadPool pool(tensor::default_thread_count());
     uint64_t bytes_in = 0, bytes_out = 0;
-    for (const auto& t : file->tensors()) {
+    for (size_t i = 0; i < file->tensors().size(); ++i) {
+        const gguf::TensorInfo& t = file->tensors()[i];
         bytes_in += t.nbytes;
-        const bool quantize = ends_with(t.name, "weight") && t.ne.size() == 2 && t.type != uint32_t(target);
-        if (quantize && t.ne[0] % tensor::block_size(target) != 0) {
-            std::fprintf(stderr, "ember-quantize: %s: row length %lld is not a multiple of %lld, kept as %s\n",
-                         t.name.c_str(), (long long)t.ne[0], (long long)tensor::block_size(target),
-                         gguf::ggml_type_name(t.type).c_str());
-        }
-        if (quantize && t.ne[0] % tensor::block_size(target) == 0) {
-            std::vector<uint8_t> q = quantize_tensor(*file, t, target, pool);
+        // A type Ember cannot read (an i-quant, say) is copied as it is.
+        if (tensor::dtype_from_ggml(t.type) && uint32_t(types[i]) != t.type) {
+            std::vector<uint8_t> q = quantize_tensor(*file, t, types[i], pool);
             bytes_out += q.size();
-            w.add_tensor(t.name, t.ne, uint32_t(target), std::move(q));
+            w.add_tensor(t.name, t.ne, uint32_t(types[i]), std::move(q));
         } else {
             bytes_out += t.nbytes;
             w.add_tensor(t.name, t.ne, t.type, std::span<const uint8_t>(t.data, t.nbytes));
@@ -74,26 +89,26 @@ void quantize_file(const std::string& in_path, const std::string& out_path, tens
     }
     w.write(out_path, file->magic());
     std::fprintf(stderr, "ember-quantize: %s -> %s (%s): %.2f MiB -> %.2f MiB\n", in_path.c_str(), out_path.c_str(),
-                 tensor::dtype_name(target), double(bytes_in) / (1 << 20), double(bytes_out) / (1 << 20));
+                 recipe.name.c_str(), double(bytes_in) / (1 << 20), double(bytes_out) / (1 << 20));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+    const std::string types = tensor::quant_recipe_names();
     if (argc != 4) {
-        std::fprintf(stderr, "usage: ember-quantize IN.gguf OUT.gguf Q4_0|Q8_0\n");
+        std::fprintf(stderr, "usage: ember-quantize IN.gguf OUT.gguf TYPE\n  TYPE: %s\n", types.c_str());
         return 2;
     }
-    const std::string type = argv[3];
-    tensor::DType target;
-    if (type == "Q4_0" || type == "q4_0") target = tensor::DType::Q4_0;
-    else if (type == "Q8_0" || type == "q8_0") target = tensor::DType::Q8_0;
-    else {
-        std::fprintf(stderr, "ember-quantize: type '%s' is not supported (Q4_0 or Q8_0)\n", type.c_str());
+    std::string name = argv[3];
+    for (char& c : name) c = char(std::toupper(static_cast<unsigned char>(c)));
+    const std::optional<tensor::QuantRecipe> recipe = tensor::find_quant_recipe(name);
+    if (!recipe) {
+        std::fprintf(stderr, "ember-quantize: type '%s' is not supported (%s)\n", argv[3], types.c_str());
         return 2;
     }
     try {
-        quantize_file(argv[1], argv[2], target);
+        quantize_file(argv[1], argv[2], *recipe);
     } catch (const EngineError& e) {
         std::fprintf(stderr, "ember-quantize: %s\n", e.what());
         return 1;

@@ -12,6 +12,7 @@
 #include "gguf/gguf_writer.h"
 #include "tensor/dtype.h"
 #include "tensor/fp16.h"
+#include "tensor/quant_recipe.h"
 #include "tensor/quantize.h"
 #include "tensor/random_blocks.h"
 #include "tensor/quant_blocks.h"
@@ -48,6 +49,8 @@ struct Shape {
     bool swa = false;
     bool down_t = false;  // the experts' down weights transposed, a row per neuron (PowerInfer's layout)
     bool mixtral = false;  // --arch mixtral: a `llama` file with experts
+
+    int n_expert_in_file() const { return arch == "smallthinker" || arch == "qwen3moe" || mixtral ? n_expert : 0; }
 };
 
 // fc2 rows whose scores s = fc2 · h (h >= 0, the ReLU of fc1 · u) are >= 0 for about `share`
@@ -132,33 +135,26 @@ void write_placeholder_vocab(gguf::Writer& w, int n_vocab) {
 
 }
 
-// llama.cpp's _M mixes, without an importance matrix: Q6_K for the LM head, and for attn_v and
-// ffn_down in the first and last eighth of the layers and every third layer between.
+// --type: one type for every matrix, or one of llama.cpp's mixes (Q4_K_M, …) chosen per tensor
+// as ember-quantize chooses it.
 struct TypeMix {
     tensor::DType base;
-    bool k_m = false;
+    std::optional<tensor::QuantRecipe> recipe;
 
-    tensor::DType of(const std::string& part, int il, int n_layer) const {
-        if (!k_m) return base;
-        const bool more_bits = il < n_layer / 8 || il >= 7 * n_layer / 8 || (il - n_layer / 8) % 3 == 2;
-        if (part == "output" || ((part == "attn_v" || part == "ffn_down") && more_bits)) return tensor::DType::Q6_K;
-        return base;
+    tensor::DType of(const std::string& name, std::vector<int64_t> ne, int il, const Shape& s, bool tied) const {
+        if (!recipe) return base;
+        const tensor::RecipeModel model{s.arch, s.n_layer, s.n_head, s.n_head_kv, s.n_expert_in_file()};
+        const tensor::RecipePosition position{il, s.n_layer, il, tied};
+        return tensor::recipe_type(*recipe, model, {name, std::move(ne), base}, position, false);
     }
 };
 
-// "blk.3.attn_v.weight" -> "attn_v"; "output.weight" -> "output".
-std::string tensor_part(const std::string& name) {
-    size_t begin = 0;
-    if (name.rfind("blk.", 0) == 0) begin = name.find('.', 4) + 1;
-    return name.substr(begin, name.rfind(".weight") - begin);
-}
-
 std::optional<TypeMix> type_mix(const std::string& name) {
-    if (name == "Q4_K_M") return TypeMix{tensor::DType::Q4_K, true};
-    if (name == "Q5_K_M") return TypeMix{tensor::DType::Q5_K, true};
+    if (name.size() > 2 && name[name.size() - 2] == '_' && (name.back() == 'M' || name.back() == 'S'))
+        if (const auto recipe = tensor::find_quant_recipe(name)) return TypeMix{recipe->base, recipe};
     const std::optional<tensor::DType> t = tensor::dtype_from_name(name);
     if (!t) return std::nullopt;
-    return TypeMix{*t};
+    return TypeMix{*t, std::nullopt};
 }
 
 void write_model(const std::string& path, Shape s, const TypeMix& mix) {
@@ -198,7 +194,7 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         w.set(a + "attention.key_length", gguf::Value::u32(uint32_t(head_dim)));
         w.set(a + "attention.value_length", gguf::Value::u32(uint32_t(head_dim)));
     }
-    const bool moe = s.arch == "smallthinker" || s.arch == "qwen3moe" || s.mixtral;
+    const bool moe = s.n_expert_in_file() > 0;
     if (moe) {
         w.set(a + "expert_count", gguf::Value::u32(uint32_t(s.n_expert)));
         w.set(a + "expert_used_count", gguf::Value::u32(uint32_t(s.n_expert_used)));
@@ -223,8 +219,10 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
     uint64_t seed = 1;
     const uint32_t type_id = uint32_t(t);
     int il = 0;
+    // A tied LM head needs the output matrix's spread (below) in the embeddings.
+    const bool tied = s.llama3 || gemma;
     auto matrix = [&](const std::string& name, int64_t cols, int64_t rows, float gain = 0.5f) {
-        const tensor::DType type = mix.of(tensor_part(name), il, s.n_layer);
+        const tensor::DType type = mix.of(name, {cols, rows}, il, s, tied);
         w.add_tensor(name, {cols, rows}, uint32_t(type), random_tensor(type, cols, rows, seed++, pool, gain));
     };
     // An F32 vector of n values ~ N(mean, sd): biases around 0, norm weights around 1 (not 1: a
@@ -248,8 +246,6 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         w.add_tensor(name, {n}, 0, std::move(bytes));
     };
     const int64_t n_q = head_dim * s.n_head, n_gqa = head_dim * s.n_head_kv;
-    // A tied LM head needs the output matrix's spread (below) in the embeddings.
-    const bool tied = s.llama3 || gemma;
     matrix("token_embd.weight", s.n_embd, s.n_vocab, tied ? 4.0f : 0.5f);
     ones("output_norm.weight", s.n_embd);
     if (s.llama3) {
@@ -307,7 +303,7 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
             w.add_tensor(p + "ffn_gate_inp.weight", {s.n_embd, s.n_expert}, 0,
                          random_tensor(tensor::DType::F32, s.n_embd, s.n_expert, seed++, pool, 32.0f));
             const auto experts = [&](const std::string& name, int64_t cols, int64_t rows) {
-                const tensor::DType type = mix.of(tensor_part(name), il, s.n_layer);
+                const tensor::DType type = mix.of(name, {cols, rows, s.n_expert}, il, s, tied);
                 w.add_tensor(name, {cols, rows, s.n_expert}, uint32_t(type),
                              random_tensor(type, cols, rows * s.n_expert, seed++, pool));
             };
@@ -414,11 +410,11 @@ int main(int argc, char** argv) {
     // A sparse file's predictor rows are quantized from floats: only types with a quantizer.
     const tensor::DType t = mix ? mix->base : tensor::DType::BF16;
     const bool writable = mix && t != tensor::DType::BF16 && t != tensor::DType::Q8_K &&
-                          (shape.rank == 0 || (!mix->k_m && (t == tensor::DType::F32 || t == tensor::DType::F16 ||
+                          (shape.rank == 0 || (!mix->recipe && (t == tensor::DType::F32 || t == tensor::DType::F16 ||
                                                              t == tensor::DType::Q4_0 || t == tensor::DType::Q8_0)));
     if (!writable) {
         std::fprintf(stderr, "ember-synth-model: --type '%s' is not one it writes (F32, F16, Q4_0, Q8_0; dense files also "
-                             "Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS, and the mixes Q4_K_M, Q5_K_M)\n", type.c_str());
+                             "Q4_1, Q5_0, Q5_1, IQ4_NL, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_XS, and the mixes Q4_K_S, Q4_K_M, Q5_K_S, Q5_K_M)\n", type.c_str());
         return 2;
     }
     try {

@@ -375,6 +375,31 @@ private slots:
         }
     }
 
+    // PowerInfer's transposed down rows may be of any type (a K-quant mix, say): a row added
+    // into an accumulator, whole or from a block-aligned column on, is its dequantized values
+    // times the coefficient.
+    void every_weight_type_adds_as_its_dequantized_values() {
+        for (DType t : kQuantizedTypes) {
+            const int64_t n = 1024, block = block_size(t);
+            std::mt19937_64 rng(uint64_t(t) + 7);
+            std::vector<uint8_t> w(row_bytes(t, n));
+            random_row(t, n, 0.05f, rng, w.data());
+            std::vector<float> values(static_cast<size_t>(n));
+            dequantize_row(t, w.data(), values.data(), n);
+            const auto start = random_floats(size_t(n), 11);
+            const float a = -0.75f;
+            for (int64_t col0 : {int64_t(0), n / 2 / block * block}) {
+                std::vector<float> y(start.begin() + col0, start.end());
+                axpy_row(t, n - col0, a, w.data() + row_bytes(t, col0), y.data());
+                for (int64_t i = col0; i < n; ++i) {
+                    const double want = double(start[size_t(i)]) + double(a) * double(values[size_t(i)]);
+                    QVERIFY2(std::fabs(y[size_t(i - col0)] - want) <= 1e-6 * (1 + std::fabs(want)),
+                             qPrintable(QString("%1, element %2").arg(dtype_name(t)).arg(i)));
+                }
+            }
+        }
+    }
+
     // The four-token kernels give each token what the one-token kernel gives it.
     void four_token_kernels_match_one_token() {
         const int64_t n = 4096;
