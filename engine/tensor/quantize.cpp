@@ -1,3 +1,4 @@
+#include "tensor/unfused_arithmetic.h"
 #include "tensor/quantize.h"
 
 #include <algorithm>
@@ -11,41 +12,18 @@
 #include "tensor/quant_blocks.h"
 
 namespace ember::tensor {
-void quantize_row_q4_0_ref(const float* x, void* out, int64_t n) {
-    auto* y = static_cast<BlockQ4_0*>(out);
-    for (int64_t i = 0; i < n / kQK; ++i) {
-        const float* v = x + i * kQK;
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < kQK; ++j) {
-            if (std::fabs(v[j]) > amax) {
-                amax = std::fabs(v[j]);
-                max = v[j];
-            }
-        }
-        const float d = max / -8.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        y[i].d = f32_to_fp16(d);
-        for (int j = 0; j < kQK / 2; ++j) {
-            // One rounding (fused multiply-add), as llama.cpp's quantize binary is compiled:
-            // this reproduces its Q4_0 files byte for byte.
-            const uint8_t lo = uint8_t(std::min(15, int(std::fma(v[j], id, 8.5f))));
-            const uint8_t hi = uint8_t(std::min(15, int(std::fma(v[j + kQK / 2], id, 8.5f))));
-            y[i].qs[j] = uint8_t(lo | (hi << 4));
-        }
-    }
-}
+namespace {
 
-void quantize_row_q8_0_ref(const float* x, void* out, int64_t n) {
-    auto* y = static_cast<BlockQ8_0*>(out);
-    for (int64_t i = 0; i < n / kQK; ++i) {
-        const float* v = x + i * kQK;
-        float amax = 0.0f;
-        for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(v[j]));
-        const float d = amax / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        y[i].d = f32_to_fp16(d);
-        for (int j = 0; j < kQK; ++j) y[i].qs[j] = int8_t(std::lround(v[j] * id));
+// The first element of largest magnitude, its sign kept: the symmetric quantizers' reference.
+float largest_magnitude(const float* v, int n) {
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < n; ++j) {
+        if (std::fabs(v[j]) > amax) {
+            amax = std::fabs(v[j]);
+            max = v[j];
+        }
     }
+    return max;
 }
 
 // Q4_1 and Q5_1: the block's range split into 15 or 31 steps from its minimum.
@@ -74,17 +52,44 @@ void quantize_row_min_ref(const float* x, void* out, int64_t n) {
     }
 }
 
+}  // namespace
+
+void quantize_row_q4_0_ref(const float* x, void* out, int64_t n) {
+    auto* y = static_cast<BlockQ4_0*>(out);
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        const float* v = x + i * kQK;
+        const float max = largest_magnitude(v, kQK);
+        const float d = max / -8.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = f32_to_fp16(d);
+        for (int j = 0; j < kQK / 2; ++j) {
+            // One rounding (fused multiply-add), as PowerInfer's quantize binary is compiled:
+            // this reproduces its Q4_0 files byte for byte (upstream's build rounds twice).
+            const uint8_t lo = uint8_t(std::min(15, int(std::fma(v[j], id, 8.5f))));
+            const uint8_t hi = uint8_t(std::min(15, int(std::fma(v[j + kQK / 2], id, 8.5f))));
+            y[i].qs[j] = uint8_t(lo | (hi << 4));
+        }
+    }
+}
+
+void quantize_row_q8_0_ref(const float* x, void* out, int64_t n) {
+    auto* y = static_cast<BlockQ8_0*>(out);
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        const float* v = x + i * kQK;
+        float amax = 0.0f;
+        for (int j = 0; j < kQK; ++j) amax = std::max(amax, std::fabs(v[j]));
+        const float d = amax / 127.0f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = f32_to_fp16(d);
+        for (int j = 0; j < kQK; ++j) y[i].qs[j] = int8_t(std::lround(v[j] * id));
+    }
+}
+
 void quantize_row_q5_0_ref(const float* x, void* out, int64_t n) {
     auto* y = static_cast<BlockQ5_0*>(out);
     for (int64_t i = 0; i < n / kQK; ++i) {
         const float* v = x + i * kQK;
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < kQK; ++j) {
-            if (std::fabs(v[j]) > amax) {
-                amax = std::fabs(v[j]);
-                max = v[j];
-            }
-        }
+        const float max = largest_magnitude(v, kQK);
         const float d = max / -16.0f;
         const float id = d != 0.0f ? 1.0f / d : 0.0f;
         y[i].d = f32_to_fp16(d);
@@ -103,14 +108,8 @@ void quantize_row_q8_k_ref(const float* x, void* out, int64_t n, Q8KScale scale)
     auto* y = static_cast<BlockQ8_K*>(out);
     for (int64_t i = 0; i < n / kQK_K; ++i) {
         const float* v = x + i * kQK_K;
-        float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < kQK_K; ++j) {
-            if (std::fabs(v[j]) > amax) {
-                amax = std::fabs(v[j]);
-                max = v[j];
-            }
-        }
-        if (amax == 0.0f) {
+        const float max = largest_magnitude(v, kQK_K);
+        if (max == 0.0f) {
             std::memset(&y[i], 0, sizeof(BlockQ8_K));
             continue;
         }

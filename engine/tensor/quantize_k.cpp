@@ -1,12 +1,7 @@
 // Q4_K, Q5_K and Q6_K from floats, as llama.cpp's reference quantizers (the ones its
 // `llama-quantize` runs without an importance matrix) choose scales, so Ember's files of a model
-// are upstream's byte for byte. Every product and sum is rounded on its own, as upstream's
-// x86 build does: a fused multiply-add would change a rare scale choice and so the file.
-#if defined(__clang__)
-#pragma clang fp contract(off)
-#elif defined(__GNUC__)
-#pragma GCC optimize("fp-contract=off")
-#endif
+// are upstream's byte for byte.
+#include "tensor/unfused_arithmetic.h"
 
 #include "tensor/quantize.h"
 
