@@ -35,6 +35,10 @@ struct KernelTable {
     // Four rows in order, y += a[0]·x[0], then a[1]·x[1], …: bit-identical to four axpy_q4_0
     // calls, with y read and written once instead of four times.
     void (*axpy4_q4_0)(int64_t n, const float* a, const void* const* x, float* y);
+    // K-quant rows (tensor/kquant_axpy.h), bit for bit the reference twins.
+    void (*axpy_q4_k)(int64_t n, float a, const void* x, float* y);
+    void (*axpy_q5_k)(int64_t n, float a, const void* x, float* y);
+    void (*axpy_q6_k)(int64_t n, float a, const void* x, float* y);
     void (*f16_to_f32)(const uint16_t* x, float* y, int64_t n);
     // out[0, n) = Σ_p w[p] · x_p over n_rows F16 rows stride apart (attention's weighted sum of
     // cached values): bit for bit what zeroing out and one axpy_f16 per row, in order, give.

@@ -8,6 +8,7 @@
 #include "tensor/fp16.h"
 #include "tensor/dtype.h"
 #include "tensor/grouped_rows.h"
+#include "tensor/kquant_axpy.h"
 #include "tensor/q4_0_x16.h"
 #include "tensor/quant_dots_ref.h"
 #include "tensor/quant_blocks.h"
@@ -208,6 +209,9 @@ const KernelTable& reference_kernels() {
         .axpy_q4_0 = axpy_q4_0,
         .axpy_q8_0 = axpy_q8_0,
         .axpy4_q4_0 = axpy4_by_rows<axpy_q4_0>,
+        .axpy_q4_k = axpy_q4_k_ref,
+        .axpy_q5_k = axpy_q5_k_ref,
+        .axpy_q6_k = axpy_q6_k_ref,
         .f16_to_f32 = f16_to_f32,
         .weighted_sum_f16 = weighted_sum_f16,
         .interleave_q4_0 = false,

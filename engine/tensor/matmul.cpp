@@ -96,6 +96,9 @@ void axpy_row(DType t, int64_t n, float a, const uint8_t* w, float* y) {
         case DType::F16: k.axpy_f16(n, a, reinterpret_cast<const uint16_t*>(w), y); return;
         case DType::Q4_0: k.axpy_q4_0(n, a, w, y); return;
         case DType::Q8_0: k.axpy_q8_0(n, a, w, y); return;
+        case DType::Q4_K: k.axpy_q4_k(n, a, w, y); return;
+        case DType::Q5_K: k.axpy_q5_k(n, a, w, y); return;
+        case DType::Q6_K: k.axpy_q6_k(n, a, w, y); return;
         case DType::F32: {
             const float* r = reinterpret_cast<const float*>(w);
             for (int64_t i = 0; i < n; ++i) y[i] += a * r[i];
@@ -108,8 +111,7 @@ void axpy_row(DType t, int64_t n, float a, const uint8_t* w, float* y) {
         }
         case DType::Q8_K: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_K_R8: break;
         default: {
-            // The other block types (K-quants in PowerInfer's transposed down rows, say): a block
-            // at a time through its dequantizer. Correct, not tuned.
+            // The other block types: a block at a time through its dequantizer. Correct, not tuned.
             const int64_t block = block_size(t);
             const size_t block_bytes = row_bytes(t, block);
             float values[kQK_K];

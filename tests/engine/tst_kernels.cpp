@@ -222,6 +222,19 @@ private slots:
                 for (int64_t i = 0; i < n; ++i)
                     QVERIFY(std::fabs(y_r[size_t(i)] - (xf[size_t(i)] - 0.37f * deq[size_t(i)])) <= 1e-5f);
             }
+            // The K-quant row axpys (PowerInfer's down rows in a K-quant file) too.
+            if (n % kQK_K == 0) {
+                for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+                    const auto w = quantized(t, wf);
+                    std::vector<float> y_k(xf), y_r(xf);
+                    const auto pick = [t](const KernelTable& table) {
+                        return t == DType::Q4_K ? table.axpy_q4_k : t == DType::Q5_K ? table.axpy_q5_k : table.axpy_q6_k;
+                    };
+                    pick(k)(n, -0.37f, w.data(), y_k.data());
+                    pick(r)(n, -0.37f, w.data(), y_r.data());
+                    QVERIFY2(y_k == y_r, qPrintable(QString("axpy %1 differs at n=%2").arg(dtype_name(t)).arg(n)));
+                }
+            }
             {
                 // Four Q4_0 rows at once equal four single-row calls, bit for bit (axpy and dot).
                 std::vector<std::vector<uint8_t>> rows;

@@ -252,6 +252,9 @@ const KernelTable& avx2_kernels() {
         t.axpy_q4_0 = axpy_q4_0;
         t.axpy_q8_0 = axpy_q8_0;
         t.axpy4_q4_0 = axpy4_by_rows<axpy_q4_0>;
+        t.axpy_q4_k = axpy_q4_k_avx2;
+        t.axpy_q5_k = axpy_q5_k_avx2;
+        t.axpy_q6_k = axpy_q6_k_avx2;
         t.f16_to_f32 = f16_to_f32;
         t.weighted_sum_f16 = weighted_sum_f16;
         t.dot_q4_k_q8_k = dot_q4_k_q8_k_avx2;

@@ -28,6 +28,10 @@ void dot_q4_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, flo
 void dot_q5_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, float* out);
 float dot_q6_k_q8_k_avx512(int64_t n, const void* w, const void* x);
 void dot_q6_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, float* out);
+// K-quant row axpys (kquant_axpy_avx2.cpp).
+void axpy_q4_k_avx2(int64_t n, float a, const void* x, float* y);
+void axpy_q5_k_avx2(int64_t n, float a, const void* x, float* y);
+void axpy_q6_k_avx2(int64_t n, float a, const void* x, float* y);
 // Q4_K_R8 groups (q4_k_r8_avx512.cpp).
 void gemm_q4_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
