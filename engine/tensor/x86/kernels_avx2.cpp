@@ -257,6 +257,13 @@ const KernelTable& avx2_kernels() {
         t.axpy_q6_k = axpy_q6_k_avx2;
         t.f16_to_f32 = f16_to_f32;
         t.weighted_sum_f16 = weighted_sum_f16;
+        t.dot_q4_1_q8_0 = dot_q4_1_q8_0_avx2;
+        t.dot_q5_0_q8_0 = dot_q5_0_q8_0_avx2;
+        t.dot_q5_1_q8_0 = dot_q5_1_q8_0_avx2;
+        t.dot_iq4_nl_q8_0 = dot_iq4_nl_q8_0_avx2;
+        t.dot_q2_k_q8_k = dot_q2_k_q8_k_avx2;
+        t.dot_q3_k_q8_k = dot_q3_k_q8_k_avx2;
+        t.dot_iq4_xs_q8_k = dot_iq4_xs_q8_k_avx2;
         t.dot_q4_k_q8_k = dot_q4_k_q8_k_avx2;
         t.dot_q5_k_q8_k = dot_q5_k_q8_k_avx2;
         t.dot_q6_k_q8_k = dot_q6_k_q8_k_avx2;

@@ -28,6 +28,14 @@ void dot_q4_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, flo
 void dot_q5_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, float* out);
 float dot_q6_k_q8_k_avx512(int64_t n, const void* w, const void* x);
 void dot_q6_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, float* out);
+// The other weight types' dot products (other_quants_avx2.cpp).
+float dot_q4_1_q8_0_avx2(int64_t n, const void* w, const void* x);
+float dot_q5_0_q8_0_avx2(int64_t n, const void* w, const void* x);
+float dot_q5_1_q8_0_avx2(int64_t n, const void* w, const void* x);
+float dot_iq4_nl_q8_0_avx2(int64_t n, const void* w, const void* x);
+float dot_q2_k_q8_k_avx2(int64_t n, const void* w, const void* x);
+float dot_q3_k_q8_k_avx2(int64_t n, const void* w, const void* x);
+float dot_iq4_xs_q8_k_avx2(int64_t n, const void* w, const void* x);
 // K-quant row axpys (kquant_axpy_avx2.cpp).
 void axpy_q4_k_avx2(int64_t n, float a, const void* x, float* y);
 void axpy_q5_k_avx2(int64_t n, float a, const void* x, float* y);

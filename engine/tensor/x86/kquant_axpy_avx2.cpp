@@ -2,7 +2,6 @@
 // reference's arithmetic in the same order, so bit for bit its results.
 #include <immintrin.h>
 
-#include "tensor/fp16.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/x86/kernels_x86.h"
 
@@ -38,7 +37,7 @@ void axpy_k_with_mins(int64_t n, float a, const void* xv, float* y) {
     for (int64_t b = 0; b < n / kQK_K; ++b, y += kQK_K) {
         uint8_t sm[16];
         k_scales_and_mins(x[b].scales, sm);
-        const float d = fp16_to_f32(x[b].d), dmin = fp16_to_f32(x[b].dmin);
+        const float d = _cvtsh_ss(x[b].d), dmin = _cvtsh_ss(x[b].dmin);
         for (int p = 0; p < 4; ++p) {
             const __m256i bytes = load(x[b].qs + 32 * p);
             __m256i q[2] = {_mm256_and_si256(bytes, low), _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low)};
@@ -64,7 +63,7 @@ void axpy_q6_k_avx2(int64_t n, float a, const void* xv, float* y) {
     const auto* x = static_cast<const BlockQ6_K*>(xv);
     const __m256i low = _mm256_set1_epi8(0x0F), two_bits = _mm256_set1_epi8(0x30);
     for (int64_t b = 0; b < n / kQK_K; ++b) {
-        const float d = fp16_to_f32(x[b].d);
+        const float d = _cvtsh_ss(x[b].d);
         float* yh = y + b * kQK_K;
         for (int half = 0; half < 2; ++half, yh += 128) {
             const __m256i ql0 = load(x[b].ql + 64 * half), ql1 = load(x[b].ql + 64 * half + 32);
