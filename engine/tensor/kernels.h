@@ -68,6 +68,13 @@ struct KernelTable {
     void (*dot_q4_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
     void (*dot_q5_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
     void (*dot_q6_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
+    void (*dot_q4_1_q8_0_x4)(int64_t n, const void* w, const void* const* x, float* out);
+    void (*dot_q5_0_q8_0_x4)(int64_t n, const void* w, const void* const* x, float* out);
+    void (*dot_q5_1_q8_0_x4)(int64_t n, const void* w, const void* const* x, float* out);
+    void (*dot_iq4_nl_q8_0_x4)(int64_t n, const void* w, const void* const* x, float* out);
+    void (*dot_q2_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
+    void (*dot_q3_k_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
+    void (*dot_iq4_xs_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
     // A group of eight grouped rows (tensor/grouped_rows.h) against n_tokens activation rows
     // x_stride bytes apart: y[t * y_stride + r] = row r's dot product with token t as the row
     // kernels give it, to float rounding. group_q4_0 and group_q4_k say whether this table's

@@ -138,6 +138,13 @@ DotTokens4 four_token_kernel(DType t) {
         case DType::Q4_K: return kernels().dot_q4_k_q8_k_x4;
         case DType::Q5_K: return kernels().dot_q5_k_q8_k_x4;
         case DType::Q6_K: return kernels().dot_q6_k_q8_k_x4;
+        case DType::Q4_1: return kernels().dot_q4_1_q8_0_x4;
+        case DType::Q5_0: return kernels().dot_q5_0_q8_0_x4;
+        case DType::Q5_1: return kernels().dot_q5_1_q8_0_x4;
+        case DType::IQ4_NL: return kernels().dot_iq4_nl_q8_0_x4;
+        case DType::Q2_K: return kernels().dot_q2_k_q8_k_x4;
+        case DType::Q3_K: return kernels().dot_q3_k_q8_k_x4;
+        case DType::IQ4_XS: return kernels().dot_iq4_xs_q8_k_x4;
         default: return nullptr;
     }
 }

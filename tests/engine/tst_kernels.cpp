@@ -73,6 +73,25 @@ DotFn quantized_dot(const KernelTable& k, DType t) {
     }
 }
 
+using DotTokens4Fn = void (*)(int64_t, const void*, const void* const*, float*);
+
+// The table's kernel for one row of a type against four tokens.
+DotTokens4Fn four_token_kernel(const KernelTable& k, DType t) {
+    switch (t) {
+        case DType::Q4_1: return k.dot_q4_1_q8_0_x4;
+        case DType::Q5_0: return k.dot_q5_0_q8_0_x4;
+        case DType::Q5_1: return k.dot_q5_1_q8_0_x4;
+        case DType::IQ4_NL: return k.dot_iq4_nl_q8_0_x4;
+        case DType::Q2_K: return k.dot_q2_k_q8_k_x4;
+        case DType::Q3_K: return k.dot_q3_k_q8_k_x4;
+        case DType::Q4_K: return k.dot_q4_k_q8_k_x4;
+        case DType::Q5_K: return k.dot_q5_k_q8_k_x4;
+        case DType::Q6_K: return k.dot_q6_k_q8_k_x4;
+        case DType::IQ4_XS: return k.dot_iq4_xs_q8_k_x4;
+        default: return nullptr;
+    }
+}
+
 constexpr DType kQuantizedTypes[] = {DType::Q4_0, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::Q8_0, DType::IQ4_NL,
                                      DType::Q2_K, DType::Q3_K, DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::IQ4_XS};
 
@@ -416,24 +435,33 @@ private slots:
     // The four-token kernels give each token what the one-token kernel gives it.
     void four_token_kernels_match_one_token() {
         const int64_t n = 4096;
-        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K}) {
+        for (DType t : {DType::Q4_K, DType::Q5_K, DType::Q6_K, DType::Q4_1, DType::Q5_0, DType::Q5_1, DType::IQ4_NL,
+                        DType::Q2_K, DType::Q3_K, DType::IQ4_XS}) {
             std::mt19937_64 rng{uint64_t(t)};
             std::vector<uint8_t> w(row_bytes(t, n));
             random_row(t, n, 0.05f, rng, w.data());
-            std::vector<std::vector<uint8_t>> xs;
-            for (uint32_t k = 0; k < 4; ++k) {
-                const auto xf = random_floats(size_t(n), 40 + k);
-                xs.emplace_back(row_bytes(DType::Q8_K, n));
-                quantize_row_q8_k_ref(xf.data(), xs.back().data(), n);
-            }
-            const void* ptrs[4] = {xs[0].data(), xs[1].data(), xs[2].data(), xs[3].data()};
+            const DType xt = activation_type(t);
             for (int i = 0; i < available_kernel_count(); ++i) {
                 const KernelTable& k = available_kernels(i);
+                // Each table's own activation layout (Q8_0 blocks and its extras, or Q8_K).
+                std::vector<std::vector<uint8_t>> xs;
+                for (uint32_t j = 0; j < 4; ++j) {
+                    const auto xf = random_floats(size_t(n), 40 + j);
+                    if (xt == DType::Q8_0) {
+                        xs.emplace_back(k.q8_activation_bytes(n));
+                        k.prepare_q8_activation(xf.data(), xs.back().data(), n);
+                    } else {
+                        xs.emplace_back(row_bytes(DType::Q8_K, n));
+                        quantize_row_q8_k_ref(xf.data(), xs.back().data(), n);
+                    }
+                }
+                const void* ptrs[4] = {xs[0].data(), xs[1].data(), xs[2].data(), xs[3].data()};
                 float out[4];
-                const auto x4 = t == DType::Q4_K ? k.dot_q4_k_q8_k_x4 : t == DType::Q5_K ? k.dot_q5_k_q8_k_x4 : k.dot_q6_k_q8_k_x4;
-                x4(n, w.data(), ptrs, out);
+                four_token_kernel(k, t)(n, w.data(), ptrs, out);
                 for (int j = 0; j < 4; ++j) {
-                    const Exact e = exact_dot(t, w, DType::Q8_K, xs[size_t(j)], n);
+                    std::vector<uint8_t> x_blocks(static_cast<const uint8_t*>(ptrs[j]),
+                                                  static_cast<const uint8_t*>(ptrs[j]) + row_bytes(xt, n));
+                    const Exact e = exact_dot(t, w, xt, x_blocks, n);
                     QVERIFY2(std::fabs(out[j] - e.dot) <= 1e-5 * e.magnitude,
                              qPrintable(QString("%1 x4, %2, token %3").arg(dtype_name(t), k.isa).arg(j)));
                 }

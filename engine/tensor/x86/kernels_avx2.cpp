@@ -264,6 +264,13 @@ const KernelTable& avx2_kernels() {
         t.dot_q2_k_q8_k = dot_q2_k_q8_k_avx2;
         t.dot_q3_k_q8_k = dot_q3_k_q8_k_avx2;
         t.dot_iq4_xs_q8_k = dot_iq4_xs_q8_k_avx2;
+        t.dot_q4_1_q8_0_x4 = dot_q4_1_q8_0_x4_avx2;
+        t.dot_q5_0_q8_0_x4 = dot_q5_0_q8_0_x4_avx2;
+        t.dot_q5_1_q8_0_x4 = dot_q5_1_q8_0_x4_avx2;
+        t.dot_iq4_nl_q8_0_x4 = dot_iq4_nl_q8_0_x4_avx2;
+        t.dot_q2_k_q8_k_x4 = dot_q2_k_q8_k_x4_avx2;
+        t.dot_q3_k_q8_k_x4 = dot_q3_k_q8_k_x4_avx2;
+        t.dot_iq4_xs_q8_k_x4 = dot_iq4_xs_q8_k_x4_avx2;
         t.dot_q4_k_q8_k = dot_q4_k_q8_k_avx2;
         t.dot_q5_k_q8_k = dot_q5_k_q8_k_avx2;
         t.dot_q6_k_q8_k = dot_q6_k_q8_k_avx2;

@@ -24,23 +24,18 @@ inline float hsum(__m256 v) {
     return _mm_cvtss_f32(s);
 }
 
-inline int hsum_i32(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(s);
-}
-
 // Σ u·x of 32 unsigned weight quants (< 128) and 32 activations, into 8 int32 lanes.
 inline __m256i dot_u8_i8(__m256i u, __m256i x) { return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1)); }
 
 // Σ a·x of 32 signed weight values and 32 activations: |a| against x with a's sign.
 inline __m256i dot_i8_i8(__m256i a, __m256i x) { return dot_u8_i8(_mm256_sign_epi8(a, a), _mm256_sign_epi8(x, a)); }
 
-// Scales k and k + 1 of eight 16-bit scales, spread over the low and the high lane.
-inline __m256i scale_pair(__m128i scales16, int k) {
-    const __m256i pick = _mm256_set_m128i(_mm_set1_epi16(int16_t(0x0100 + 0x0202 * (k + 1))),
-                                          _mm_set1_epi16(int16_t(0x0100 + 0x0202 * k)));
+// Scales lo and hi of eight 16-bit scales, spread over the low and the high lane (hi = lo + 1
+// by default).
+inline __m256i scale_pair(__m128i scales16, int lo, int hi = -1) {
+    if (hi < 0) hi = lo + 1;
+    const __m256i pick = _mm256_set_m128i(_mm_set1_epi16(int16_t(0x0100 + 0x0202 * hi)),
+                                          _mm_set1_epi16(int16_t(0x0100 + 0x0202 * lo)));
     return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(scales16), pick);
 }
 
@@ -91,91 +86,111 @@ inline __m256i block_sums(__m256i x) { return dot_i8_i8(_mm256_set1_epi8(1), x);
 // The 16 IQ4 levels, in both 128-bit lanes, for a byte shuffle to look nibbles up in.
 inline __m256i iq4_table() { return _mm256_broadcastsi128_si256(load128(kIq4Levels)); }
 
+// Each kernel below takes kTokens activation rows at once (1, or 4 for a batch): a weight block is
+// unpacked once for all of them, and out[t] is token t's dot product.
+
 // Q4_1 and Q5_1: unsigned quants with a minimum, which meets the activation's block sum.
-template <typename Block, bool kFifthBit>
-float dot_with_min_q8_0(int64_t n, const void* wv, const void* xv) {
+template <typename Block, bool kFifthBit, int kTokens>
+void dot_with_min_q8_0(int64_t n, const void* wv, const void* const* xv, float* out) {
     auto* w = static_cast<const Block*>(wv);
-    auto* x = static_cast<const BlockQ8_0*>(xv);
-    __m256 acc = _mm256_setzero_ps(), acc_min = _mm256_setzero_ps();
+    __m256 acc[kTokens], acc_min[kTokens];
+    for (int t = 0; t < kTokens; ++t) acc[t] = acc_min[t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / kQK; ++i) {
         __m256i q = nibbles(w[i].qs);
         if constexpr (kFifthBit) q = _mm256_or_si256(q, fifth_bits(w[i].qh));
-        const __m256i xq = load(x[i].qs);
-        const float dx = half(x[i].d);
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(half(w[i].d) * dx), _mm256_cvtepi32_ps(dot_u8_i8(q, xq)), acc);
-        acc_min = _mm256_fmadd_ps(_mm256_set1_ps(half(w[i].m) * dx), _mm256_cvtepi32_ps(block_sums(xq)), acc_min);
+        const float d = half(w[i].d), m = half(w[i].m);
+        for (int t = 0; t < kTokens; ++t) {
+            const BlockQ8_0& x = static_cast<const BlockQ8_0*>(xv[t])[i];
+            const __m256i xq = load(x.qs);
+            const float dx = half(x.d);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * dx), _mm256_cvtepi32_ps(dot_u8_i8(q, xq)), acc[t]);
+            acc_min[t] = _mm256_fmadd_ps(_mm256_set1_ps(m * dx), _mm256_cvtepi32_ps(block_sums(xq)), acc_min[t]);
+        }
     }
-    return hsum(acc) + hsum(acc_min);
+    for (int t = 0; t < kTokens; ++t) out[t] = hsum(acc[t]) + hsum(acc_min[t]);
 }
 
 // Q5_0 and IQ4_NL: signed values, one scale per block.
-template <typename Block, typename Values>
-float dot_signed_q8_0(int64_t n, const void* wv, const void* xv, Values values) {
+template <typename Block, int kTokens, typename Values>
+void dot_signed_q8_0(int64_t n, const void* wv, const void* const* xv, float* out, Values values) {
     auto* w = static_cast<const Block*>(wv);
-    auto* x = static_cast<const BlockQ8_0*>(xv);
-    __m256 acc = _mm256_setzero_ps();
+    __m256 acc[kTokens];
+    for (int t = 0; t < kTokens; ++t) acc[t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / kQK; ++i) {
-        const __m256i p = dot_i8_i8(values(w[i]), load(x[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(half(w[i].d) * half(x[i].d)), _mm256_cvtepi32_ps(p), acc);
+        const __m256i v = values(w[i]);
+        const float d = half(w[i].d);
+        for (int t = 0; t < kTokens; ++t) {
+            const BlockQ8_0& x = static_cast<const BlockQ8_0*>(xv[t])[i];
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * half(x.d)), _mm256_cvtepi32_ps(dot_i8_i8(v, load(x.qs))), acc[t]);
+        }
     }
-    return hsum(acc);
+    for (int t = 0; t < kTokens; ++t) out[t] = hsum(acc[t]);
 }
 
-}  // namespace
-
-float dot_q4_1_q8_0_avx2(int64_t n, const void* w, const void* x) { return dot_with_min_q8_0<BlockQ4_1, false>(n, w, x); }
-float dot_q5_1_q8_0_avx2(int64_t n, const void* w, const void* x) { return dot_with_min_q8_0<BlockQ5_1, true>(n, w, x); }
-
-float dot_q5_0_q8_0_avx2(int64_t n, const void* w, const void* x) {
-    return dot_signed_q8_0<BlockQ5_0>(n, w, x, [](const BlockQ5_0& b) {
+template <int kTokens>
+void dot_q5_0(int64_t n, const void* w, const void* const* x, float* out) {
+    dot_signed_q8_0<BlockQ5_0, kTokens>(n, w, x, out, [](const BlockQ5_0& b) {
         return _mm256_sub_epi8(_mm256_or_si256(nibbles(b.qs), fifth_bits(b.qh)), _mm256_set1_epi8(16));
     });
 }
 
-float dot_iq4_nl_q8_0_avx2(int64_t n, const void* w, const void* x) {
+template <int kTokens>
+void dot_iq4_nl(int64_t n, const void* w, const void* const* x, float* out) {
     const __m256i table = iq4_table();
-    return dot_signed_q8_0<BlockIQ4_NL>(n, w, x, [&](const BlockIQ4_NL& b) { return _mm256_shuffle_epi8(table, nibbles(b.qs)); });
+    dot_signed_q8_0<BlockIQ4_NL, kTokens>(n, w, x, out, [&](const BlockIQ4_NL& b) { return _mm256_shuffle_epi8(table, nibbles(b.qs)); });
 }
 
 // Q2_K: element 128h + 32s + l's quant is bits 2s of qs[32h + l]; group g = e / 16 has scale
 // scales[g] & 15 and minimum scales[g] >> 4, which meets the activation's group sum.
-float dot_q2_k_q8_k_avx2(int64_t n, const void* wv, const void* xv) {
+template <int kTokens>
+void dot_q2_k(int64_t n, const void* wv, const void* const* xv, float* out) {
     auto* w = static_cast<const BlockQ2_K*>(wv);
-    auto* x = static_cast<const BlockQ8_K*>(xv);
     const __m256i two_bits = _mm256_set1_epi8(0x03);
-    float sum = 0.0f;
+    __m256 acc_f[kTokens];
+    for (int t = 0; t < kTokens; ++t) acc_f[t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / kQK_K; ++i) {
         const __m128i packed = load128(w[i].scales);
         const __m256i scales = _mm256_cvtepu8_epi16(_mm_and_si128(packed, _mm_set1_epi8(0x0F)));
-        __m256i acc = _mm256_setzero_si256();
+        const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F)));
+        __m256i acc[kTokens];
+        for (int t = 0; t < kTokens; ++t) acc[t] = _mm256_setzero_si256();
         for (int h = 0; h < 2; ++h) {
             const __m256i q = load(w[i].qs + 32 * h);
             const __m128i half_scales = lane(scales, h);
             for (int s = 0; s < 4; ++s) {
                 const __m256i u = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), two_bits);
-                acc = _mm256_add_epi32(acc, scaled_dot_u8(u, load(x[i].qs + 128 * h + 32 * s), scale_pair(half_scales, 2 * s)));
+                const __m256i pair = scale_pair(half_scales, 2 * s);
+                for (int t = 0; t < kTokens; ++t) {
+                    const BlockQ8_K& x = static_cast<const BlockQ8_K*>(xv[t])[i];
+                    acc[t] = _mm256_add_epi32(acc[t], scaled_dot_u8(u, load(x.qs + 128 * h + 32 * s), pair));
+                }
             }
         }
-        const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F)));
-        const int msum = hsum_i32(_mm256_madd_epi16(mins, load(x[i].bsums)));
-        sum += half(w[i].d) * x[i].d * float(hsum_i32(acc));
-        sum -= half(w[i].dmin) * x[i].d * float(msum);
+        const float d = half(w[i].d), dmin = half(w[i].dmin);
+        for (int t = 0; t < kTokens; ++t) {
+            const BlockQ8_K& x = static_cast<const BlockQ8_K*>(xv[t])[i];
+            const __m256i msum = _mm256_madd_epi16(mins, load(x.bsums));
+            acc_f[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * x.d), _mm256_cvtepi32_ps(acc[t]), acc_f[t]);
+            acc_f[t] = _mm256_fnmadd_ps(_mm256_set1_ps(dmin * x.d), _mm256_cvtepi32_ps(msum), acc_f[t]);
+        }
     }
-    return sum;
+    for (int t = 0; t < kTokens; ++t) out[t] = hsum(acc_f[t]);
 }
 
 // Q3_K: Q2_K's two low bits, a third from bit e / 32 of hmask[e % 32]; the value is that 3-bit
 // quant less 4, taken here as the unsigned quant against the activation less 4 times its group
 // sums.
-float dot_q3_k_q8_k_avx2(int64_t n, const void* wv, const void* xv) {
+template <int kTokens>
+void dot_q3_k(int64_t n, const void* wv, const void* const* xv, float* out) {
     auto* w = static_cast<const BlockQ3_K*>(wv);
-    auto* x = static_cast<const BlockQ8_K*>(xv);
     const __m256i two_bits = _mm256_set1_epi8(0x03), one = _mm256_set1_epi8(0x01);
-    float sum = 0.0f;
+    __m256 acc_f[kTokens];
+    for (int t = 0; t < kTokens; ++t) acc_f[t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / kQK_K; ++i) {
         const __m256i scales = q3_k_scales16(w[i].scales);
         const __m256i hmask = load(w[i].hmask);
-        __m256i acc = _mm256_setzero_si256();
+        __m256i acc[kTokens];
+        for (int t = 0; t < kTokens; ++t) acc[t] = _mm256_setzero_si256();
         for (int h = 0; h < 2; ++h) {
             const __m256i q = load(w[i].qs + 32 * h);
             const __m128i half_scales = lane(scales, h);
@@ -183,42 +198,83 @@ float dot_q3_k_q8_k_avx2(int64_t n, const void* wv, const void* xv) {
                 const __m256i low = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), two_bits);
                 const __m256i high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hmask, 4 * h + s), one), 2);
                 const __m256i u = _mm256_or_si256(low, high);
-                acc = _mm256_add_epi32(acc, scaled_dot_u8(u, load(x[i].qs + 128 * h + 32 * s), scale_pair(half_scales, 2 * s)));
+                const __m256i pair = scale_pair(half_scales, 2 * s);
+                for (int t = 0; t < kTokens; ++t) {
+                    const BlockQ8_K& x = static_cast<const BlockQ8_K*>(xv[t])[i];
+                    acc[t] = _mm256_add_epi32(acc[t], scaled_dot_u8(u, load(x.qs + 128 * h + 32 * s), pair));
+                }
             }
         }
-        const int offset = hsum_i32(_mm256_madd_epi16(scales, load(x[i].bsums)));
-        sum += half(w[i].d) * x[i].d * float(hsum_i32(acc) - 4 * offset);
+        const float d = half(w[i].d);
+        for (int t = 0; t < kTokens; ++t) {
+            const BlockQ8_K& x = static_cast<const BlockQ8_K*>(xv[t])[i];
+            const __m256i offset = _mm256_slli_epi32(_mm256_madd_epi16(scales, load(x.bsums)), 2);
+            acc_f[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * x.d), _mm256_cvtepi32_ps(_mm256_sub_epi32(acc[t], offset)), acc_f[t]);
+        }
     }
-    return sum;
+    for (int t = 0; t < kTokens; ++t) out[t] = hsum(acc_f[t]);
 }
 
 // IQ4_XS: eight sub-blocks of 32, each 16 bytes of IQ4_NL nibbles and a 6-bit scale less 32.
-// One 32-byte load holds sub-blocks 2p and 2p + 1 in its two lanes; the activation's halves are
-// paired to match.
-float dot_iq4_xs_q8_k_avx2(int64_t n, const void* wv, const void* xv) {
+// One 32-byte load holds sub-blocks 2p and 2p + 1 in its two lanes; their levels are re-paired
+// into element order once, so each token's activation loads as it lies.
+template <int kTokens>
+void dot_iq4_xs(int64_t n, const void* wv, const void* const* xv, float* out) {
     auto* w = static_cast<const BlockIQ4_XS*>(wv);
-    auto* x = static_cast<const BlockQ8_K*>(xv);
     const __m256i table = iq4_table(), nibble = _mm256_set1_epi8(0x0F);
-    float sum = 0.0f;
+    __m256 acc_f[kTokens];
+    for (int t = 0; t < kTokens; ++t) acc_f[t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / kQK_K; ++i) {
         alignas(16) int16_t ls[8];
         for (int j = 0; j < 8; ++j)
             ls[j] = int16_t((((w[i].scales_l[j / 2] >> (4 * (j % 2))) & 0xF) | (((w[i].scales_h >> (2 * j)) & 3) << 4)) - 32);
         const __m128i scales = _mm_load_si128(reinterpret_cast<const __m128i*>(ls));
-        __m256i acc = _mm256_setzero_si256();
+        __m256i acc[kTokens];
+        for (int t = 0; t < kTokens; ++t) acc[t] = _mm256_setzero_si256();
         for (int p = 0; p < 4; ++p) {
-            const __m256i pair = scale_pair(scales, 2 * p);
             const __m256i q = load(w[i].qs + 32 * p);
             const __m256i lo = _mm256_shuffle_epi8(table, _mm256_and_si256(q, nibble));
             const __m256i hi = _mm256_shuffle_epi8(table, _mm256_and_si256(_mm256_srli_epi16(q, 4), nibble));
-            const int8_t* xq = x[i].qs + 64 * p;
-            const __m256i x_lo = _mm256_set_m128i(load128(xq + 32), load128(xq));
-            const __m256i x_hi = _mm256_set_m128i(load128(xq + 48), load128(xq + 16));
-            acc = _mm256_add_epi32(acc, _mm256_add_epi32(scaled_dot_i8(lo, x_lo, pair), scaled_dot_i8(hi, x_hi, pair)));
+            const __m256i first = _mm256_permute2x128_si256(lo, hi, 0x20), second = _mm256_permute2x128_si256(lo, hi, 0x31);
+            const __m256i s_first = scale_pair(scales, 2 * p, 2 * p), s_second = scale_pair(scales, 2 * p + 1, 2 * p + 1);
+            for (int t = 0; t < kTokens; ++t) {
+                const int8_t* xq = static_cast<const BlockQ8_K*>(xv[t])[i].qs + 64 * p;
+                acc[t] = _mm256_add_epi32(acc[t], _mm256_add_epi32(scaled_dot_i8(first, load(xq), s_first),
+                                                                   scaled_dot_i8(second, load(xq + 32), s_second)));
+            }
         }
-        sum += half(w[i].d) * x[i].d * float(hsum_i32(acc));
+        const float d = half(w[i].d);
+        for (int t = 0; t < kTokens; ++t) {
+            const __m256 scale = _mm256_set1_ps(d * static_cast<const BlockQ8_K*>(xv[t])[i].d);
+            acc_f[t] = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(acc[t]), acc_f[t]);
+        }
     }
-    return sum;
+    for (int t = 0; t < kTokens; ++t) out[t] = hsum(acc_f[t]);
 }
+
+template <void (*Kernel)(int64_t, const void*, const void* const*, float*)>
+float one_token(int64_t n, const void* w, const void* x) {
+    float out;
+    Kernel(n, w, &x, &out);
+    return out;
+}
+
+}  // namespace
+
+float dot_q4_1_q8_0_avx2(int64_t n, const void* w, const void* x) { return one_token<dot_with_min_q8_0<BlockQ4_1, false, 1>>(n, w, x); }
+float dot_q5_1_q8_0_avx2(int64_t n, const void* w, const void* x) { return one_token<dot_with_min_q8_0<BlockQ5_1, true, 1>>(n, w, x); }
+float dot_q5_0_q8_0_avx2(int64_t n, const void* w, const void* x) { return one_token<dot_q5_0<1>>(n, w, x); }
+float dot_iq4_nl_q8_0_avx2(int64_t n, const void* w, const void* x) { return one_token<dot_iq4_nl<1>>(n, w, x); }
+float dot_q2_k_q8_k_avx2(int64_t n, const void* w, const void* x) { return one_token<dot_q2_k<1>>(n, w, x); }
+float dot_q3_k_q8_k_avx2(int64_t n, const void* w, const void* x) { return one_token<dot_q3_k<1>>(n, w, x); }
+float dot_iq4_xs_q8_k_avx2(int64_t n, const void* w, const void* x) { return one_token<dot_iq4_xs<1>>(n, w, x); }
+
+void dot_q4_1_q8_0_x4_avx2(int64_t n, const void* w, const void* const* x, float* out) { dot_with_min_q8_0<BlockQ4_1, false, 4>(n, w, x, out); }
+void dot_q5_1_q8_0_x4_avx2(int64_t n, const void* w, const void* const* x, float* out) { dot_with_min_q8_0<BlockQ5_1, true, 4>(n, w, x, out); }
+void dot_q5_0_q8_0_x4_avx2(int64_t n, const void* w, const void* const* x, float* out) { dot_q5_0<4>(n, w, x, out); }
+void dot_iq4_nl_q8_0_x4_avx2(int64_t n, const void* w, const void* const* x, float* out) { dot_iq4_nl<4>(n, w, x, out); }
+void dot_q2_k_q8_k_x4_avx2(int64_t n, const void* w, const void* const* x, float* out) { dot_q2_k<4>(n, w, x, out); }
+void dot_q3_k_q8_k_x4_avx2(int64_t n, const void* w, const void* const* x, float* out) { dot_q3_k<4>(n, w, x, out); }
+void dot_iq4_xs_q8_k_x4_avx2(int64_t n, const void* w, const void* const* x, float* out) { dot_iq4_xs<4>(n, w, x, out); }
 
 }  // namespace ember::tensor
