@@ -20,6 +20,9 @@ std::vector<const KernelTable*> detect() {
     if (tables.size() == 2 && cpu.avx512f && cpu.avx512bw && cpu.avx512vl && cpu.avx512vnni && cpu.avx512vbmi)
         tables.push_back(&avx512_kernels());
 #endif
+#if defined(__aarch64__) && defined(__ARM_NEON)
+    tables.push_back(&neon_kernels());
+#endif
     // EMBER_ISA=scalar|avx2 stops at that table: what a CPU without the later ones runs, for
     // benchmarks on one that has them (BENCHMARKS.md). ember-bench prints the table in use.
     if (const char* cap = std::getenv("EMBER_ISA"))

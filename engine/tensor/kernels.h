@@ -117,6 +117,9 @@ void axpy4_by_rows(int64_t n, const float* a, const void* const* x, float* y) {
 }
 
 const KernelTable& reference_kernels();
+#if defined(__aarch64__) && defined(__ARM_NEON)
+const KernelTable& neon_kernels();  // kernels_neon.cpp
+#endif
 const KernelTable& kernels();
 // Every table this CPU can run (reference first), for tests that check SIMD against scalar.
 int available_kernel_count();

@@ -1,0 +1,134 @@
+// NEON kernels for 64-bit ARM (an Apple Silicon Mac, a Linux ARM board), where NEON is part of
+// the base instruction set: the weight types PowerInfer's files carry (F16, Q4_0, Q8_0). Integer
+// block sums are exact, as the scalar twins'; only the order of the float sums differs, and the
+// row axpys are bit for bit the scalar ones (one fused multiply-add per element). Other types
+// keep the scalar kernels. Compiles to nothing elsewhere.
+#if defined(__aarch64__) && defined(__ARM_NEON)
+
+#include <arm_neon.h>
+
+#include <cmath>
+
+#include "tensor/fp16.h"
+#include "tensor/kernels.h"
+#include "tensor/quant_blocks.h"
+
+namespace ember::tensor {
+namespace {
+
+// Σ a·b over 16 int8 pairs, added into four int32 lanes: products widened to 16 bits, pairs of
+// them to 32, so no sum can overflow.
+inline int32x4_t add_dot16(int32x4_t acc, int8x16_t a, int8x16_t b) {
+    acc = vpadalq_s16(acc, vmull_s8(vget_low_s8(a), vget_low_s8(b)));
+    return vpadalq_s16(acc, vmull_s8(vget_high_s8(a), vget_high_s8(b)));
+}
+
+float dot_q4_0_q8_0(int64_t n, const void* wv, const void* xv) {
+    auto* w = static_cast<const BlockQ4_0*>(wv);
+    auto* x = static_cast<const BlockQ8_0*>(xv);
+    const uint8x16_t low = vdupq_n_u8(0x0F);
+    const int8x16_t eight = vdupq_n_s8(8);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        const uint8x16_t packed = vld1q_u8(w[i].qs);
+        const int8x16_t lo = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(packed, low)), eight);
+        const int8x16_t hi = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(packed, 4)), eight);
+        int32x4_t sum = add_dot16(vdupq_n_s32(0), lo, vld1q_s8(x[i].qs));
+        sum = add_dot16(sum, hi, vld1q_s8(x[i].qs + 16));
+        acc = vfmaq_n_f32(acc, vcvtq_f32_s32(sum), fp16_to_f32(w[i].d) * fp16_to_f32(x[i].d));
+    }
+    return vaddvq_f32(acc);
+}
+
+float dot_q8_0_q8_0(int64_t n, const void* wv, const void* xv) {
+    auto* w = static_cast<const BlockQ8_0*>(wv);
+    auto* x = static_cast<const BlockQ8_0*>(xv);
+    float32x4_t acc = vdupq_n_f32(0.0f);
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        int32x4_t sum = add_dot16(vdupq_n_s32(0), vld1q_s8(w[i].qs), vld1q_s8(x[i].qs));
+        sum = add_dot16(sum, vld1q_s8(w[i].qs + 16), vld1q_s8(x[i].qs + 16));
+        acc = vfmaq_n_f32(acc, vcvtq_f32_s32(sum), fp16_to_f32(w[i].d) * fp16_to_f32(x[i].d));
+    }
+    return vaddvq_f32(acc);
+}
+
+inline float32x4_t load_f16(const uint16_t* p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
+
+float dot_f16(int64_t n, const uint16_t* w, const uint16_t* x) {
+    float32x4_t acc[4] = {vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f), vdupq_n_f32(0.0f)};
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int k = 0; k < 4; ++k) acc[k] = vfmaq_f32(acc[k], load_f16(w + i + 4 * k), load_f16(x + i + 4 * k));
+    float sum = vaddvq_f32(vaddq_f32(vaddq_f32(acc[0], acc[1]), vaddq_f32(acc[2], acc[3])));
+    for (; i < n; ++i) sum += fp16_to_f32(w[i]) * fp16_to_f32(x[i]);
+    return sum;
+}
+
+void axpy_f16(int64_t n, float a, const uint16_t* x, float* y) {
+    const float32x4_t va = vdupq_n_f32(a);
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) vst1q_f32(y + i, vfmaq_f32(vld1q_f32(y + i), va, load_f16(x + i)));
+    for (; i < n; ++i) y[i] = std::fma(a, fp16_to_f32(x[i]), y[i]);
+}
+
+// As the scalar twin: each element gets (a · d) · q with one rounding of the product-sum.
+void axpy_q4_0(int64_t n, float a, const void* xv, float* y) {
+    auto* x = static_cast<const BlockQ4_0*>(xv);
+    const uint8x16_t low = vdupq_n_u8(0x0F);
+    const int8x16_t eight = vdupq_n_s8(8);
+    for (int64_t b = 0; b < n / kQK; ++b) {
+        const float32x4_t d = vdupq_n_f32(a * fp16_to_f32(x[b].d));
+        const uint8x16_t packed = vld1q_u8(x[b].qs);
+        const int8x16_t halves[2] = {vsubq_s8(vreinterpretq_s8_u8(vandq_u8(packed, low)), eight),
+                                     vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(packed, 4)), eight)};
+        float* yb = y + b * kQK;
+        for (int h = 0; h < 2; ++h) {
+            const int16x8_t wide[2] = {vmovl_s8(vget_low_s8(halves[h])), vmovl_s8(vget_high_s8(halves[h]))};
+            for (int k = 0; k < 4; ++k) {
+                const int16x4_t part = k % 2 ? vget_high_s16(wide[k / 2]) : vget_low_s16(wide[k / 2]);
+                float* yk = yb + 16 * h + 4 * k;
+                vst1q_f32(yk, vfmaq_f32(vld1q_f32(yk), d, vcvtq_f32_s32(vmovl_s16(part))));
+            }
+        }
+    }
+}
+
+void axpy_q8_0(int64_t n, float a, const void* xv, float* y) {
+    auto* x = static_cast<const BlockQ8_0*>(xv);
+    for (int64_t b = 0; b < n / kQK; ++b) {
+        const float32x4_t d = vdupq_n_f32(a * fp16_to_f32(x[b].d));
+        float* yb = y + b * kQK;
+        for (int h = 0; h < 2; ++h) {
+            const int8x16_t q = vld1q_s8(x[b].qs + 16 * h);
+            const int16x8_t wide[2] = {vmovl_s8(vget_low_s8(q)), vmovl_s8(vget_high_s8(q))};
+            for (int k = 0; k < 4; ++k) {
+                const int16x4_t part = k % 2 ? vget_high_s16(wide[k / 2]) : vget_low_s16(wide[k / 2]);
+                float* yk = yb + 16 * h + 4 * k;
+                vst1q_f32(yk, vfmaq_f32(vld1q_f32(yk), d, vcvtq_f32_s32(vmovl_s16(part))));
+            }
+        }
+    }
+}
+
+}  // namespace
+
+const KernelTable& neon_kernels() {
+    static const KernelTable table = [] {
+        KernelTable t = reference_kernels();
+        t.isa = "neon";
+        t.dot_f16 = dot_f16;
+        t.dot_q4_0_q8_0 = dot_q4_0_q8_0;
+        t.dot_q8_0_q8_0 = dot_q8_0_q8_0;
+        t.dot4_q4_0_q8_0 = dot4_by_rows<dot_q4_0_q8_0>;
+        t.axpy_f16 = axpy_f16;
+        t.axpy_q4_0 = axpy_q4_0;
+        t.axpy_q8_0 = axpy_q8_0;
+        t.axpy4_q4_0 = axpy4_by_rows<axpy_q4_0>;
+        return t;
+    }();
+    return table;
+}
+
+}  // namespace ember::tensor
+
+#endif
