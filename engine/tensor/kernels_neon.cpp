@@ -1,5 +1,6 @@
 // NEON kernels for 64-bit ARM (an Apple Silicon Mac, a Linux ARM board), where NEON is part of
-// the base instruction set: the weight types PowerInfer's files carry (F16, Q4_0, Q8_0). Integer
+// the base instruction set: the weight types PowerInfer's files carry (F16, Q4_0, Q8_0) and those
+// of a Q4_K_M file (Q4_K, Q6_K). Integer
 // block sums are exact, as the scalar twins'; only the order of the float sums differs, and the
 // row axpys are bit for bit the scalar ones (one fused multiply-add per element). Other types
 // keep the scalar kernels. Compiles to nothing elsewhere.
@@ -50,6 +51,68 @@ float dot_q8_0_q8_0(int64_t n, const void* wv, const void* xv) {
         acc = vfmaq_n_f32(acc, vcvtq_f32_s32(sum), fp16_to_f32(w[i].d) * fp16_to_f32(x[i].d));
     }
     return vaddvq_f32(acc);
+}
+
+// Σ a·b over 32 pairs as one integer.
+inline int32_t dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
+    return vaddvq_s32(add_dot16(add_dot16(vdupq_n_s32(0), a0, vld1q_s8(b)), a1, vld1q_s8(b + 16)));
+}
+
+// Q4_K against Q8_K: sub-block j's scale weights Σ q·x, its minimum the activation's group sums.
+float dot_q4_k_q8_k(int64_t n, const void* wv, const void* xv) {
+    auto* w = static_cast<const BlockQ4_K*>(wv);
+    auto* x = static_cast<const BlockQ8_K*>(xv);
+    const uint8x16_t low = vdupq_n_u8(0x0F);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / kQK_K; ++i) {
+        uint8_t sm[16];
+        k_scales_and_mins(w[i].scales, sm);
+        int32_t isum = 0, msum = 0;
+        for (int p = 0; p < 4; ++p) {
+            const uint8x16_t q0 = vld1q_u8(w[i].qs + 32 * p), q1 = vld1q_u8(w[i].qs + 32 * p + 16);
+            const int8_t* xq = x[i].qs + 64 * p;
+            isum += sm[2 * p] * dot32(vreinterpretq_s8_u8(vandq_u8(q0, low)), vreinterpretq_s8_u8(vandq_u8(q1, low)), xq);
+            isum += sm[2 * p + 1] * dot32(vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)), xq + 32);
+        }
+        for (int j = 0; j < 8; ++j) msum += sm[8 + j] * (x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
+        sum += fp16_to_f32(w[i].d) * x[i].d * float(isum);
+        sum -= fp16_to_f32(w[i].dmin) * x[i].d * float(msum);
+    }
+    return sum;
+}
+
+// Q6_K against Q8_K: the unsigned 6-bit quants against the activation, less 32 times the scaled
+// group sums.
+float dot_q6_k_q8_k(int64_t n, const void* wv, const void* xv) {
+    auto* w = static_cast<const BlockQ6_K*>(wv);
+    auto* x = static_cast<const BlockQ8_K*>(xv);
+    const uint8x16_t low = vdupq_n_u8(0x0F), two_bits = vdupq_n_u8(0x30);
+    float sum = 0.0f;
+    for (int64_t i = 0; i < n / kQK_K; ++i) {
+        const int8_t* sc = w[i].scales;
+        int32_t isum = 0, offset = 0;
+        for (int h = 0; h < 2; ++h) {
+            const uint8_t* ql = w[i].ql + 64 * h;
+            const uint8_t* qh = w[i].qh + 32 * h;
+            for (int k = 0; k < 2; ++k) {  // values l = 16k .. 16k + 15 of each run of 32
+                const uint8x16_t l0 = vld1q_u8(ql + 16 * k), l1 = vld1q_u8(ql + 32 + 16 * k), hb = vld1q_u8(qh + 16 * k);
+                const uint8x16_t u[4] = {
+                    vorrq_u8(vandq_u8(l0, low), vandq_u8(vshlq_n_u8(hb, 4), two_bits)),
+                    vorrq_u8(vandq_u8(l1, low), vandq_u8(vshlq_n_u8(hb, 2), two_bits)),
+                    vorrq_u8(vshrq_n_u8(l0, 4), vandq_u8(hb, two_bits)),
+                    vorrq_u8(vshrq_n_u8(l1, 4), vandq_u8(vshrq_n_u8(hb, 2), two_bits)),
+                };
+                for (int c = 0; c < 4; ++c) {
+                    const int8_t* xq = x[i].qs + 128 * h + 32 * c + 16 * k;
+                    const int32_t d = vaddvq_s32(add_dot16(vdupq_n_s32(0), vreinterpretq_s8_u8(u[c]), vld1q_s8(xq)));
+                    isum += sc[8 * h + 2 * c + k] * d;
+                }
+            }
+        }
+        for (int g = 0; g < 16; ++g) offset += sc[g] * x[i].bsums[g];
+        sum += fp16_to_f32(w[i].d) * x[i].d * float(isum - 32 * offset);
+    }
+    return sum;
 }
 
 inline float32x4_t load_f16(const uint16_t* p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
@@ -124,6 +187,10 @@ const KernelTable& neon_kernels() {
         t.axpy_q4_0 = axpy_q4_0;
         t.axpy_q8_0 = axpy_q8_0;
         t.axpy4_q4_0 = axpy4_by_rows<axpy_q4_0>;
+        t.dot_q4_k_q8_k = dot_q4_k_q8_k;
+        t.dot_q6_k_q8_k = dot_q6_k_q8_k;
+        t.dot_q4_k_q8_k_x4 = dot_tokens4_by_calls<dot_q4_k_q8_k>;
+        t.dot_q6_k_q8_k_x4 = dot_tokens4_by_calls<dot_q6_k_q8_k>;
         return t;
     }();
     return table;

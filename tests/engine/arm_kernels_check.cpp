@@ -74,6 +74,16 @@ int main() {
                 (t == DType::Q4_0 ? r.axpy_q4_0 : r.axpy_q8_0)(n, -0.37f, w.data(), y_r.data());
                 if (y_k != y_r) return fail(k.isa, t == DType::Q4_0 ? "axpy_q4_0" : "axpy_q8_0", n);
             }
+            if (n % 256 == 0) {
+                std::vector<uint8_t> xk(row_bytes(DType::Q8_K, n));
+                quantize_row_q8_k_ref(xf.data(), xk.data(), n);
+                const auto xk_values = dequantized(DType::Q8_K, xk, n);
+                for (DType t : {DType::Q4_K, DType::Q6_K}) {
+                    const auto w = quantized(t, wf);
+                    const auto dot = t == DType::Q4_K ? k.dot_q4_k_q8_k : k.dot_q6_k_q8_k;
+                    if (!near(dot(n, w.data(), xk.data()), dequantized(t, w, n), xk_values)) return fail(k.isa, dtype_name(t), n);
+                }
+            }
             std::vector<float> y_k(xf), y_r(xf);
             k.axpy_f16(n, 0.75f, w16p, y_k.data());
             r.axpy_f16(n, 0.75f, w16p, y_r.data());
