@@ -432,6 +432,8 @@ const KernelTable& avx512_kernels() {
         t.dot_q6_k_q8_k_x4 = dot_q6_k_q8_k_x4_avx512;
         t.dot_iq4_xs_q8_k = dot_iq4_xs_q8_k_avx512;
         t.dot_iq4_xs_q8_k_x4 = dot_iq4_xs_q8_k_x4_avx512;
+        t.dot_q2_k_q8_k = dot_q2_k_q8_k_avx512;
+        t.dot_q2_k_q8_k_x4 = dot_q2_k_q8_k_x4_avx512;
         t.group_q4_0 = true;
         t.group_q4_k = true;
         t.gemm_q4_0_r8_q8_0 = gemm_q4_0_r8_q8_0;

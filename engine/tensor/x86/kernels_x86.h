@@ -43,8 +43,11 @@ void dot_iq4_nl_q8_0_x4_avx2(int64_t n, const void* w, const void* const* x, flo
 void dot_q2_k_q8_k_x4_avx2(int64_t n, const void* w, const void* const* x, float* out);
 void dot_q3_k_q8_k_x4_avx2(int64_t n, const void* w, const void* const* x, float* out);
 void dot_iq4_xs_q8_k_x4_avx2(int64_t n, const void* w, const void* const* x, float* out);
-float dot_iq4_xs_q8_k_avx512(int64_t n, const void* w, const void* x);  // other_quants_avx512.cpp
+// IQ4_XS and Q2_K with VNNI (other_quants_avx512.cpp).
+float dot_iq4_xs_q8_k_avx512(int64_t n, const void* w, const void* x);
 void dot_iq4_xs_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, float* out);
+float dot_q2_k_q8_k_avx512(int64_t n, const void* w, const void* x);
+void dot_q2_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, float* out);
 // K-quant row axpys (kquant_axpy_avx2.cpp).
 void axpy_q4_k_avx2(int64_t n, float a, const void* x, float* y);
 void axpy_q5_k_avx2(int64_t n, float a, const void* x, float* y);
