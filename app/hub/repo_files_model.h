@@ -1,6 +1,8 @@
 #pragma once
 // The open repo's files, models first: size, kind (sparse, dense, activation, config, other),
-// quantization, and for each model file what "Download" would fetch (file count and bytes).
+// quantization, and for each model file what "Download" would fetch (file count and bytes). As
+// their fits become known, the models this machine can run move to the top and those the engine
+// cannot run to the bottom.
 
 #include <QAbstractListModel>
 #include <QtQml/qqmlregistration.h>
@@ -41,6 +43,8 @@ public:
     void set_fit(const QString& path, const QString& kind, const QString& text);
 
 private:
+    void runnable_first();
+
     struct Row {
         hub::FileEntry entry;
         hub::FileKind kind;
@@ -48,6 +52,7 @@ private:
         int download_files = 0;  // models only
         uint64_t download_bytes = 0;
         QString fit_kind, fit;
+        int listed = 0;  // the row's place in the repo's own order
     };
     std::vector<Row> rows_;
 };

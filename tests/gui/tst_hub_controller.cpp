@@ -113,6 +113,12 @@ private slots:
         // A well-formed file of an architecture Ember does not run.
         server_.add_file(QStringLiteral("Test/Gemma3n-Small"), QStringLiteral("gemma3n.Q4_K_M.gguf"), gui_test::gemma3n_gguf());
         server_.add_repo(QStringLiteral("Test/Gemma3n-Small"));
+        // Listed first by name, a file the engine cannot run; then one it can.
+        server_.add_file(QStringLiteral("Test/Mixed"), QStringLiteral("a-gemma3n.Q4_K_M.gguf"), gui_test::gemma3n_gguf());
+        QFile dense(real + "/model.dense.q4_0.gguf");
+        QVERIFY(dense.open(QIODevice::ReadOnly));
+        server_.add_file(QStringLiteral("Test/Mixed"), QStringLiteral("b-tiny.Q4_0.gguf"), dense.readAll());
+        server_.add_repo(QStringLiteral("Test/Mixed"));
         QString why;
         QVERIFY2(server_.start(&why), qPrintable(why));
     }
@@ -479,6 +485,19 @@ private slots:
         QTRY_COMPARE_WITH_TIMEOUT(cell(files, 0, RepoFilesModel::FitKindRole).toString(), QStringLiteral("cannotrun"), 10000);
         QCOMPARE(cell(files, 0, RepoFilesModel::FitRole).toString(),
                  QStringLiteral("can't run yet: architecture gemma3n is not supported"));
+    }
+
+    // Once their fits are known, the files this machine can run lead the list and those the
+    // engine cannot run trail it, whatever their names.
+    void runnable_files_are_listed_first() {
+        Hub h(fresh_models_dir(), server_.endpoint());
+        HubController& hub = h.controller;
+        QVERIFY(hub.openRepo(QStringLiteral("Test/Mixed")));
+        auto* files = hub.repo_files();
+        QTRY_COMPARE_WITH_TIMEOUT(cell(files, 1, RepoFilesModel::FitKindRole).toString(), QStringLiteral("cannotrun"), 10000);
+        QTRY_COMPARE_WITH_TIMEOUT(cell(files, 0, RepoFilesModel::FitKindRole).toString(), QStringLiteral("cpu"), 10000);
+        QCOMPARE(cell(files, 0, RepoFilesModel::PathRole).toString(), QStringLiteral("b-tiny.Q4_0.gguf"));
+        QCOMPARE(cell(files, 1, RepoFilesModel::PathRole).toString(), QStringLiteral("a-gemma3n.Q4_K_M.gguf"));
     }
 
     // Without a GPU the VRAM slider drives the sim device: the badges preview a card of that size
