@@ -140,6 +140,27 @@ void dot_iq4_nl(int64_t n, const void* w, const void* const* x, float* out) {
     dot_signed_q8_0<BlockIQ4_NL, kTokens>(n, w, x, out, [&](const BlockIQ4_NL& b) { return _mm256_shuffle_epi8(table, nibbles(b.qs)); });
 }
 
+// Q2_K's and Q3_K's shared part: the value 128h + 32s + l has its quant in run (h, s), which
+// quants(q, h, s) unpacks from the 32 bytes q = qs[32h..]; each run meets the activation's 32
+// bytes 128h + 32s with the scales (16-bit lanes) of its two groups of 16. acc[t] gets token t's
+// integer sums for block i.
+template <int kTokens, typename Block, typename Quants>
+void scaled_runs(const Block& w, __m256i scales, Quants quants, const void* const* xv, int64_t i, __m256i* acc) {
+    for (int t = 0; t < kTokens; ++t) acc[t] = _mm256_setzero_si256();
+    for (int h = 0; h < 2; ++h) {
+        const __m256i q = load(w.qs + 32 * h);
+        const __m128i half_scales = lane(scales, h);
+        for (int s = 0; s < 4; ++s) {
+            const __m256i u = quants(q, h, s);
+            const __m256i pair = scale_pair(half_scales, 2 * s);
+            for (int t = 0; t < kTokens; ++t) {
+                const BlockQ8_K& x = static_cast<const BlockQ8_K*>(xv[t])[i];
+                acc[t] = _mm256_add_epi32(acc[t], scaled_dot_u8(u, load(x.qs + 128 * h + 32 * s), pair));
+            }
+        }
+    }
+}
+
 // Q2_K: element 128h + 32s + l's quant is bits 2s of qs[32h + l]; group g = e / 16 has scale
 // scales[g] & 15 and minimum scales[g] >> 4, which meets the activation's group sum.
 template <int kTokens>
@@ -153,19 +174,9 @@ void dot_q2_k(int64_t n, const void* wv, const void* const* xv, float* out) {
         const __m256i scales = _mm256_cvtepu8_epi16(_mm_and_si128(packed, _mm_set1_epi8(0x0F)));
         const __m256i mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(packed, 4), _mm_set1_epi8(0x0F)));
         __m256i acc[kTokens];
-        for (int t = 0; t < kTokens; ++t) acc[t] = _mm256_setzero_si256();
-        for (int h = 0; h < 2; ++h) {
-            const __m256i q = load(w[i].qs + 32 * h);
-            const __m128i half_scales = lane(scales, h);
-            for (int s = 0; s < 4; ++s) {
-                const __m256i u = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), two_bits);
-                const __m256i pair = scale_pair(half_scales, 2 * s);
-                for (int t = 0; t < kTokens; ++t) {
-                    const BlockQ8_K& x = static_cast<const BlockQ8_K*>(xv[t])[i];
-                    acc[t] = _mm256_add_epi32(acc[t], scaled_dot_u8(u, load(x.qs + 128 * h + 32 * s), pair));
-                }
-            }
-        }
+        scaled_runs<kTokens>(w[i], scales, [&](__m256i q, int, int s) {
+            return _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), two_bits);
+        }, xv, i, acc);
         const float d = half(w[i].d), dmin = half(w[i].dmin);
         for (int t = 0; t < kTokens; ++t) {
             const BlockQ8_K& x = static_cast<const BlockQ8_K*>(xv[t])[i];
@@ -190,21 +201,11 @@ void dot_q3_k(int64_t n, const void* wv, const void* const* xv, float* out) {
         const __m256i scales = q3_k_scales16(w[i].scales);
         const __m256i hmask = load(w[i].hmask);
         __m256i acc[kTokens];
-        for (int t = 0; t < kTokens; ++t) acc[t] = _mm256_setzero_si256();
-        for (int h = 0; h < 2; ++h) {
-            const __m256i q = load(w[i].qs + 32 * h);
-            const __m128i half_scales = lane(scales, h);
-            for (int s = 0; s < 4; ++s) {
-                const __m256i low = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), two_bits);
-                const __m256i high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hmask, 4 * h + s), one), 2);
-                const __m256i u = _mm256_or_si256(low, high);
-                const __m256i pair = scale_pair(half_scales, 2 * s);
-                for (int t = 0; t < kTokens; ++t) {
-                    const BlockQ8_K& x = static_cast<const BlockQ8_K*>(xv[t])[i];
-                    acc[t] = _mm256_add_epi32(acc[t], scaled_dot_u8(u, load(x.qs + 128 * h + 32 * s), pair));
-                }
-            }
-        }
+        scaled_runs<kTokens>(w[i], scales, [&](__m256i q, int h, int s) {
+            const __m256i low = _mm256_and_si256(_mm256_srli_epi16(q, 2 * s), two_bits);
+            const __m256i high = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hmask, 4 * h + s), one), 2);
+            return _mm256_or_si256(low, high);
+        }, xv, i, acc);
         const float d = half(w[i].d);
         for (int t = 0; t < kTokens; ++t) {
             const BlockQ8_K& x = static_cast<const BlockQ8_K*>(xv[t])[i];
