@@ -12,11 +12,10 @@
 #include "tensor/q4_0_x16.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/x86/kernels_x86.h"
+#include "tensor/x86/simd_common.h"
 
 namespace ember::tensor {
 namespace {
-
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
 
 inline __m512i load_two_q8(const BlockQ8_0* x) {
     const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[0].qs));

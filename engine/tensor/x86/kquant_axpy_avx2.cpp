@@ -4,11 +4,10 @@
 
 #include "tensor/quant_blocks.h"
 #include "tensor/x86/kernels_x86.h"
+#include "tensor/x86/simd_common.h"
 
 namespace ember::tensor {
 namespace {
-
-inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // Eight byte quants from the low half of `bytes`, as floats.
 inline __m256 u8x8_to_f32(__m128i bytes) { return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes)); }
@@ -37,7 +36,7 @@ void axpy_k_with_mins(int64_t n, float a, const void* xv, float* y) {
     for (int64_t b = 0; b < n / kQK_K; ++b, y += kQK_K) {
         uint8_t sm[16];
         k_scales_and_mins(x[b].scales, sm);
-        const float d = _cvtsh_ss(x[b].d), dmin = _cvtsh_ss(x[b].dmin);
+        const float d = half(x[b].d), dmin = half(x[b].dmin);
         for (int p = 0; p < 4; ++p) {
             const __m256i bytes = load(x[b].qs + 32 * p);
             __m256i q[2] = {_mm256_and_si256(bytes, low), _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low)};
@@ -63,7 +62,7 @@ void axpy_q6_k_avx2(int64_t n, float a, const void* xv, float* y) {
     const auto* x = static_cast<const BlockQ6_K*>(xv);
     const __m256i low = _mm256_set1_epi8(0x0F), two_bits = _mm256_set1_epi8(0x30);
     for (int64_t b = 0; b < n / kQK_K; ++b) {
-        const float d = _cvtsh_ss(x[b].d);
+        const float d = half(x[b].d);
         float* yh = y + b * kQK_K;
         for (int half = 0; half < 2; ++half, yh += 128) {
             const __m256i ql0 = load(x[b].ql + 64 * half), ql1 = load(x[b].ql + 64 * half + 32);

@@ -8,31 +8,16 @@
 #include "tensor/fp16.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/x86/kernels_x86.h"
+#include "tensor/x86/simd_common.h"
 
 namespace ember::tensor {
 namespace {
-
-inline int hsum_i32(__m256i v) {
-    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(1, 0, 3, 2)));
-    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, _MM_SHUFFLE(2, 3, 0, 1)));
-    return _mm_cvtsi128_si32(s);
-}
-
-inline __m256i load(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
 
 // Σ u·x over 32 unsigned weight quants (< 64) and 32 activations, each 16-element half
 // weighted by its own scale, into 8 int32 lanes.
 inline __m256i scaled_dot(__m256i u, __m256i x, int scale_lo, int scale_hi) {
     const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(int16_t(scale_hi)), _mm_set1_epi16(int16_t(scale_lo)));
     return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), scales);
-}
-
-inline float hsum(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
 }
 
 // The eight scales (bytes 0-7) and minimums (bytes 8-15) of a Q4_K/Q5_K block.

@@ -11,18 +11,10 @@
 
 #include "tensor/quant_blocks.h"
 #include "tensor/x86/kernels_x86.h"
+#include "tensor/x86/simd_common.h"
 
 namespace ember::tensor {
 namespace {
-
-inline float half(uint16_t h) { return _cvtsh_ss(h); }
-
-inline float hsum256(__m256 v) {
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    return _mm_cvtss_f32(s);
-}
 
 // The IQ4 levels plus 128, as unsigned bytes, in every 128-bit lane.
 inline __m512i iq4_table_plus_128() {
@@ -75,7 +67,7 @@ void dot_iq4_xs(int64_t n, const void* wv, const void* const* xv, float* out) {
             acc_offset[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * x.d), _mm256_cvtepi32_ps(offset), acc_offset[t]);
         }
     }
-    for (int t = 0; t < kTokens; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - 128.0f * hsum256(acc_offset[t]);
+    for (int t = 0; t < kTokens; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - 128.0f * hsum(acc_offset[t]);
 }
 
 // Q2_K: for h and s, the 32 values 128h + 32s + l are bits 2s of qs[32h + l]; one vector takes
@@ -118,7 +110,7 @@ void dot_q2_k(int64_t n, const void* wv, const void* const* xv, float* out) {
             acc_min[t] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * x.d), _mm256_cvtepi32_ps(msum), acc_min[t]);
         }
     }
-    for (int t = 0; t < kTokens; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - hsum256(acc_min[t]);
+    for (int t = 0; t < kTokens; ++t) out[t] = _mm512_reduce_add_ps(acc[t]) - hsum(acc_min[t]);
 }
 
 }  // namespace
