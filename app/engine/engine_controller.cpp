@@ -77,6 +77,10 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         device_ = d;
         // The bars follow a re-plan at once, not at the next answer's first token.
         layers_.set_hot(d.hot_per_layer, d.layer_neurons);
+        // A snapshot still waiting for the view's timer was taken under the old placement: it
+        // keeps its tokens' activity but must not put the old resident counts back.
+        if (pending_split_.layers.size() == d.hot_per_layer.size())
+            for (qsizetype il = 0; il < d.hot_per_layer.size(); ++il) pending_split_.layers[il].hot = d.hot_per_layer[il];
         // On a GPU the slider goes up to its free memory.
         if (d.max_budget_bytes > 0 && d.max_budget_bytes != max_budget_) {
             max_budget_ = d.max_budget_bytes;
