@@ -83,8 +83,9 @@ void BpeEncoder::encode(std::string_view text, std::vector<int32_t>& out) const 
     };
 
     std::string alphabet;
-    for (size_t pos = 0; pos < text.size();) {
-        const size_t end = chunk_end(pre_, text, pos);
+    std::vector<size_t> ends;
+    pre_tokenize(pre_, text, ends);
+    for (size_t pos = 0; const size_t end : ends) {
         if (!whole_chunks_.empty()) {
             alphabet.clear();
             for (size_t i = pos; i < end; ++i) utf8_append(alphabet, byte_to_unicode(uint8_t(text[i])));

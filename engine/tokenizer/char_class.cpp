@@ -17,7 +17,22 @@ bool is_white_space(uint32_t cp) {
     }
 }
 
+Category table_category(uint32_t cp) {
+    const detail::CategoryRange* begin = detail::kCategoryRanges;
+    const detail::CategoryRange* end = begin + detail::kCategoryRangeCount;
+    const detail::CategoryRange* it = std::upper_bound(
+        begin, end, cp, [](uint32_t c, const detail::CategoryRange& r) { return c < r.first; });
+    if (it == begin) return Category::Other;
+    --it;
+    return cp <= it->last ? it->category : Category::Other;
+}
+
 }  // namespace
+
+Category char_category(uint32_t cp) {
+    if (is_white_space(cp)) return Category::Space;
+    return table_category(cp);
+}
 
 CharClass char_class(uint32_t cp) {
     // ASCII dominates real text; keep it off the binary search.
@@ -26,14 +41,12 @@ CharClass char_class(uint32_t cp) {
         if (cp >= '0' && cp <= '9') return CharClass::Number;
         return is_white_space(cp) ? CharClass::Space : CharClass::Other;
     }
-    if (is_white_space(cp)) return CharClass::Space;
-    const detail::CharRange* begin = detail::kCharRanges;
-    const detail::CharRange* end = begin + detail::kCharRangeCount;
-    const detail::CharRange* it = std::upper_bound(
-        begin, end, cp, [](uint32_t c, const detail::CharRange& r) { return c < r.first; });
-    if (it == begin) return CharClass::Other;
-    --it;
-    return cp <= it->last ? it->cls : CharClass::Other;
+    switch (char_category(cp)) {
+        case Category::Letter: return CharClass::Letter;
+        case Category::Number: return CharClass::Number;
+        case Category::Space: return CharClass::Space;
+        default: return CharClass::Other;
+    }
 }
 
 }  // namespace ember::tokenizer

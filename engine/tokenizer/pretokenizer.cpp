@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tokenizer/gpt2_pretokenizer.h"
+#include "tokenizer/pattern_passes.h"
 #include "tokenizer/text_scan.h"
 
 namespace ember::tokenizer {
@@ -16,7 +17,7 @@ struct Name {
 };
 
 // llama.cpp's names for each rule set (llama-vocab.cpp), those Ember implements.
-constexpr std::array<Name, 24> kNames{{
+constexpr std::array<Name, 28> kNames{{
     {"gpt-2", PreTokenizer::Gpt2},           {"phi-2", PreTokenizer::Gpt2},
     {"roberta-bpe", PreTokenizer::Gpt2},     {"mpt", PreTokenizer::Gpt2},
     {"olmo", PreTokenizer::Gpt2},            {"starcoder", PreTokenizer::DigitsThenGpt2},
@@ -29,9 +30,9 @@ constexpr std::array<Name, 24> kNames{{
     {"stablelm2", PreTokenizer::Qwen2},      {"gpt-4o", PreTokenizer::Gpt4o},
     {"llama4", PreTokenizer::Gpt4o},         {"kanana2", PreTokenizer::Gpt4o},
     {"talkie", PreTokenizer::Gpt4o},         {"tekken", PreTokenizer::Tekken},
+    {"deepseek-llm", PreTokenizer::DeepseekLlm}, {"deepseek-coder", PreTokenizer::DeepseekCoder},
+    {"deepseek-v3", PreTokenizer::DeepseekV3}, {"falcon", PreTokenizer::Falcon},
 }};
-
-bool is_newline(char c) { return c == '\r' || c == '\n'; }
 
 char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; }
 
@@ -54,24 +55,6 @@ size_t digits_end(std::string_view text, size_t pos, int max_digits) {
         end += d.len;
     }
     return end;
-}
-
-// \s*[\r\n]+|\s+(?!\S)|\s+ at pos, a whitespace character.
-size_t whitespace_chunk_end(std::string_view text, size_t pos) {
-    // \s*[\r\n]+ ends after the run's last newline, if it has one.
-    size_t end = pos, last_start = pos, after_newline = 0;
-    while (end < text.size()) {
-        const ScannedChar w = char_at(text, end);
-        if (w.cls != CharClass::Space) break;
-        last_start = end;
-        end += w.len;
-        if (is_newline(text[last_start])) after_newline = end;
-    }
-    if (after_newline) return after_newline;
-    // \s+(?!\S): a run followed by non-space leaves its last character to the next chunk;
-    // a single one falls through to \s+.
-    if (end == text.size()) return end;
-    return last_start > pos ? last_start : end;
 }
 
 // Llama 3's and Qwen 2's pattern, alternative by alternative; max_digits is 3 or 1.
@@ -161,14 +144,8 @@ size_t digits_then_gpt2_chunk_end(std::string_view text, size_t pos) {
     return whole;
 }
 
-}  // namespace
-
-std::optional<PreTokenizer> pre_tokenizer_from_name(std::string_view name) {
-    const auto* it = std::find_if(kNames.begin(), kNames.end(), [&](const Name& n) { return n.name == name; });
-    if (it == kNames.end()) return std::nullopt;
-    return it->pre;
-}
-
+// End (byte offset) of the chunk that starts at `pos` (< text.size()), for the one-pattern
+// pre-tokenizers.
 size_t chunk_end(PreTokenizer pre, std::string_view text, size_t pos) {
     switch (pre) {
         case PreTokenizer::Gpt2: return gpt2_chunk_end(text, pos);
@@ -177,8 +154,24 @@ size_t chunk_end(PreTokenizer pre, std::string_view text, size_t pos) {
         case PreTokenizer::Qwen2: return llama3_chunk_end(text, pos, 1);
         case PreTokenizer::Gpt4o: return gpt4o_chunk_end(text, pos, true, 3);
         case PreTokenizer::Tekken: return gpt4o_chunk_end(text, pos, false, 1);
+        default: return text.size();
     }
-    return text.size();
+}
+
+}  // namespace
+
+std::optional<PreTokenizer> pre_tokenizer_from_name(std::string_view name) {
+    const auto* it = std::find_if(kNames.begin(), kNames.end(), [&](const Name& n) { return n.name == name; });
+    if (it == kNames.end()) return std::nullopt;
+    return it->pre;
+}
+
+void pre_tokenize(PreTokenizer pre, std::string_view text, std::vector<size_t>& ends) {
+    if (runs_in_passes(pre)) return split_in_passes(pre, text, ends);
+    for (size_t pos = 0; pos < text.size();) {
+        pos = chunk_end(pre, text, pos);
+        ends.push_back(pos);
+    }
 }
 
 }  // namespace ember::tokenizer

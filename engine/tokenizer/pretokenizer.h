@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace ember::tokenizer {
 
@@ -29,12 +30,21 @@ enum class PreTokenizer {
     // Gpt4o's without the contractions and with \p{N} for \p{N}{1,3} (Mistral's Tekken: Nemo,
     // Small 3, Pixtral).
     Tekken,
+    // Several patterns, one after another (pattern_passes.h): DeepSeek LLM's (newlines alone,
+    // then letters, punctuation, trailing white space, CJK and digit runs, each by explicit code
+    // point ranges); DeepSeek Coder's (\p{L}, \p{P}, CJK, each digit); DeepSeek V3's and R1's
+    // (\p{N}{1,3}, Han and kana, then a Llama 3-like pattern that keeps marks with letters);
+    // Falcon's (punctuation runs, GPT-2's pattern, three-digit groups).
+    DeepseekLlm,
+    DeepseekCoder,
+    DeepseekV3,
+    Falcon,
 };
 
 // The pre-tokenizer a `tokenizer.ggml.pre` value names, nullopt for one Ember does not have.
 std::optional<PreTokenizer> pre_tokenizer_from_name(std::string_view name);
 
-// End (byte offset) of the chunk that starts at `pos` (< text.size()).
-size_t chunk_end(PreTokenizer pre, std::string_view text, size_t pos);
+// Appends the end (byte offset) of each chunk of `text`, in order.
+void pre_tokenize(PreTokenizer pre, std::string_view text, std::vector<size_t>& ends);
 
 }  // namespace ember::tokenizer

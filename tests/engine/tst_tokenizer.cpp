@@ -111,7 +111,7 @@ void apply(Break what, const gguf::File& file, gguf::Writer& w) {
     switch (what) {
     case Break::RemoveModel: w.remove("tokenizer.ggml.model"); break;
     case Break::UnknownModel: w.set("tokenizer.ggml.model", Value::string("bert")); break;
-    case Break::UnknownPre: w.set("tokenizer.ggml.pre", Value::string("deepseek-v3")); break;
+    case Break::UnknownPre: w.set("tokenizer.ggml.pre", Value::string("chatglm-bpe")); break;
     case Break::RemoveTokens: w.remove("tokenizer.ggml.tokens"); break;
     case Break::TokensNotStrings: {
         gguf::Array a;
@@ -172,15 +172,19 @@ tokenizer::Vocab tiny_spm(TokenType ab_type) {
     return v;
 }
 
-// The chunks a pre-tokenizer cuts s into; an empty list if a cut does not move forward.
+// The chunks a pre-tokenizer cuts s into; an empty list if a cut does not move forward or the
+// chunks do not end at the text's end.
 QStringList pretokenize(tokenizer::PreTokenizer pre, const std::string& s) {
+    std::vector<size_t> ends;
+    tokenizer::pre_tokenize(pre, s, ends);
     QStringList got;
-    for (size_t pos = 0; pos < s.size();) {
-        const size_t end = tokenizer::chunk_end(pre, s, pos);
+    size_t pos = 0;
+    for (const size_t end : ends) {
         if (end <= pos || end > s.size()) return {};
         got << QString::fromStdString(s.substr(pos, end - pos));
         pos = end;
     }
+    if (pos != s.size()) return {};
     return got;
 }
 
@@ -391,6 +395,44 @@ private slots:
         QCOMPARE(pretokenize(tokenizer::PreTokenizer::Tekken, text.toStdString()), tekken);
     }
 
+    // The pre-tokenizers made of several patterns run one after another; each row checked
+    // against llama.cpp's pattern lists run through Python's `regex` module, pattern by pattern
+    // over the pieces the ones before left (non-ASCII white space seen as \v, as llama.cpp
+    // does). The same cuts against upstream itself: tst_upstream_reference.
+    void pass_wise_pretokenizers_data() {
+        using tokenizer::PreTokenizer;
+        QTest::addColumn<int>("pre");
+        QTest::addColumn<QString>("text");
+        QTest::addColumn<QStringList>("chunks");
+        const auto row = [](const char* name, PreTokenizer pre, const char* text, std::initializer_list<const char*> chunks) {
+            QStringList list;
+            for (const char* c : chunks) list << QString::fromUtf8(c);
+            QTest::newRow(name) << int(pre) << QString::fromUtf8(text) << list;
+        };
+        row("deepseek-llm: newlines", PreTokenizer::DeepseekLlm, "line one\r\n\n  x  ", {"line", " one", "\r", "\n", "\n", " ", " x", "  "});
+        row("deepseek-coder: newlines", PreTokenizer::DeepseekCoder, "line one\r\n\n  x  ", {"line", " one", "\r", "\n", "\n", " ", " x", "  "});
+        row("deepseek-v3: newlines", PreTokenizer::DeepseekV3, "line one\r\n\n  x  ", {"line", " one", "\r\n\n", " ", " x", "  "});
+        row("falcon: newlines", PreTokenizer::Falcon, "line one\r\n\n  x  ", {"line", " one", "\r\n\n ", " x", "  "});
+        row("deepseek-llm: accents, digits, marks", PreTokenizer::DeepseekLlm, "(caf\u00e9) 12345 a\u0301b", {"(", "caf", "\u00e9", ")", " ", "12345", " a", "\u0301", "b"});
+        row("deepseek-coder: accents, digits, marks", PreTokenizer::DeepseekCoder, "(caf\u00e9) 12345 a\u0301b", {"(", "caf\u00e9", ")", " ", "1", "2", "3", "4", "5", " a", "\u0301", "b"});
+        row("deepseek-v3: accents, digits, marks", PreTokenizer::DeepseekV3, "(caf\u00e9) 12345 a\u0301b", {"(caf", "\u00e9", ")", " ", "123", "45", " a\u0301b"});
+        row("falcon: accents, digits, marks", PreTokenizer::Falcon, "(caf\u00e9) 12345 a\u0301b", {"(", "caf\u00e9", ")", " ", "123", "45", " a", "\u0301", "b"});
+        row("deepseek-llm: quotes, CJK, Hangul", PreTokenizer::DeepseekLlm, "\u2018hi\u2019\u3001\u4e16\u754c\u3053\u3093 \ud55c\uad6d", {"\u2018", "hi", "\u2019\u3001", "\u4e16\u754c\u3053\u3093", " ", "\ud55c\uad6d"});
+        row("deepseek-coder: quotes, CJK, Hangul", PreTokenizer::DeepseekCoder, "\u2018hi\u2019\u3001\u4e16\u754c\u3053\u3093 \ud55c\uad6d", {"\u2018", "hi", "\u2019\u3001", "\u4e16\u754c\u3053\u3093", " ", "\ud55c\uad6d"});
+        row("deepseek-v3: quotes, CJK, Hangul", PreTokenizer::DeepseekV3, "\u2018hi\u2019\u3001\u4e16\u754c\u3053\u3093 \ud55c\uad6d", {"\u2018", "hi", "\u2019\u3001", "\u4e16\u754c\u3053\u3093", " \ud55c\uad6d"});
+        row("falcon: quotes, CJK, Hangul", PreTokenizer::Falcon, "\u2018hi\u2019\u3001\u4e16\u754c\u3053\u3093 \ud55c\uad6d", {"\u2018", "hi", "\u2019\u3001", "\u4e16\u754c\u3053\u3093", " \ud55c\uad6d"});
+        row("deepseek-llm: symbols, contraction, tab", PreTokenizer::DeepseekLlm, "x++ y<=z it's  \tok", {"x", "++", " y", "<=", "z", " it", "'", "s", "  ", "\tok"});
+        row("deepseek-coder: symbols, contraction, tab", PreTokenizer::DeepseekCoder, "x++ y<=z it's  \tok", {"x", "++", " y", "<=", "z", " it", "'", "s", "  ", "\tok"});
+        row("deepseek-v3: symbols, contraction, tab", PreTokenizer::DeepseekV3, "x++ y<=z it's  \tok", {"x", "++", " y", "<=", "z", " it", "'s", "  ", "\tok"});
+        row("falcon: symbols, contraction, tab", PreTokenizer::Falcon, "x++ y<=z it's  \tok", {"x", "++", " y", "<=", "z", " it", "'", "s", "  ", "\t", "ok"});
+    }
+    void pass_wise_pretokenizers() {
+        QFETCH(int, pre);
+        QFETCH(QString, text);
+        QFETCH(QStringList, chunks);
+        QCOMPARE(pretokenize(tokenizer::PreTokenizer(pre), text.toStdString()), chunks);
+    }
+
     void pretokenizer_names_are_llama_cpps() {
         QCOMPARE(tokenizer::pre_tokenizer_from_name("llama-bpe"), std::optional(tokenizer::PreTokenizer::Llama3));
         QCOMPARE(tokenizer::pre_tokenizer_from_name("qwen2"), std::optional(tokenizer::PreTokenizer::Qwen2));
@@ -400,7 +442,11 @@ private slots:
         QCOMPARE(tokenizer::pre_tokenizer_from_name("gpt-4o"), std::optional(tokenizer::PreTokenizer::Gpt4o));
         QCOMPARE(tokenizer::pre_tokenizer_from_name("llama4"), std::optional(tokenizer::PreTokenizer::Gpt4o));
         QCOMPARE(tokenizer::pre_tokenizer_from_name("tekken"), std::optional(tokenizer::PreTokenizer::Tekken));
-        QVERIFY(!tokenizer::pre_tokenizer_from_name("deepseek-v3"));
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("deepseek-llm"), std::optional(tokenizer::PreTokenizer::DeepseekLlm));
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("deepseek-coder"), std::optional(tokenizer::PreTokenizer::DeepseekCoder));
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("deepseek-v3"), std::optional(tokenizer::PreTokenizer::DeepseekV3));
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("falcon"), std::optional(tokenizer::PreTokenizer::Falcon));
+        QVERIFY(!tokenizer::pre_tokenizer_from_name("chatglm-bpe"));
         QVERIFY(!tokenizer::pre_tokenizer_from_name(""));
     }
 
@@ -614,7 +660,7 @@ private slots:
         row("unk out of range", spm, Break::UnkOutOfRange, "tokenizer.ggml.unknown_token_id", "5000");
         row("missing merges", bpe, Break::RemoveMerges, "tokenizer.ggml.merges", "");
         row("malformed merge", bpe, Break::MalformedMerge, "tokenizer.ggml.merges", "nospace");
-        row("unknown pre-tokenizer", bpe, Break::UnknownPre, "tokenizer.ggml.pre", "deepseek-v3");
+        row("unknown pre-tokenizer", bpe, Break::UnknownPre, "tokenizer.ggml.pre", "chatglm-bpe");
     }
     void vocab_errors() {
         QFETCH(QString, fixture);

@@ -244,6 +244,14 @@ private slots:
         QTest::newRow("llama3") << "tokenizer-llama3" << "llama-bpe";
         QTest::newRow("qwen3") << "tokenizer-qwen3" << "qwen2";
         QTest::newRow("gpt4o") << "tokenizer-gpt4o" << "gpt-4o";  // o200k: words cut where case changes
+        // DeepSeek V3's and R1's own vocabulary; the patterns run one after another.
+        QTest::newRow("deepseek-v3") << "tokenizer-deepseek_v3" << "deepseek-v3";
+        // No package carries DeepSeek LLM's, DeepSeek Coder's or Falcon's vocabulary: their
+        // pre-tokenizers cut text for other real vocabularies, as upstream does whatever the
+        // vocabulary (the pieces decide which merges can apply, so the ids show every cut).
+        QTest::newRow("deepseek-llm cuts, Llama 3's vocabulary") << "tokenizer-llama3" << "deepseek-llm";
+        QTest::newRow("deepseek-coder cuts, Qwen 3's vocabulary") << "tokenizer-qwen3" << "deepseek-coder";
+        QTest::newRow("falcon cuts, DeepSeek V3's vocabulary") << "tokenizer-deepseek_v3" << "falcon";
     }
 
     void real_vocabularies_tokenize_as_upstream() {

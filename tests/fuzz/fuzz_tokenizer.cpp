@@ -1,13 +1,16 @@
 // The tokenizer on arbitrary bytes (a user can paste anything): encode never fails, every id is in
 // the vocabulary, and decoding gives back valid UTF-8 text exactly; encode_markup's ids are valid too. Vocabularies: the SentencePiece
-// and GPT-2 BPE fixtures of tests/data/tokenizer.
+// and GPT-2 BPE fixtures of tests/data/tokenizer. Every pre-tokenizer cuts the text into
+// non-empty chunks that cover it.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "fuzz_support.h"
 #include "gguf/gguf_reader.h"
+#include "tokenizer/pretokenizer.h"
 #include "tokenizer/tokenizer.h"
 #include "tokenizer/utf8.h"
 
@@ -38,6 +41,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size == 0) return 0;
     const auto& tok = tokenizer(data[0] % 2);
     const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
+    std::vector<size_t> ends;
+    const auto pre = ember::tokenizer::PreTokenizer(data[0] % (int(ember::tokenizer::PreTokenizer::Falcon) + 1));
+    ember::tokenizer::pre_tokenize(pre, text, ends);
+    for (size_t i = 0; i < ends.size(); ++i)
+        if (ends[i] <= (i ? ends[i - 1] : 0)) ember::fuzz::fail("a pre-tokenizer gave an empty or backward chunk");
+    if ((ends.empty() ? 0 : ends.back()) != text.size()) ember::fuzz::fail("a pre-tokenizer's chunks do not cover the text");
     const auto ids = tok.encode(text, /*add_bos=*/false);
     std::string decoded;
     for (int32_t id : ids) {
