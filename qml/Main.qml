@@ -159,6 +159,10 @@ ApplicationWindow {
                     Accessible.name: qsTr("Models")
                 }
             }
+            ModelPicker {
+                visible: tabs.currentIndex === 0
+                Layout.preferredWidth: Math.min(340, window.width * 0.36)
+            }
             ToolButton {
                 objectName: "showChatsButton"
                 visible: tabs.currentIndex === 0

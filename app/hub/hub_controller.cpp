@@ -111,7 +111,10 @@ HubController::HubController(const QString& models_dir, const QString& endpoint,
         emit repoChanged();
     }, Qt::QueuedConnection);
     connect(worker_, &HubWorker::library_scanned, this,
-            [this](const std::vector<LibraryEntry>& entries) { library_.merge(entries); }, Qt::QueuedConnection);
+            [this](const std::vector<LibraryEntry>& entries) {
+                library_.merge(entries);
+                refresh_fits();
+            }, Qt::QueuedConnection);
     connect(worker_, &HubWorker::remove_failed, this, &HubController::set_library_error, Qt::QueuedConnection);
     thread_.setObjectName(QStringLiteral("HubWorker"));
     thread_.start();
@@ -387,18 +390,25 @@ void HubController::refresh_fits() {
         preview = device == QLatin1String("sim") && q.vram_budget > 0;
         if (engine_->context_size() > 0) q.n_ctx = engine_->context_size();
     }
-    const QString card = QString::number(double(q.vram_budget) / double(1ull << 30), 'f', 1);
-    for (const FileFootprint& fp : footprints_) {
-        if (!fp.footprint) {
-            repo_files_.set_fit(fp.path, QStringLiteral("unknown"), tr("fit unknown: %1").arg(fp.error));
-            continue;
-        }
-        const Fit fit = estimate_fit(*fp.footprint, q);
+    const QString card = formatBytes(double(q.vram_budget));
+    // The same words for a file on the Hub and one in the library.
+    const auto fit_of = [&](const std::optional<ModelFootprint>& footprint, const QString& error) -> std::pair<QString, QString> {
+        if (!footprint) return {QStringLiteral("unknown"), tr("fit unknown: %1").arg(error)};
+        const Fit fit = estimate_fit(*footprint, q);
         static const char* const kinds[] = {"gpu", "hybrid", "cpu", "toolarge", "cannotrun"};
         QString text = QString::fromStdString(fit.text);
         if (preview && (fit.kind == FitKind::AllOnGpu || fit.kind == FitKind::Hybrid))
-            text += tr(" (preview of a %1 GiB GPU)").arg(card);
-        repo_files_.set_fit(fp.path, QString::fromLatin1(kinds[int(fit.kind)]), text);
+            text += tr(" (preview of a %1 GPU)").arg(card);
+        return {QString::fromLatin1(kinds[int(fit.kind)]), text};
+    };
+    for (const FileFootprint& fp : footprints_) {
+        const auto [kind, text] = fit_of(fp.footprint, fp.error);
+        repo_files_.set_fit(fp.path, kind, text);
+    }
+    for (int row = 0; row < library_.rowCount(); ++row) {
+        const LibraryEntry& e = library_.entry(row);
+        const auto [kind, text] = fit_of(e.footprint, e.footprint_error);
+        library_.set_fit(row, kind, text);
     }
 }
 

@@ -43,6 +43,13 @@ struct LibraryEntry {
     bool sparse = false;
     uint64_t bytes = 0;    // the GGUF plus activation/ (sparse) and config files
     QString folder;        // set for a folder the user added in place (its files are not Ember's to delete)
+    // Read from the file's header as the library is scanned, or why it could not be; the fit
+    // (kind and words, as the Hub's files have them) is worked out on the GUI thread from it,
+    // for the budget and context of the moment.
+    std::optional<ember::ModelFootprint> footprint;
+    QString footprint_error;
+    QString fit;
+    QString fit_text;
 };
 
 }  // namespace ember::app

@@ -25,6 +25,8 @@ QVariant LibraryModel::data(const QModelIndex& index, int role) const {
         case SparseRole: return e.sparse;
         case QuantizationRole: return e.quantization;
         case FolderRole: return e.folder;
+        case FitRole: return e.fit;
+        case FitTextRole: return e.fit_text;
         default: return {};
     }
 }
@@ -32,7 +34,7 @@ QVariant LibraryModel::data(const QModelIndex& index, int role) const {
 QHash<int, QByteArray> LibraryModel::roleNames() const {
     return {{RepoRole, "repo"},     {FileRole, "file"},     {PathRole, "path"},
             {SizeRole, "size"},     {SparseRole, "sparse"}, {QuantizationRole, "quantization"},
-            {FolderRole, "folder"}};
+            {FolderRole, "folder"}, {FitRole, "fit"},       {FitTextRole, "fitText"}};
 }
 
 void LibraryModel::merge(std::vector<LibraryEntry> entries) {
@@ -50,12 +52,23 @@ void LibraryModel::merge(std::vector<LibraryEntry> entries) {
             ++row, ++next;
         } else {
             if (!same_data(entries_[row], entries[next])) {
+                // The fit stays until the next refresh works it out for the new file.
+                entries[next].fit = entries_[row].fit;
+                entries[next].fit_text = entries_[row].fit_text;
                 entries_[row] = std::move(entries[next]);
                 emit dataChanged(index(int(row)), index(int(row)));
             }
             ++row, ++next;
         }
     }
+}
+
+void LibraryModel::set_fit(int row, const QString& fit, const QString& text) {
+    LibraryEntry& e = entries_[size_t(row)];
+    if (e.fit == fit && e.fit_text == text) return;
+    e.fit = fit;
+    e.fit_text = text;
+    emit dataChanged(index(row), index(row), {FitRole, FitTextRole});
 }
 
 }  // namespace ember::app

@@ -18,7 +18,7 @@ class LibraryModel : public QAbstractListModel {
     QML_UNCREATABLE("owned by HubController")
 
 public:
-    enum Role { RepoRole = Qt::UserRole + 1, FileRole, PathRole, SizeRole, SparseRole, QuantizationRole, FolderRole };
+    enum Role { RepoRole = Qt::UserRole + 1, FileRole, PathRole, SizeRole, SparseRole, QuantizationRole, FolderRole, FitRole, FitTextRole };
     Q_ENUM(Role)
 
     using QAbstractListModel::QAbstractListModel;
@@ -30,6 +30,9 @@ public:
     // entries sorted as scan_library sorts them.
     void merge(std::vector<LibraryEntry> entries);
     const LibraryEntry& entry(int row) const { return entries_[size_t(row)]; }
+    // The fit of the row's file: "gpu", "hybrid", "cpu", "toolarge", "cannotrun" or "unknown",
+    // and its words.
+    void set_fit(int row, const QString& fit, const QString& text);
 
 private:
     std::vector<LibraryEntry> entries_;

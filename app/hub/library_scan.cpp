@@ -43,6 +43,8 @@ void add_models(const QString& repo, const QString& repo_dir, std::vector<Librar
             e.quantization = QString::fromStdString(m.quantization);
             e.sparse = models == &layout.sparse_models;
             e.bytes = plan ? plan->total_bytes : m.entry.size;
+            if (auto read = ember::read_footprint(e.path.toStdString(), m.entry.size)) e.footprint = std::move(*read);
+            else e.footprint_error = QString::fromStdString(read.error().message);
             out.push_back(std::move(e));
         }
     }

@@ -30,6 +30,7 @@
 #include "app/store/chat_store.h"
 #include "ember/gpu.h"
 #include "gui_test_support.h"
+#include "unsupported_model.h"
 
 Q_IMPORT_QML_PLUGIN(Ember_AppPlugin)
 Q_IMPORT_QML_PLUGIN(EmberPlugin)
@@ -483,6 +484,65 @@ private slots:
         QVERIFY(again.start());
         QTRY_COMPARE_WITH_TIMEOUT(again.engine().status(), ember::app::EngineController::Status::Ready, 30000);
         QCOMPARE(again.engine().model_path(), installed);
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    // The model picker above the chat lists the library, each file with its fit (a file the
+    // engine cannot run says why), shows the loaded model, and loads the one chosen with the
+    // keyboard as with the mouse.
+    void model_picker_lists_the_library_and_loads_the_choice() {
+        QTemporaryDir dir;
+        ember::app::AppOptions o = options(dir.path() + "/data", {});
+        o.bundled_model = gui_test::copy_demo_model(dir.path());
+        const QString models = o.data_dir + "/models";
+        const QString dense = models + "/Test/Tiny-Dense/model.dense.q4_0.gguf";
+        const QString gemma = models + "/Test/Gemma3n-Small/gemma3n.Q4_K_M.gguf";
+        QVERIFY(QDir().mkpath(QFileInfo(dense).absolutePath()) && QDir().mkpath(QFileInfo(gemma).absolutePath()));
+        QVERIFY(QFile::copy(QStringLiteral(EMBER_TEST_DATA_DIR) + "/tiny-relu-llama/model.dense.q4_0.gguf", dense));
+        QFile g(gemma);
+        QVERIFY(g.open(QIODevice::WriteOnly) && g.write(gui_test::gemma3n_gguf()) > 0);
+        g.close();
+
+        ember::app::AppShell shell(o);
+        QVERIFY(shell.start());
+        auto& engine = shell.engine();
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
+        const QString demo = engine.model_path();
+        auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+        QVERIFY(window && QTest::qWaitForWindowExposed(window));
+        QQuickItem* picker = gui_test::find_item(window->contentItem(), QStringLiteral("modelPicker"));
+        QVERIFY(picker);
+        QTRY_COMPARE_WITH_TIMEOUT(picker->property("count").toInt(), 3, 10000);
+        QTRY_COMPARE(picker->property("displayText").toString(), engine.model_name());
+        QVERIFY(picker->isEnabled());
+
+        const auto* library = shell.hub().library();
+        int demo_row = -1, dense_row = -1, gemma_row = -1;
+        for (int r = 0; r < library->rowCount(); ++r) {
+            const QString path = library->index(r).data(ember::app::LibraryModel::PathRole).toString();
+            if (path == demo) demo_row = r;
+            else if (path == dense) dense_row = r;
+            else if (path == gemma) gemma_row = r;
+        }
+        QVERIFY(demo_row >= 0 && dense_row >= 0 && gemma_row >= 0);
+        const auto fit = [&](int row, int role) { return library->index(row).data(role).toString(); };
+        QTRY_COMPARE(fit(gemma_row, ember::app::LibraryModel::FitRole), QStringLiteral("cannotrun"));
+        QCOMPARE(fit(gemma_row, ember::app::LibraryModel::FitTextRole),
+                 QStringLiteral("can't run yet: architecture gemma3n is not supported"));
+        for (const int row : {demo_row, dense_row}) {
+            const QString kind = fit(row, ember::app::LibraryModel::FitRole);
+            QVERIFY2(kind == "gpu" || kind == "hybrid" || kind == "cpu", qPrintable(kind));
+            QVERIFY(!fit(row, ember::app::LibraryModel::FitTextRole).isEmpty());
+        }
+
+        // Down from the row above the dense model's (the combo steps from where it stands).
+        picker->forceActiveFocus();
+        picker->setProperty("currentIndex", dense_row - 1);
+        QTest::keyClick(window, Qt::Key_Down);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.model_path(), dense, 30000);
+        QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
+        QTRY_COMPARE(picker->property("displayText").toString(), engine.model_name());
+        QVERIFY(!engine.sparse());
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 

@@ -546,6 +546,42 @@ private slots:
         QVERIFY(QFile::exists(dir + "/" + name + ".generated.gpuidx"));
     }
 
+    // The library's files get the same fit as the Hub's, read from their own headers: the
+    // placement solver's answer for a model, the loader's reason for one it cannot run, and why
+    // the fit is unknown for a file that is not a GGUF.
+    void library_files_get_their_fit() {
+        const QString models = fresh_models_dir();
+        const QString demo = models + "/Test/Tiny-ReLU/" + QFileInfo(QStringLiteral(EMBER_DEMO_MODEL)).fileName();
+        const QString gemma = models + "/Test/Gemma3n-Small/gemma3n.Q4_K_M.gguf";
+        const QString broken = models + "/Test/Broken/broken.Q4_0.gguf";
+        for (const QString& f : {demo, gemma, broken}) QVERIFY(QDir().mkpath(QFileInfo(f).absolutePath()));
+        QVERIFY(QFile::copy(QStringLiteral(EMBER_DEMO_MODEL), demo));
+        const auto write = [](const QString& path, const QByteArray& bytes) {
+            QFile f(path);
+            return f.open(QIODevice::WriteOnly) && f.write(bytes) == bytes.size();
+        };
+        QVERIFY(write(gemma, gui_test::gemma3n_gguf()));
+        QVERIFY(write(broken, QByteArray("this is no GGUF, only its name says so")));
+
+        Hub h(models, server_.endpoint());
+        HubController& hub = h.controller;
+        auto* library = hub.library();
+        QTRY_COMPARE_WITH_TIMEOUT(library->rowCount(), 3, 5000);
+        const auto row_of = [&](const QString& path) {
+            for (int r = 0; r < library->rowCount(); ++r)
+                if (cell(library, r, LibraryModel::PathRole).toString() == path) return r;
+            return -1;
+        };
+        QTRY_COMPARE(cell(library, row_of(demo), LibraryModel::FitRole).toString(), QStringLiteral("cpu"));
+        QCOMPARE(cell(library, row_of(demo), LibraryModel::FitTextRole).toString(), QStringLiteral("CPU only (no GPU in use)"));
+        QCOMPARE(cell(library, row_of(gemma), LibraryModel::FitRole).toString(), QStringLiteral("cannotrun"));
+        QCOMPARE(cell(library, row_of(gemma), LibraryModel::FitTextRole).toString(),
+                 QStringLiteral("can't run yet: architecture gemma3n is not supported"));
+        QCOMPARE(cell(library, row_of(broken), LibraryModel::FitRole).toString(), QStringLiteral("unknown"));
+        const QString why = cell(library, row_of(broken), LibraryModel::FitTextRole).toString();
+        QVERIFY2(why.contains(QLatin1String("not a GGUF file")), qPrintable(why));
+    }
+
     void added_folder_is_used_in_place() {
         // The user's own folder of GGUF files, outside Ember's models folder: listed, loaded and
         // unloaded where it is; "Remove" forgets the folder and leaves every file.
