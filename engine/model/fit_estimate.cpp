@@ -6,14 +6,19 @@
 #include "common/byte_size.h"
 #include "common/error.h"
 #include "ember/fit.h"
+#include "ember/session.h"
 #include "gguf/gguf_reader.h"
 #include "model/architecture.h"
+#include "model/scratch.h"
 #include "sparse/placement.h"
 #include "tensor/dtype.h"
+#include "tensor/thread_pool.h"
 #include "tokenizer/pretokenizer.h"
 #include "tokenizer/vocab.h"
 
 namespace ember {
+
+static_assert(FitQuery{}.n_batch == SessionParams{}.n_batch, "the badge keeps the compute margin a session keeps");
 namespace {
 
 int32_t required(const gguf::File& f, const std::string& key, uint64_t max) {
@@ -113,11 +118,22 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
         const int32_t n_ff = required(*file, p + "feed_forward_length", 1u << 20);
         const uint64_t head_dim = file->find(p + "attention.key_length") ? required(*file, p + "attention.key_length", 1u << 12)
                                                                          : uint64_t(n_embd / n_head);
-        const uint64_t n_gqa = head_dim * uint64_t(n_head_kv), n_q = head_dim * uint64_t(n_head);
+        const uint64_t n_gqa = head_dim * uint64_t(n_head_kv);
         fp.kv_bytes_per_token = 2 * uint64_t(fp.n_layer) * n_gqa * 2;
-        // As the session sizes its buffers: the residual stream and its copies, Q/K/V, and
-        // the FFN's gate and up rows for every token of a batch.
-        fp.scratch_bytes_per_token = (3 * uint64_t(n_embd) + 2 * n_q + 2 * n_gqa + 2 * uint64_t(n_ff)) * sizeof(float);
+        // As a session sizes its buffers (model/scratch.cpp), from the shape its loader reads.
+        model::HParams shape;
+        shape.n_embd = n_embd;
+        shape.n_head = n_head;
+        shape.n_head_kv = n_head_kv;
+        shape.n_ff = n_ff;
+        shape.n_embd_head = int32_t(head_dim);
+        shape.fused_qkv = file->find_tensor("blk.0.attn_qkv.weight") != nullptr;
+        if (*arch == "gemma2" || *arch == "gemma3" || *arch == "smallthinker")
+            shape.n_swa = int32_t(model::optional_uint(*file, p + "attention.sliding_window", *arch == "gemma2" ? 4096 : 0));
+        shape.n_expert = int32_t(model::optional_uint(*file, p + "expert_count", 0));
+        shape.n_expert_used = int32_t(model::optional_uint(*file, p + "expert_used_count", 0));
+        fp.scratch_bytes_per_token = model::scratch_bytes_per_token(shape);
+        fp.head_dim = int32_t(head_dim);
 
         const size_t L = size_t(fp.n_layer);
         fp.attn_bytes.assign(L, 0);
@@ -170,6 +186,15 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
     }
 }
 
+uint64_t compute_margin_bytes(const ModelFootprint& fp, const FitQuery& q) {
+    const int32_t n_ctx = std::max(q.n_ctx, 1);
+    model::HParams per_thread;  // a worker's buffers depend on the heads' width alone
+    per_thread.n_embd_head = fp.head_dim;
+    const int32_t n_threads = q.n_threads > 0 ? q.n_threads : tensor::default_thread_count();
+    return fp.scratch_bytes_per_token * uint64_t(std::clamp(q.n_batch, 1, n_ctx)) +
+           model::scratch_bytes_per_thread(per_thread, n_ctx) * uint64_t(n_threads);
+}
+
 Fit estimate_fit(const ModelFootprint& fp, const FitQuery& q) {
     Fit fit;
     if (!fp.cannot_run.empty()) {
@@ -179,7 +204,7 @@ Fit estimate_fit(const ModelFootprint& fp, const FitQuery& q) {
     }
     const int32_t n_ctx = std::max(q.n_ctx, 1);
     const uint64_t kv = fp.kv_bytes_per_token * uint64_t(n_ctx);
-    const uint64_t scratch = fp.scratch_bytes_per_token * uint64_t(std::clamp(q.n_batch, 1, n_ctx));
+    const uint64_t scratch = compute_margin_bytes(fp, q);
     // The model is read into memory whole, and the host keeps its own KV cache.
     fit.ram_needed = fp.weight_bytes + kv + scratch;
     if (q.ram_bytes > 0 && fit.ram_needed > q.ram_bytes) {

@@ -46,7 +46,21 @@ std::vector<BufferSize> buffer_table(const HParams& hp, int32_t n_ctx) {
     };
 }
 
+size_t element_bytes(const BufferSize& b) { return b.f16 ? sizeof(uint16_t) : sizeof(float); }
+
 }  // namespace
+
+uint64_t scratch_bytes_per_token(const HParams& hp) {
+    uint64_t bytes = 0;
+    for (const BufferSize& b : buffer_table(hp, 0)) bytes += uint64_t(b.per_token) * element_bytes(b);
+    return bytes;
+}
+
+uint64_t scratch_bytes_per_thread(const HParams& hp, int32_t n_ctx) {
+    uint64_t bytes = 0;
+    for (const BufferSize& b : buffer_table(hp, n_ctx)) bytes += uint64_t(b.per_thread) * element_bytes(b);
+    return bytes;
+}
 
 Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_threads)
     : n_batch(n_batch_), pool(n_threads) {
@@ -55,7 +69,7 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
         if (b.f32) (this->*b.f32).resize(n);
         if (b.f16) (this->*b.f16).resize(n);
         if (b.i32) (this->*b.i32).resize(n);
-        bytes_ += n * (b.f16 ? sizeof(uint16_t) : sizeof(float));
+        bytes_ += n * element_bytes(b);
     }
     prepared.reserve(n_batch, std::max({hp.n_embd, hp.n_embd_q(), hp.n_ff}));
     // PowerInfer's ReLU model families run as PowerInfer's runtime runs them, every other model

@@ -60,4 +60,10 @@ private:
     uint64_t bytes_ = 0;
 };
 
+// The bytes of Scratch's buffers (the thread pool's and the sparse FFN's aside): per batch token,
+// and per worker thread for a context of n_ctx. A Scratch of n_batch tokens and n_threads
+// workers holds per_token · n_batch + per_thread · n_threads; the fit estimate counts the same.
+uint64_t scratch_bytes_per_token(const HParams& hp);
+uint64_t scratch_bytes_per_thread(const HParams& hp, int32_t n_ctx);
+
 }  // namespace ember::model

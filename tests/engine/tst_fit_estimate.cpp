@@ -10,6 +10,7 @@
 
 #include "ember/fit.h"
 #include "ember/model.h"
+#include "ember/session.h"
 #include "gguf/gguf_writer.h"
 
 namespace {
@@ -156,7 +157,7 @@ private slots:
 
         // The dense parts, the KV cache and scratch, then a share of the FFN rows: hybrid, with
         // about that share of the neurons (whole buckets of 256, so a little less).
-        uint64_t dense = fp->kv_bytes_per_token * 256 + fp->scratch_bytes_per_token * 256 + fp->output_bytes;
+        uint64_t dense = fp->kv_bytes_per_token * 256 + ember::compute_margin_bytes(*fp, q) + fp->output_bytes;
         uint64_t ffn = 0;
         for (size_t l = 0; l < size_t(fp->n_layer); ++l) {
             dense += fp->attn_bytes[l] + fp->predictor_bytes[l] + fp->ffn_norm_bytes[l];
@@ -171,6 +172,48 @@ private slots:
         }
         q.vram_budget = dense / 2;  // not even the dense parts: their front on the GPU, every neuron on the CPU
         QCOMPARE(ember::estimate_fit(*fp, q).neuron_share, 0.0);
+    }
+
+    // One source of truth: for the same file, budget and context (and the session's own batch),
+    // the badge's share of neurons is the share a session on the simulated device puts there —
+    // the badge shows what loading the file would give.
+    void the_estimate_is_what_a_session_places_data() {
+        QTest::addColumn<QString>("path");
+        QTest::addColumn<double>("fraction");  // of the file's size, as the budget
+        for (const double f : {0.3, 0.6, 0.9}) {
+            QTest::addRow("sparse, %.0f %% of the file", f * 100) << QString::fromStdString(kSparse) << f;
+            QTest::addRow("demo model, %.0f %% of the file", f * 100) << QStringLiteral(EMBER_DEMO_MODEL) << f;
+        }
+    }
+    void the_estimate_is_what_a_session_places() {
+        QFETCH(QString, path);
+        QFETCH(double, fraction);
+        auto model = ember::Model::load(path.toStdString());
+        QVERIFY2(model.ok(), model.ok() ? "" : model.error().message.c_str());
+        const uint64_t size = std::filesystem::file_size(path.toStdString());
+        ember::SessionParams sp;
+        sp.n_ctx = 2048;
+        sp.device = "sim";
+        sp.device_budget_bytes = uint64_t(double(size) * fraction);
+        sp.gpu_index_path = dir_.path().toStdString() + "/placed.gpuidx";  // not beside the test data
+        sp.reset_gpu_index = true;
+        auto session = ember::Session::create(std::move(*model), sp);
+        QVERIFY2(session.ok(), session.ok() ? "" : session.error().message.c_str());
+        const ember::DeviceReport placed = (*session)->device_report();
+        int64_t total = 0;
+        for (const auto& layer : (*session)->hot_neurons()) total += int64_t(layer.size());
+        QCOMPARE(total, placed.hot_neurons);
+
+        auto fp = ember::read_footprint(path.toStdString(), 0);
+        QVERIFY(fp.ok());
+        ember::FitQuery q;
+        q.ram_bytes = uint64_t(1) << 34;
+        q.n_ctx = sp.n_ctx;
+        q.vram_budget = sp.device_budget_bytes;
+        const ember::Fit fit = ember::estimate_fit(*fp, q);
+        int64_t neurons = 0;
+        for (int64_t n : fp->n_ff) neurons += n;
+        QCOMPARE(fit.neuron_share, double(placed.hot_neurons) / double(neurons));
     }
 
     // A mixture of experts: the experts are neither attention nor dense FFN; once every dense
@@ -197,7 +240,7 @@ private slots:
         q.n_batch = 64;
         q.vram_budget = uint64_t(1) << 30;
         QCOMPARE(ember::estimate_fit(*fp, q).kind, ember::FitKind::AllOnGpu);
-        const uint64_t dense = fp->kv_bytes_per_token * 256 + fp->scratch_bytes_per_token * 64 + fp->output_bytes +
+        const uint64_t dense = fp->kv_bytes_per_token * 256 + ember::compute_margin_bytes(*fp, q) + fp->output_bytes +
                                fp->attn_bytes[0] + fp->attn_bytes[1] + fp->ffn_norm_bytes[0] + fp->ffn_norm_bytes[1];
         q.vram_budget = dense + 6 * expert;  // 6 of the 16 experts
         const ember::Fit part = ember::estimate_fit(*fp, q);
@@ -228,7 +271,7 @@ private slots:
         // A dense model offloads whole layers: a budget for about half of them is hybrid.
         q.n_ctx = 256;
         q.n_batch = 64;
-        uint64_t half = dense->scratch_bytes_per_token * 64;
+        uint64_t half = ember::compute_margin_bytes(*dense, q);
         for (int32_t l = 0; l < dense->n_layer / 2; ++l)
             half += dense->attn_bytes[size_t(l)] + dense->ffn_norm_bytes[size_t(l)] + dense->dense_ffn_bytes[size_t(l)] +
                     dense->kv_bytes_per_token * 256 / uint64_t(dense->n_layer);
@@ -237,7 +280,7 @@ private slots:
         QCOMPARE(hybrid.kind, ember::FitKind::Hybrid);
         QCOMPARE(QString::fromStdString(hybrid.text),
                  QString("hybrid: %1 of %2 layers on GPU").arg(dense->n_layer / 2).arg(dense->n_layer));
-        q.vram_budget = dense->scratch_bytes_per_token * 64 + 1;
+        q.vram_budget = ember::compute_margin_bytes(*dense, q) + 1;
         QCOMPARE(ember::estimate_fit(*dense, q).kind, ember::FitKind::CpuOnly);
     }
 };

@@ -21,6 +21,7 @@ struct ModelFootprint {
     int32_t n_ctx_train = 0;
     uint64_t kv_bytes_per_token = 0;      // F16 K and V, all layers
     uint64_t scratch_bytes_per_token = 0;  // compute buffers, per token of a batch
+    int32_t head_dim = 0;                  // sizes the compute buffers each worker thread has
     // Device costs: per layer, then the output group. Sparse files place neurons
     // (neuron_bytes), dense ones whole layers (dense_ffn_bytes: gate, up and down).
     std::vector<uint64_t> attn_bytes, predictor_bytes, ffn_norm_bytes, neuron_bytes, dense_ffn_bytes;
@@ -43,7 +44,9 @@ struct FitQuery {
     uint64_t vram_budget = 0;  // 0: no GPU in use
     uint64_t ram_bytes = 0;    // memory the model may use on this computer
     int32_t n_ctx = 2048;
-    int32_t n_batch = 512;
+    // As SessionParams' defaults: the compute margin a session keeps.
+    int32_t n_batch = 64;
+    int32_t n_threads = 0;  // 0: every hardware thread
 };
 
 enum class FitKind { AllOnGpu, Hybrid, CpuOnly, TooLarge, CannotRun };
@@ -56,5 +59,9 @@ struct Fit {
 };
 
 Fit estimate_fit(const ModelFootprint& footprint, const FitQuery& query);
+
+// What a session with the query's context, batch and threads keeps beside the weights for its
+// own work (its compute buffers): the margin the placement leaves free on a device.
+uint64_t compute_margin_bytes(const ModelFootprint& footprint, const FitQuery& query);
 
 }  // namespace ember
