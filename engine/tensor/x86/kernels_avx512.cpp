@@ -1,5 +1,5 @@
-// AVX-512 (F, BW, VL, VNNI, VBMI) kernels for the integer dot products: four stored Q4_0 blocks
-// per 512-bit register, or sixteen of the re-laid Q4_0_X16 ones (tensor/q4_0_x16.h); everything
+// AVX-512 (F, BW, VL, VNNI, VBMI) kernels for the integer dot products: four stored Q4_0 or
+// IQ4_NL blocks per 512-bit register, or sixteen of the re-laid Q4_0_X16 ones (tensor/q4_0_x16.h); everything
 // else comes from the AVX2 table. Compiled with those flags only for this file; used only when
 // the CPU reports them (cpu_dispatch.cpp).
 #include <immintrin.h>
@@ -124,35 +124,74 @@ __m512i scale_gather_index() {
     return _mm512_load_si512(idx);
 }
 
-float dot_q4_0_q8_0(int64_t n, const void* wv, const void* xv) {
-    auto* w = static_cast<const uint8_t*>(wv);
-    const uint8_t* packed = static_cast<const uint8_t*>(xv) + q8_prefix_bytes(n);
+// How four 18-byte blocks' nibbles meet the prepared activation: Q4_0's as they are, 8 taken off
+// through the prepared offsets (-8 · the lane's x sum); IQ4_NL's looked up among its levels plus
+// 128, so 16 times those offsets take the 128 · sum back off. Integer sums are exact either way.
+struct Q4_0Nibbles {
+    __m512i decode(__m512i nibbles) const { return nibbles; }
+    __m512i offset(__m512i prepared) const { return prepared; }
+};
+struct Iq4NlNibbles {
+    __m512i levels_plus_128 = [] {
+        alignas(16) uint8_t levels[16];
+        for (int i = 0; i < 16; ++i) levels[i] = uint8_t(kIq4Levels[i] + 128);
+        return _mm512_broadcast_i32x4(_mm_load_si128(reinterpret_cast<const __m128i*>(levels)));
+    }();
+    __m512i decode(__m512i nibbles) const { return _mm512_shuffle_epi8(levels_plus_128, nibbles); }
+    __m512i offset(__m512i prepared) const { return _mm512_slli_epi32(prepared, 4); }
+};
+
+// One row of 18-byte blocks (Q4_0 or IQ4_NL) against kTokens prepared activations, four blocks
+// at a time; a tail of fewer than four blocks goes to the reference kernel.
+template <int kTokens, class Nibbles>
+void dot_nibble_groups(int64_t n, const uint8_t* w, const void* const* xv, float* out, const Nibbles& nibbles,
+                       float (*tail)(int64_t, const void*, const void*)) {
     const int64_t n_groups = n / (kQK * kGroup);
     static const __m512i qs_idx = qs_gather_index();
     static const __m512i d_idx = scale_gather_index();
     const __m512i low = _mm512_set1_epi8(0x0F);
-    __m512 acc = _mm512_setzero_ps();
+    __m512 acc[kTokens];
+    for (int t = 0; t < kTokens; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t g = 0; g < n_groups; ++g) {
         const uint8_t* wg = w + g * 72;
-        const uint8_t* xg = packed + size_t(g) * kGroupBytes;
         const __m512i a = _mm512_loadu_si512(wg);
         const __m512i b = _mm512_loadu_si512(wg + 8);
         const __m512i qs = _mm512_permutex2var_epi8(a, qs_idx, b);
-        const __m512i lo = _mm512_and_si512(qs, low);
-        const __m512i hi = _mm512_and_si512(_mm512_srli_epi16(qs, 4), low);
-        __m512i dot = _mm512_loadu_si512(xg + 192);
-        dot = _mm512_dpbusd_epi32(dot, lo, _mm512_loadu_si512(xg));
-        dot = _mm512_dpbusd_epi32(dot, hi, _mm512_loadu_si512(xg + 64));
+        const __m512i lo = nibbles.decode(_mm512_and_si512(qs, low));
+        const __m512i hi = nibbles.decode(_mm512_and_si512(_mm512_srli_epi16(qs, 4), low));
         const __m512 dw = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(d_idx, a)));
-        const __m512 d = _mm512_mul_ps(dw, _mm512_loadu_ps(xg + 128));
-        acc = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(dot), acc);
+        for (int t = 0; t < kTokens; ++t) {
+            const uint8_t* xg = static_cast<const uint8_t*>(xv[t]) + q8_prefix_bytes(n) + size_t(g) * kGroupBytes;
+            __m512i dot = nibbles.offset(_mm512_loadu_si512(xg + 192));
+            dot = _mm512_dpbusd_epi32(dot, lo, _mm512_loadu_si512(xg));
+            dot = _mm512_dpbusd_epi32(dot, hi, _mm512_loadu_si512(xg + 64));
+            const __m512 d = _mm512_mul_ps(dw, _mm512_loadu_ps(xg + 128));
+            acc[t] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(dot), acc[t]);
+        }
     }
-    float sum = _mm512_reduce_add_ps(acc);
     const int64_t done = n_groups * kGroup;
-    if (done * kQK < n)
-        sum += reference_kernels().dot_q4_0_q8_0(n - done * kQK, w + done * 18,
-                                                 static_cast<const BlockQ8_0*>(xv) + done);
-    return sum;
+    for (int t = 0; t < kTokens; ++t) {
+        out[t] = _mm512_reduce_add_ps(acc[t]);
+        if (done * kQK < n) out[t] += tail(n - done * kQK, w + done * 18, static_cast<const BlockQ8_0*>(xv[t]) + done);
+    }
+}
+
+float dot_q4_0_q8_0(int64_t n, const void* wv, const void* xv) {
+    float out;
+    dot_nibble_groups<1>(n, static_cast<const uint8_t*>(wv), &xv, &out, Q4_0Nibbles{}, reference_kernels().dot_q4_0_q8_0);
+    return out;
+}
+
+float dot_iq4_nl_q8_0(int64_t n, const void* wv, const void* xv) {
+    static const Iq4NlNibbles nibbles;
+    float out;
+    dot_nibble_groups<1>(n, static_cast<const uint8_t*>(wv), &xv, &out, nibbles, reference_kernels().dot_iq4_nl_q8_0);
+    return out;
+}
+
+void dot_iq4_nl_q8_0_x4(int64_t n, const void* wv, const void* const* xv, float* out) {
+    static const Iq4NlNibbles nibbles;
+    dot_nibble_groups<4>(n, static_cast<const uint8_t*>(wv), xv, out, nibbles, reference_kernels().dot_iq4_nl_q8_0);
 }
 
 void dot4_q4_0_q8_0(int64_t n, const void* const* wv, const void* xv, float* out) {
@@ -433,6 +472,8 @@ const KernelTable& avx512_kernels() {
         t.dot_iq4_xs_q8_k_x4 = dot_iq4_xs_q8_k_x4_avx512;
         t.dot_q2_k_q8_k = dot_q2_k_q8_k_avx512;
         t.dot_q2_k_q8_k_x4 = dot_q2_k_q8_k_x4_avx512;
+        t.dot_iq4_nl_q8_0 = dot_iq4_nl_q8_0;
+        t.dot_iq4_nl_q8_0_x4 = dot_iq4_nl_q8_0_x4;
         t.group_q4_0 = true;
         t.group_q4_k = true;
         t.gemm_q4_0_r8_q8_0 = gemm_q4_0_r8_q8_0;
