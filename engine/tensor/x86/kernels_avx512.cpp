@@ -147,6 +147,7 @@ template <int kTokens, class Nibbles>
 void dot_nibble_groups(int64_t n, const uint8_t* w, const void* const* xv, float* out, const Nibbles& nibbles,
                        float (*tail)(int64_t, const void*, const void*)) {
     const int64_t n_groups = n / (kQK * kGroup);
+    const size_t prefix = q8_prefix_bytes(n);
     static const __m512i qs_idx = qs_gather_index();
     static const __m512i d_idx = scale_gather_index();
     const __m512i low = _mm512_set1_epi8(0x0F);
@@ -161,7 +162,7 @@ void dot_nibble_groups(int64_t n, const uint8_t* w, const void* const* xv, float
         const __m512i hi = nibbles.decode(_mm512_and_si512(_mm512_srli_epi16(qs, 4), low));
         const __m512 dw = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutexvar_epi16(d_idx, a)));
         for (int t = 0; t < kTokens; ++t) {
-            const uint8_t* xg = static_cast<const uint8_t*>(xv[t]) + q8_prefix_bytes(n) + size_t(g) * kGroupBytes;
+            const uint8_t* xg = static_cast<const uint8_t*>(xv[t]) + prefix + size_t(g) * kGroupBytes;
             __m512i dot = nibbles.offset(_mm512_loadu_si512(xg + 192));
             dot = _mm512_dpbusd_epi32(dot, lo, _mm512_loadu_si512(xg));
             dot = _mm512_dpbusd_epi32(dot, hi, _mm512_loadu_si512(xg + 64));
