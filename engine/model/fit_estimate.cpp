@@ -6,7 +6,6 @@
 #include "common/byte_size.h"
 #include "common/error.h"
 #include "ember/fit.h"
-#include "ember/session.h"
 #include "gguf/gguf_reader.h"
 #include "model/architecture.h"
 #include "model/scratch.h"
@@ -18,7 +17,6 @@
 
 namespace ember {
 
-static_assert(FitQuery{}.n_batch == SessionParams{}.n_batch, "the badge keeps the compute margin a session keeps");
 namespace {
 
 int32_t required(const gguf::File& f, const std::string& key, uint64_t max) {

@@ -84,14 +84,16 @@ bool is_deepseek_letter(const Char& c) { return in_ranges(c, kDeepseekLetters); 
 bool is_deepseek_punctuation(const Char& c) { return in_ranges(c, kDeepseekPunctuation); }
 bool is_deepseek_cjk(const Char& c) { return in_ranges(c, kDeepseekCjk); }
 bool is_deepseek_v3_cjk(const Char& c) { return in_ranges(c, kDeepseekV3Cjk); }
-// Falcon's [\p{P}\$\+<=>\^~\|`]: punctuation and ASCII's symbols.
-bool is_falcon_punctuation(const Char& c) {
+// Falcon's [\p{P}\$\+<=>\^~\|`]: punctuation and ASCII's symbols; llama.cpp's default rules'
+// the same without the backtick.
+bool is_default_punctuation(const Char& c) {
     if (is_punctuation(c)) return true;
     switch (c.cp) {
-        case '$': case '+': case '<': case '=': case '>': case '^': case '~': case '|': case '`': return true;
+        case '$': case '+': case '<': case '=': case '>': case '^': case '~': case '|': return true;
         default: return false;
     }
 }
+bool is_falcon_punctuation(const Char& c) { return is_default_punctuation(c) || c.cp == '`'; }
 
 using Is = bool (*)(const Char&);
 
@@ -211,12 +213,20 @@ constexpr std::array kFalcon{
     &first_match<three_ascii_digits>,
 };
 
+constexpr std::array kDefault{
+    &first_match<run_of<is_default_punctuation>>,
+    &first_match<gpt2_words>,
+    &first_match<run_of<is_number>>,
+    &first_match<three_ascii_digits>,
+};
+
 std::span<const Find> passes(PreTokenizer pre) {
     switch (pre) {
         case PreTokenizer::DeepseekLlm: return kDeepseekLlm;
         case PreTokenizer::DeepseekCoder: return kDeepseekCoder;
         case PreTokenizer::DeepseekV3: return kDeepseekV3;
         case PreTokenizer::Falcon: return kFalcon;
+        case PreTokenizer::Default: return kDefault;
         default: return {};
     }
 }

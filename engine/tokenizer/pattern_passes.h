@@ -1,6 +1,6 @@
 #pragma once
-// The pre-tokenizers llama.cpp writes as a list of patterns run one after another (DeepSeek's
-// and Falcon's): each pattern cuts every piece the ones before it left into its matches and the
+// The pre-tokenizers llama.cpp writes as a list of patterns run one after another (DeepSeek's,
+// Falcon's and its own default rules): each pattern cuts every piece the ones before it left into its matches and the
 // text between them, so a later pattern only ever cuts finer and never looks past a piece's end.
 
 #include <cstddef>

@@ -17,7 +17,7 @@ struct Name {
 };
 
 // llama.cpp's names for each rule set (llama-vocab.cpp), those Ember implements.
-constexpr std::array<Name, 28> kNames{{
+constexpr std::array<Name, 29> kNames{{
     {"gpt-2", PreTokenizer::Gpt2},           {"phi-2", PreTokenizer::Gpt2},
     {"roberta-bpe", PreTokenizer::Gpt2},     {"mpt", PreTokenizer::Gpt2},
     {"olmo", PreTokenizer::Gpt2},            {"starcoder", PreTokenizer::DigitsThenGpt2},
@@ -32,6 +32,7 @@ constexpr std::array<Name, 28> kNames{{
     {"talkie", PreTokenizer::Gpt4o},         {"tekken", PreTokenizer::Tekken},
     {"deepseek-llm", PreTokenizer::DeepseekLlm}, {"deepseek-coder", PreTokenizer::DeepseekCoder},
     {"deepseek-v3", PreTokenizer::DeepseekV3}, {"falcon", PreTokenizer::Falcon},
+    {"default", PreTokenizer::Default},
 }};
 
 char lower(char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; }

@@ -34,11 +34,14 @@ enum class PreTokenizer {
     // then letters, punctuation, trailing white space, CJK and digit runs, each by explicit code
     // point ranges); DeepSeek Coder's (\p{L}, \p{P}, CJK, each digit); DeepSeek V3's and R1's
     // (\p{N}{1,3}, Han and kana, then a Llama 3-like pattern that keeps marks with letters);
-    // Falcon's (punctuation runs, GPT-2's pattern, three-digit groups).
+    // Falcon's (punctuation runs, GPT-2's pattern, three-digit groups); llama.cpp's "default"
+    // (Falcon's without the backtick among the punctuation, and digit runs apart before the
+    // groups of three).
     DeepseekLlm,
     DeepseekCoder,
     DeepseekV3,
     Falcon,
+    Default,
 };
 
 // The pre-tokenizer a `tokenizer.ggml.pre` value names, nullopt for one Ember does not have.

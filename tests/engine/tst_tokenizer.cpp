@@ -425,6 +425,10 @@ private slots:
         row("deepseek-coder: symbols, contraction, tab", PreTokenizer::DeepseekCoder, "x++ y<=z it's  \tok", {"x", "++", " y", "<=", "z", " it", "'", "s", "  ", "\tok"});
         row("deepseek-v3: symbols, contraction, tab", PreTokenizer::DeepseekV3, "x++ y<=z it's  \tok", {"x", "++", " y", "<=", "z", " it", "'s", "  ", "\tok"});
         row("falcon: symbols, contraction, tab", PreTokenizer::Falcon, "x++ y<=z it's  \tok", {"x", "++", " y", "<=", "z", " it", "'", "s", "  ", "\t", "ok"});
+        row("default: newlines", PreTokenizer::Default, "line one\r\n\n  x  ", {"line", " one", "\r\n\n ", " x", "  "});
+        row("default: accents, digits, marks", PreTokenizer::Default, "(caf\u00e9) 12345 a\u0301b", {"(", "caf\u00e9", ")", " ", "123", "45", " a", "\u0301", "b"});
+        row("default: quotes, CJK, Hangul", PreTokenizer::Default, "\u2018hi\u2019\u3001\u4e16\u754c\u3053\u3093 \ud55c\uad6d", {"\u2018", "hi", "\u2019\u3001", "\u4e16\u754c\u3053\u3093", " \ud55c\uad6d"});
+        row("default: symbols, contraction, tab", PreTokenizer::Default, "x++ y<=z it's  \tok `q`", {"x", "++", " y", "<=", "z", " it", "'", "s", "  ", "\t", "ok", " `", "q", "`"});
     }
     void pass_wise_pretokenizers() {
         QFETCH(int, pre);
@@ -446,6 +450,7 @@ private slots:
         QCOMPARE(tokenizer::pre_tokenizer_from_name("deepseek-coder"), std::optional(tokenizer::PreTokenizer::DeepseekCoder));
         QCOMPARE(tokenizer::pre_tokenizer_from_name("deepseek-v3"), std::optional(tokenizer::PreTokenizer::DeepseekV3));
         QCOMPARE(tokenizer::pre_tokenizer_from_name("falcon"), std::optional(tokenizer::PreTokenizer::Falcon));
+        QCOMPARE(tokenizer::pre_tokenizer_from_name("default"), std::optional(tokenizer::PreTokenizer::Default));
         QVERIFY(!tokenizer::pre_tokenizer_from_name("chatglm-bpe"));
         QVERIFY(!tokenizer::pre_tokenizer_from_name(""));
     }

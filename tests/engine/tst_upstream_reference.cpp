@@ -246,12 +246,14 @@ private slots:
         QTest::newRow("gpt4o") << "tokenizer-gpt4o" << "gpt-4o";  // o200k: words cut where case changes
         // DeepSeek V3's and R1's own vocabulary; the patterns run one after another.
         QTest::newRow("deepseek-v3") << "tokenizer-deepseek_v3" << "deepseek-v3";
-        // No package carries DeepSeek LLM's, DeepSeek Coder's or Falcon's vocabulary: their
+        // No package carries DeepSeek LLM's, DeepSeek Coder's or Falcon's vocabulary (and
+        // llama.cpp's "default" rules are no model's own): their
         // pre-tokenizers cut text for other real vocabularies, as upstream does whatever the
         // vocabulary (the pieces decide which merges can apply, so the ids show every cut).
         QTest::newRow("deepseek-llm cuts, Llama 3's vocabulary") << "tokenizer-llama3" << "deepseek-llm";
         QTest::newRow("deepseek-coder cuts, Qwen 3's vocabulary") << "tokenizer-qwen3" << "deepseek-coder";
         QTest::newRow("falcon cuts, DeepSeek V3's vocabulary") << "tokenizer-deepseek_v3" << "falcon";
+        QTest::newRow("llama.cpp's default cuts, GPT-4o's vocabulary") << "tokenizer-gpt4o" << "default";
     }
 
     void real_vocabularies_tokenize_as_upstream() {

@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const auto& tok = tokenizer(data[0] % 2);
     const std::string_view text(reinterpret_cast<const char*>(data) + 1, size - 1);
     std::vector<size_t> ends;
-    const auto pre = ember::tokenizer::PreTokenizer(data[0] % (int(ember::tokenizer::PreTokenizer::Falcon) + 1));
+    const auto pre = ember::tokenizer::PreTokenizer(data[0] % (int(ember::tokenizer::PreTokenizer::Default) + 1));
     ember::tokenizer::pre_tokenize(pre, text, ends);
     for (size_t i = 0; i < ends.size(); ++i)
         if (ends[i] <= (i ? ends[i - 1] : 0)) ember::fuzz::fail("a pre-tokenizer gave an empty or backward chunk");

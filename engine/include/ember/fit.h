@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ember/result.h"
+#include "ember/session.h"
 
 namespace ember {
 
@@ -45,7 +46,7 @@ struct FitQuery {
     uint64_t ram_bytes = 0;    // memory the model may use on this computer
     int32_t n_ctx = 2048;
     // As SessionParams' defaults: the compute margin a session keeps.
-    int32_t n_batch = 64;
+    int32_t n_batch = kDefaultBatch;
     int32_t n_threads = 0;  // 0: every hardware thread
 };
 

@@ -17,9 +17,13 @@
 
 namespace ember {
 
+// Prompt tokens a session evaluates together unless told otherwise; the fit estimate keeps the
+// compute room such a batch needs.
+inline constexpr int32_t kDefaultBatch = 64;
+
 struct SessionParams {
     int32_t n_ctx = 512;    // KV cache length in tokens; 0: the model's training context
-    int32_t n_batch = 64;   // prompt tokens evaluated together
+    int32_t n_batch = kDefaultBatch;  // prompt tokens evaluated together
     int32_t n_threads = 0;  // 0: every hardware thread this process may use
     // Where the placement puts what fits device_budget_bytes: for sparse models the dense parts
     // first and then the hottest neurons by the model's activation statistics; for dense models
