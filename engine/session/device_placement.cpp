@@ -18,6 +18,7 @@ DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const 
       reset_gpu_index_(reset_gpu_index),
       disable_gpu_index_(disable_gpu_index), n_ctx_(n_ctx), scratch_bytes_(scratch_bytes),
       hot_(size_t(arch.hparams().n_layer)) {
+    if (arch.hparams().n_expert > 0) read_expert_profile();
     if (!arch.sparse()) return;  // dense models place whole layers; no statistics to read
     if (disable_gpu_index) {
         activation_note_ = "GPU index disabled: FFN on the CPU only";
@@ -36,6 +37,25 @@ DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const 
     // What an index must have been made from to be reused; only the budget varies per plan.
     sparse::stamp_model_file(model_path_, index_source_);
     index_source_.activation_hash = sparse::hash_activation(activation_);
+}
+
+void DevicePlacement::read_expert_profile() {
+    const model::HParams& hp = arch_.hparams();
+    const std::string path = sparse::default_expert_profile_path(model_path_);
+    std::error_code ec;
+    if (!std::filesystem::exists(utf8_path(path), ec)) {
+        expert_profile_note_ = "no expert profile (" + path + "): experts placed by this session's use";
+        return;
+    }
+    try {
+        const uint64_t model_bytes = std::filesystem::file_size(utf8_path(model_path_));
+        const sparse::ExpertProfile p = sparse::read_expert_profile(path, hp.n_layer, hp.n_expert, hp.n_expert_used, model_bytes);
+        expert_share_ = p.share;
+        expert_profile_note_ = "experts ordered by " + path + " (" + std::to_string(p.n_tokens) + " tokens profiled)";
+    } catch (const std::exception& e) {
+        // A stale or broken profile costs the order, not the load.
+        expert_profile_note_ = std::string("expert profile not used: ") + e.what();
+    }
 }
 
 std::shared_ptr<const model::ExecutionPlan> DevicePlacement::plan(uint64_t budget, model::KvCache& kv) {
@@ -128,20 +148,23 @@ DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement
     }
     d.other_bytes = p.bytes_used - p.ffn_bytes - placed_bytes - refused_bytes - p.kv_bytes;
     // A mixture of experts: once every dense part fits, whole experts in the rest of the budget,
-    // the most used first (by the tokens routed to them so far; without any, layer by layer).
+    // the most used first: the tokens this session routed to each, plus what the profile expects
+    // of kProfileTokens tokens, so that a profile orders a fresh session and the session's own
+    // use takes over as it grows. Without either, layer by layer.
+    constexpr double kProfileTokens = 1024.0;
     if (p.output_on_device && p.n_attn_layers == hp.n_layer) {
         struct Expert {
             int32_t il;
             int32_t e;
-            int64_t uses;
+            double uses;
         };
         std::vector<Expert> order;
-        for (int32_t il = 0; il < hp.n_layer; ++il) {
-            for (int32_t e = 0; e < int32_t(layers[size_t(il)].experts.size()); ++e) {
-                const bool counted = size_t(il) < expert_uses_.size() && size_t(e) < expert_uses_[size_t(il)].size();
-                order.push_back({il, e, counted ? expert_uses_[size_t(il)][size_t(e)] : 0});
-            }
-        }
+        const auto count = [](const auto& table, int32_t il, int32_t e) {
+            return size_t(il) < table.size() && size_t(e) < table[size_t(il)].size() ? double(table[size_t(il)][size_t(e)]) : 0.0;
+        };
+        for (int32_t il = 0; il < hp.n_layer; ++il)
+            for (int32_t e = 0; e < int32_t(layers[size_t(il)].experts.size()); ++e)
+                order.push_back({il, e, count(expert_uses_, il, e) + kProfileTokens * count(expert_share_, il, e)});
         std::stable_sort(order.begin(), order.end(), [](const Expert& a, const Expert& b) { return a.uses > b.uses; });
         uint64_t left = p.budget_bytes - p.bytes_used;
         for (const Expert& x : order) {
@@ -247,6 +270,7 @@ DeviceReport DevicePlacement::report() const {
     r.note = activation_note_.empty() ? placement_note_ : activation_note_;
     r.gpu_index = gpu_index_note_;
     r.dense = dense_note_;
+    r.expert_profile = expert_profile_note_;
     return r;
 }
 

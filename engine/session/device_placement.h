@@ -14,6 +14,7 @@
 #include "model/architecture.h"
 #include "model/kv_cache.h"
 #include "model/execution_plan.h"
+#include "sparse/expert_profile.h"
 #include "sparse/gpu_index.h"
 #include "sparse/placement.h"
 
@@ -37,8 +38,9 @@ public:
     std::shared_ptr<const model::ExecutionPlan> plan(uint64_t budget, model::KvCache& kv);
 
     // A mixture of experts: tokens routed to each expert of each layer so far ([n_layer][n_expert]),
-    // by which later plans choose the experts the device holds (most used first). Without them,
-    // experts go layer by layer.
+    // by which later plans choose the experts the device holds (most used first), added to what
+    // the model's expert profile (<model>.experts.gguf) expects. Without either, experts go layer
+    // by layer.
     void set_expert_uses(std::vector<std::vector<int64_t>> uses) { expert_uses_ = std::move(uses); }
 
     backend::Device& device() { return *device_; }
@@ -60,6 +62,7 @@ private:
         model::ExecutionPlan plan;
     };
 
+    void read_expert_profile();
     std::vector<std::vector<int32_t>> choose_hot(const sparse::Placement& p);
     DenseShare dense_share(const sparse::Placement& p, const model::KvCache& kv) const;
     void place_dense(const sparse::Placement& p, const DenseShare& d, model::KvCache& kv);
@@ -81,6 +84,8 @@ private:
     std::vector<std::vector<int32_t>> hot_;        // [n_layer] ascending
     std::shared_ptr<const model::ExecutionPlan> plan_;  // the latest plan()
     std::vector<std::vector<int64_t>> expert_uses_;
+    std::vector<std::vector<float>> expert_share_;  // the profile's; empty: none usable
+    std::string expert_profile_note_;
 };
 
 }  // namespace ember

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "gguf/gguf_reader.h"
 #include "gguf/gguf_writer.h"
+#include "sparse/side_file.h"
 
 namespace ember::sparse {
 namespace {
@@ -82,11 +83,7 @@ const std::vector<float>& firing_at(const SparsityCalibration& c, int32_t il, fl
     return c.layers[size_t(il)].firing[best];
 }
 
-std::string default_sparsity_path(const std::string& model_path) {
-    const std::string ext = ".gguf";
-    const bool has_ext = model_path.size() > ext.size() && model_path.compare(model_path.size() - ext.size(), ext.size(), ext) == 0;
-    return (has_ext ? model_path.substr(0, model_path.size() - ext.size()) : model_path) + ".sparsity.gguf";
-}
+std::string default_sparsity_path(const std::string& model_path) { return side_file_path(model_path, ".sparsity.gguf"); }
 
 float recommended_level(const SparsityCalibration& c, float max_increase) {
     float best = 0.0f;

@@ -5,10 +5,14 @@
 // the thresholds, the second counts how often each neuron exceeds them. Then the perplexity of a
 // held-out tail of the text at a few levels against the dense model, kept in the file so that a
 // user (or the app) can choose a level by its measured cost.
+// A mixture of experts gets its routing profile instead (sparse/expert_profile.h): one pass, the
+// share of the text's tokens the router sends to each expert, by which a device holds the
+// experts used most.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +20,7 @@
 #include "common/utf8_path.h"
 #include "ember/model.h"
 #include "ember/session.h"
+#include "sparse/expert_profile.h"
 #include "sparse/sparsity_file.h"
 #include "tools/arg_parse.h"
 #include "tools/ffn_act_option.h"
@@ -44,10 +49,11 @@ struct Options {
 
 const char* kUsage =
     "usage: ember-calibrate -m MODEL.gguf -f TEXT [options]\n"
-    "  -m, --model PATH      a dense GGUF model (llama family, gated FFN)\n"
+    "  -m, --model PATH      a dense GGUF model (llama family, gated FFN), or a mixture of experts\n"
     "  -f, --file PATH       calibration text (plain UTF-8)\n"
     "  -o, --output PATH     where to write (default: MODEL without .gguf + .sparsity.gguf, where\n"
-    "                        --activation-sparsity looks for it)\n"
+    "                        --activation-sparsity looks for it; a mixture of experts' routing\n"
+    "                        profile: + .experts.gguf, where a device plan looks for it)\n"
     "  -c, --ctx-size N      tokens per chunk, each from an empty context (default 512)\n"
     "  --max-tokens N        calibrate on at most N tokens of the text (default 32768)\n"
     "  --quality-tokens N    hold the last N tokens of the text out (at most a quarter of it) and\n"
@@ -74,7 +80,6 @@ Options parse(int argc, char** argv) {
     }
     if (o.model_path.empty()) throw UsageError("no model: give -m MODEL.gguf");
     if (o.text_path.empty()) throw UsageError("no calibration text: give -f TEXT");
-    if (o.out_path.empty()) o.out_path = ember::sparse::default_sparsity_path(o.model_path);
     return o;
 }
 
@@ -93,6 +98,22 @@ int site_of(std::string_view name) {
     return -1;
 }
 
+uint64_t file_bytes(const std::string& path) {
+    std::error_code ec;
+    const uint64_t bytes = std::filesystem::file_size(ember::utf8_path(path), ec);
+    if (ec) throw InputError(path + ": " + ec.message());
+    return bytes;
+}
+
+std::unique_ptr<ember::Session> new_session(const std::shared_ptr<ember::Model>& model, const Options& opt) {
+    ember::SessionParams sp;
+    sp.n_ctx = opt.n_ctx;
+    sp.n_threads = opt.n_threads;
+    auto created = ember::Session::create(model, sp);
+    if (!created) throw InputError(created.error().message);
+    return std::move(*created);
+}
+
 constexpr float kQualityLevels[] = {0.25f, 0.4f, 0.5f, 0.6f, 0.7f, 0.8f, 0.9f};
 
 // Perplexity of the held-out tokens in chunks of n_ctx (llama.cpp's procedure), and each scored
@@ -103,14 +124,10 @@ struct Scores {
 };
 
 Scores score(const std::shared_ptr<ember::Model>& model, const std::vector<int32_t>& tokens, const Options& opt) {
-    ember::SessionParams sp;
-    sp.n_ctx = opt.n_ctx;
-    sp.n_threads = opt.n_threads;
-    auto session = ember::Session::create(model, sp);
-    if (!session) throw InputError(session.error().message);
+    const std::unique_ptr<ember::Session> session = new_session(model, opt);
     Scores s;
     for (size_t c = 0; c + size_t(opt.n_ctx) <= tokens.size(); c += size_t(opt.n_ctx))
-        score_chunk(**session, std::span<const int32_t>(tokens).subspan(c, size_t(opt.n_ctx)), 64,
+        score_chunk(*session, std::span<const int32_t>(tokens).subspan(c, size_t(opt.n_ctx)), 64,
                     [&](std::span<const float> logits, int32_t next) {
                         s.sums.add(token_nll(logits, next));
                         s.top.push_back(row_softmax(logits).top);
@@ -147,33 +164,62 @@ void measure_quality(const std::shared_ptr<ember::Model>& dense, const std::vect
 // What a neuron's gate product g becomes before it meets up: the value whose magnitude decides.
 float gate_activation(bool silu, float g) { return silu ? g / (1.0f + std::exp(-g)) : (g > 0.0f ? g : 0.0f); }
 
-// Evaluates the text chunk by chunk, n_ctx tokens each from an empty context.
-void run_text(ember::Session& session, const std::vector<int32_t>& tokens, int32_t n_ctx, const char* pass) {
+// Evaluates the text chunk by chunk, n_ctx tokens each from an empty context; after_chunk sees
+// the session before the next chunk clears it.
+void run_text(ember::Session& session, const std::vector<int32_t>& tokens, int32_t n_ctx, const char* pass,
+              const std::function<void()>& after_chunk = {}) {
     const size_t n_chunks = (tokens.size() + size_t(n_ctx) - 1) / size_t(n_ctx);
     for (size_t c = 0; c < n_chunks; ++c) {
         session.clear();
         const size_t begin = c * size_t(n_ctx), n = std::min(size_t(n_ctx), tokens.size() - begin);
         if (const ember::Status st = session.evaluate(std::span<const int32_t>(tokens).subspan(begin, n)); !st)
             throw InputError(st.error().message);
+        if (after_chunk) after_chunk();
         if ((c + 1) % std::max<size_t>(1, n_chunks / 10) == 0 || c + 1 == n_chunks)
             std::fprintf(stderr, "ember-calibrate: %s, chunk %zu of %zu\n", pass, c + 1, n_chunks);
     }
 }
 
-int run(const Options& opt) {
-    ember::ModelParams mp;
-    mp.ffn_activation = opt.ffn_act;
-    auto loaded = ember::Model::load(opt.model_path, mp);
-    if (!loaded) throw InputError(loaded.error().message);
-    std::shared_ptr<ember::Model> model = *loaded;
+// A mixture of experts: the share of the text's tokens routed to each expert of each layer.
+int profile_experts(const std::shared_ptr<ember::Model>& model, std::vector<int32_t> tokens, const Options& opt) {
     const ember::ModelInfo& info = model->info();
-    if (info.sparse || info.n_expert > 0 || (info.ffn_activation != "silu" && info.ffn_activation != "relu"))
-        throw InputError(opt.model_path + ": ember-calibrate calibrates dense models with a SwiGLU or ReGLU FFN; this one is " +
-                         (info.sparse ? std::string("sparse already") : info.n_expert > 0 ? std::string("a mixture of experts")
-                                                                                          : "'" + info.ffn_activation + "'"));
-    const bool silu = info.ffn_activation == "silu";
+    tokens.resize(std::min(tokens.size(), size_t(opt.max_tokens)));
+    const std::unique_ptr<ember::Session> session = new_session(model, opt);
+    std::vector<std::vector<int64_t>> routed(size_t(info.n_layer), std::vector<int64_t>(size_t(info.n_expert), 0));
+    run_text(*session, tokens, opt.n_ctx, "routing", [&] {
+        const std::vector<ember::LayerSparsity> layers = session->layer_sparsity();
+        for (size_t il = 0; il < routed.size() && il < layers.size(); ++il)
+            for (size_t e = 0; e < routed[il].size() && e < layers[il].expert_tokens.size(); ++e)
+                routed[il][e] += layers[il].expert_tokens[e];
+    });
 
-    std::vector<int32_t> tokens = model->tokenize(read_text(opt.text_path), model->add_bos());
+    ember::sparse::ExpertProfile profile;
+    profile.model_bytes = file_bytes(opt.model_path);
+    profile.n_tokens = tokens.size();
+    for (const std::vector<int64_t>& layer : routed) {
+        std::vector<float>& share = profile.share.emplace_back();
+        for (int64_t n : layer) share.push_back(float(double(n) / double(tokens.size())));
+    }
+    const std::string out = opt.out_path.empty() ? ember::sparse::default_expert_profile_path(opt.model_path) : opt.out_path;
+    ember::sparse::write_expert_profile(out, profile);
+    std::printf("ember-calibrate: %s: %zu tokens, %d layers of %d experts (%d per token) -> %s\n", opt.model_path.c_str(),
+                tokens.size(), info.n_layer, info.n_expert, info.n_expert_used, out.c_str());
+    // How uneven the routing is decides what a partial device gains: the tokens the most used
+    // quarter of a layer's experts serve (a quarter of them if the router were even).
+    std::printf("layer  tokens served by the most used quarter of its experts\n");
+    for (int32_t il = 0; il < info.n_layer; ++il) {
+        std::vector<float> s = profile.share[size_t(il)];
+        std::sort(s.begin(), s.end(), std::greater<>());
+        const size_t quarter = std::max<size_t>(1, s.size() / 4);
+        double top = 0.0;
+        for (size_t i = 0; i < quarter; ++i) top += s[i];
+        std::printf("%5d  %5.1f %%\n", il, 100.0 * top / info.n_expert_used);
+    }
+    return 0;
+}
+
+int calibrate_dense(const std::shared_ptr<ember::Model>& model, std::vector<int32_t> tokens, bool silu, const Options& opt) {
+    const ember::ModelInfo& info = model->info();
     // The held-out tail: whole chunks, at most a quarter of the text.
     const size_t n_held = std::min(size_t(opt.quality_tokens), tokens.size() / 4) / size_t(opt.n_ctx) * size_t(opt.n_ctx);
     const std::vector<int32_t> held_out(tokens.end() - std::ptrdiff_t(n_held), tokens.end());
@@ -181,22 +227,15 @@ int run(const Options& opt) {
     if (tokens.size() < 64) throw InputError(opt.text_path + ": " + std::to_string(tokens.size()) +
                                              " tokens; calibration needs at least 64");
 
-    ember::SessionParams sp;
-    sp.n_ctx = opt.n_ctx;
-    sp.n_threads = opt.n_threads;
-    auto created = ember::Session::create(model, sp);
-    if (!created) throw InputError(created.error().message);
-    ember::Session& session = **created;
+    const std::unique_ptr<ember::Session> holder = new_session(model, opt);
+    ember::Session& session = *holder;
 
     ember::sparse::SparsityCalibration cal;
-    std::error_code ec;
-    cal.model_bytes = std::filesystem::file_size(ember::utf8_path(opt.model_path), ec);
-    if (ec) throw InputError(opt.model_path + ": " + ec.message());
+    cal.model_bytes = file_bytes(opt.model_path);
     cal.n_tokens = tokens.size();
     cal.activation = info.ffn_activation;
     cal.levels = ember::sparse::default_sparsity_levels();
     cal.layers.resize(size_t(info.n_layer));
-    std::vector<float> values;
 
     session.set_intermediate_callback([&](const ember::Intermediate& im) {
         const int site = site_of(im.name);
@@ -259,6 +298,28 @@ int run(const Options& opt) {
         std::printf("%5d  %.4g / %.4g / %.4g / %.4g\n", il, at(0.25f), at(0.40f), at(0.50f), at(0.75f));
     }
     return 0;
+}
+
+int run(const Options& opt) {
+    ember::ModelParams mp;
+    mp.ffn_activation = opt.ffn_act;
+    auto loaded = ember::Model::load(opt.model_path, mp);
+    if (!loaded) throw InputError(loaded.error().message);
+    std::shared_ptr<ember::Model> model = *loaded;
+    const ember::ModelInfo& info = model->info();
+    if (info.n_expert == 0 && (info.sparse || (info.ffn_activation != "silu" && info.ffn_activation != "relu")))
+        throw InputError(opt.model_path + ": ember-calibrate calibrates dense models with a SwiGLU or ReGLU FFN and mixtures "
+                         "of experts; this one is " +
+                         (info.sparse ? std::string("sparse already") : "'" + info.ffn_activation + "'"));
+    std::vector<int32_t> tokens = model->tokenize(read_text(opt.text_path), model->add_bos());
+    if (info.n_expert > 0) {
+        if (tokens.size() < 64)
+            throw InputError(opt.text_path + ": " + std::to_string(tokens.size()) + " tokens; a profile needs at least 64");
+        return profile_experts(model, std::move(tokens), opt);
+    }
+    Options dense = opt;
+    if (dense.out_path.empty()) dense.out_path = ember::sparse::default_sparsity_path(dense.model_path);
+    return calibrate_dense(model, std::move(tokens), info.ffn_activation == "silu", dense);
 }
 
 }  // namespace

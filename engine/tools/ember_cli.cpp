@@ -291,6 +291,7 @@ int main(int argc, char** argv) {
                          d.note.empty() ? "" : "; ", d.note.c_str());
         if (d.device != "cpu" && !d.dense.empty()) std::fprintf(stderr, "dense parts: %s\n", d.dense.c_str());
         if (d.device != "cpu" && !d.gpu_index.empty()) std::fprintf(stderr, "GPU index: %s\n", d.gpu_index.c_str());
+        if (d.device != "cpu" && !d.expert_profile.empty()) std::fprintf(stderr, "experts: %s\n", d.expert_profile.c_str());
     }
     return 0;
 }

@@ -1,7 +1,9 @@
 // SmallThinker's experts beyond what upstream checks (tst_upstream_reference compares the graph
 // itself): the gate-first path of one token against whole experts over a batch, PowerInfer's
 // transposed down layout against upstream's, the neuron counts --stats shows, and experts placed
-// on the sim device writing the CPU's text. The files are written by ember-synth-model.
+// on the sim device writing the CPU's text, and the routing profile ember-calibrate writes and a
+// device plan follows. The files are written by ember-synth-model.
+#include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -12,9 +14,11 @@
 #include "engine_test_helpers.h"
 #include "ember/model.h"
 #include "ember/session.h"
+#include "sparse/expert_profile.h"
 
 namespace {
 
+const QString kData = QStringLiteral(EMBER_TEST_DATA_DIR);
 constexpr int32_t kPromptTokens = 12;
 constexpr int32_t kGreedy = 24;
 
@@ -41,6 +45,18 @@ std::vector<int32_t> greedy_text(const std::shared_ptr<ember::Model>& model, emb
     return greedy_text(**session);
 }
 
+// The experts each layer's sim device holds, from the split view's neuron ids (expert e's are
+// e·768..).
+std::vector<std::vector<bool>> resident_experts(const ember::Session& session) {
+    const auto hot = session.hot_neurons();
+    std::vector<std::vector<bool>> resident(hot.size(), std::vector<bool>(8, false));
+    for (size_t il = 0; il < hot.size(); ++il)
+        for (int32_t id : hot[il]) resident[il][size_t(id / 768)] = true;
+    return resident;
+}
+
+uint64_t file_bytes(const QString& path) { return uint64_t(QFileInfo(path).size()); }
+
 double max_abs_difference(std::span<const float> a, std::span<const float> b) {
     double d = 0;
     for (size_t i = 0; i < a.size(); ++i) d = std::max(d, double(std::fabs(a[i] - b[i])));
@@ -64,6 +80,18 @@ class TestExperts : public QObject {
                     more);
         if (!p.waitForFinished(120000) || p.exitCode() != 0) qFatal("ember-synth-model: %s", p.readAllStandardError().constData());
         return out;
+    }
+
+    // A sim session at a budget that holds some of the 16 experts, planned before any token.
+    std::unique_ptr<ember::Session> partial_device_session(const std::shared_ptr<ember::Model>& model) {
+        ember::SessionParams sp;
+        sp.n_ctx = 128;
+        sp.n_threads = 2;
+        sp.device = "sim";
+        sp.device_budget_bytes = uint64_t(8) << 20;
+        auto session = ember::Session::create(model, sp);
+        if (!session) qFatal("%s", session.error().message.c_str());
+        return std::move(*session);
     }
 
 private slots:
@@ -213,6 +241,98 @@ private slots:
         }
         QVERIFY(n_resident > 0 && n_resident < 16);
         QVERIFY2(least_resident >= most_left, qPrintable(QString("%1 < %2").arg(least_resident).arg(most_left)));
+    }
+
+    // ember-calibrate's routing profile holds, per layer, the share of the text's tokens the
+    // router sent to each expert: counted here from the router's own logits (top 2 of 8, which
+    // the softmax does not reorder) over the same 128-token chunks.
+    void calibrate_writes_the_routing_profile() {
+        const QString model_path = synth("profiled.gguf", {"--type", "Q4_0"});
+        QProcess p;
+        p.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-calibrate",
+                {"-m", model_path, "-f", kData + "/tiny-relu-llama/val.txt", "-c", "128", "--max-tokens", "512", "-t", "2"});
+        QVERIFY(p.waitForFinished(300000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        const QString profile_path = dir_.path() + "/profiled.experts.gguf";
+        const ember::sparse::ExpertProfile profile =
+            ember::sparse::read_expert_profile(profile_path.toStdString(), 2, 8, 2, file_bytes(model_path));
+        QCOMPARE(profile.n_tokens, uint64_t(512));
+
+        auto model = test_helpers::load_model(model_path);
+        QFile text(kData + "/tiny-relu-llama/val.txt");
+        QVERIFY(text.open(QIODevice::ReadOnly));
+        std::vector<int32_t> tokens = model->tokenize(text.readAll().toStdString(), model->add_bos());
+        tokens.resize(512);
+        ember::SessionParams sp;
+        sp.n_ctx = 128;
+        sp.n_threads = 2;
+        auto session = ember::Session::create(model, sp);
+        QVERIFY(session.ok());
+        std::vector<std::vector<int64_t>> routed(2, std::vector<int64_t>(8, 0));
+        (*session)->set_intermediate_callback([&](const ember::Intermediate& im) {
+            if (im.name != "ffn_moe_logits") return;
+            for (int32_t t = 0; t < im.n_tokens; ++t) {
+                const float* logits = im.data + size_t(t) * size_t(im.n_cols);
+                std::vector<int32_t> order{0, 1, 2, 3, 4, 5, 6, 7};
+                std::partial_sort(order.begin(), order.begin() + 2, order.end(),
+                                  [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+                ++routed[size_t(im.layer)][size_t(order[0])];
+                ++routed[size_t(im.layer)][size_t(order[1])];
+            }
+        });
+        for (size_t c = 0; c < tokens.size(); c += 128) {
+            (*session)->clear();
+            QVERIFY((*session)->evaluate(std::span<const int32_t>(tokens).subspan(c, 128)).ok());
+        }
+        for (size_t il = 0; il < 2; ++il)
+            for (size_t e = 0; e < 8; ++e)
+                QCOMPARE(qRound64(profile.share[il][e] * 512.0), routed[il][e]);
+    }
+
+    // A fresh session holds the experts its model's profile says are used most, whichever layer
+    // they are in; a profile of another file is named in the report and orders nothing.
+    void a_profile_orders_a_fresh_sessions_experts() {
+        const QString model_path = synth("ordered.gguf", {"--type", "Q4_0"});
+        auto model = test_helpers::load_model(model_path);
+        const std::vector<std::vector<bool>> unprofiled = resident_experts(*partial_device_session(model));
+        int n_resident = 0;
+        for (const auto& layer : unprofiled) n_resident += int(std::count(layer.begin(), layer.end(), true));
+        QVERIFY2(n_resident > 0 && n_resident < 16, qPrintable(QString::number(n_resident)));
+        QVERIFY2(unprofiled[0][0] && !unprofiled[1][7], "without a profile, experts go layer by layer");
+
+        // Two experts per layer taken by most tokens, layer 1's the most; each layer's shares sum
+        // to the two experts a token uses.
+        ember::sparse::ExpertProfile profile;
+        profile.model_bytes = file_bytes(model_path);
+        profile.n_tokens = 1000;
+        profile.share = {{0.7f / 6, 0.7f / 6, 0.7f / 6, 0.7f / 6, 0.7f / 6, 0.7f / 6, 0.6f, 0.7f},
+                         {0.05f, 0.05f, 0.05f, 0.05f, 0.05f, 0.05f, 0.8f, 0.9f}};
+        const std::string profile_path = ember::sparse::default_expert_profile_path(model_path.toStdString());
+        ember::sparse::write_expert_profile(profile_path, profile);
+
+        auto session = partial_device_session(model);
+        const std::string used = session->device_report().expert_profile;
+        QVERIFY2(used.find("ordered by " + profile_path) != std::string::npos, used.c_str());
+        std::vector<std::pair<int32_t, int32_t>> by_share;  // (layer, expert), most used first
+        for (int32_t il = 0; il < 2; ++il)
+            for (int32_t e = 0; e < 8; ++e) by_share.emplace_back(il, e);
+        std::stable_sort(by_share.begin(), by_share.end(), [&](const auto& a, const auto& b) {
+            return profile.share[size_t(a.first)][size_t(a.second)] > profile.share[size_t(b.first)][size_t(b.second)];
+        });
+        const std::vector<std::vector<bool>> profiled = resident_experts(*session);
+        for (int rank = 0; rank < 16; ++rank) {
+            const auto [il, e] = by_share[size_t(rank)];
+            QVERIFY2(profiled[size_t(il)][size_t(e)] == (rank < n_resident),
+                     qPrintable(QString("layer %1 expert %2, rank %3 of %4 resident").arg(il).arg(e).arg(rank).arg(n_resident)));
+        }
+        QVERIFY(profiled[1][7] && !unprofiled[1][7]);
+
+        profile.model_bytes += 1;
+        ember::sparse::write_expert_profile(profile_path, profile);
+        session = partial_device_session(model);
+        const std::string note = session->device_report().expert_profile;
+        QVERIFY2(note.find("not used") != std::string::npos && note.find(profile_path) != std::string::npos, note.c_str());
+        QCOMPARE(resident_experts(*session), unprofiled);
     }
 };
 

@@ -52,6 +52,7 @@ struct DeviceReport {
     std::string note;              // why less than asked is on the device, when it is
     std::string gpu_index;         // what happened to <model>.generated.gpuidx
     std::string dense;             // which dense matrices the device computes
+    std::string expert_profile;    // a mixture of experts: what ordered the experts it holds
     uint64_t dense_bytes_uploaded = 0;  // dense matrices copied to the device, ever
     uint64_t dense_products = 0;        // dense matrix products computed there, ever
     uint64_t attention_layers = 0;      // layers of attention computed there (KV cache on the device), ever
