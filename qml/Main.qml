@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 ApplicationWindow {
     id: window
@@ -21,35 +22,27 @@ ApplicationWindow {
 
     header: StatusBar {}
 
-    // Theme and text size (AppSettings, saved in the data folder): "system" keeps the platform's
-    // colours; light and dark set every role the controls draw with.
-    function themed(dark, light, system) {
-        return AppSettings.theme === "dark" ? dark : AppSettings.theme === "light" ? light : system;
-    }
-
-    SystemPalette {
-        id: system
-    }
-
+    // Theme and text size (AppSettings, saved in the data folder): every role the controls draw
+    // with comes from the theme module.
     font.pointSize: Qt.application.font.pointSize * AppSettings.fontScale
-    palette.window: themed("#202124", "#f3f3f3", system.window)
-    palette.windowText: themed("#e8e8e8", "#1b1b1b", system.windowText)
-    palette.base: themed("#2a2b2e", "#ffffff", system.base)
-    palette.alternateBase: themed("#303134", "#ececec", system.alternateBase)
-    palette.text: themed("#e8e8e8", "#1b1b1b", system.text)
-    palette.button: themed("#35363a", "#e6e6e6", system.button)
-    palette.buttonText: themed("#e8e8e8", "#1b1b1b", system.buttonText)
-    palette.highlight: themed("#3b78d8", "#3b78d8", system.highlight)
-    palette.highlightedText: themed("#ffffff", "#ffffff", system.highlightedText)
-    palette.placeholderText: themed("#9a9a9a", "#7a7a7a", system.placeholderText)
-    palette.light: themed("#4a4b4f", "#ffffff", system.light)
-    palette.midlight: themed("#3d3e42", "#f0f0f0", system.midlight)
-    palette.mid: themed("#2c2d30", "#b8b8b8", system.mid)
-    palette.dark: themed("#151617", "#9f9f9f", system.dark)
-    palette.shadow: themed("#000000", "#5f5f5f", system.shadow)
-    palette.toolTipBase: themed("#2a2b2e", "#ffffdc", system.toolTipBase)
-    palette.toolTipText: themed("#e8e8e8", "#1b1b1b", system.toolTipText)
-    palette.link: themed("#7aa7f0", "#1a5fc8", system.link)
+    palette.window: Theme.window
+    palette.windowText: Theme.text
+    palette.base: Theme.base
+    palette.alternateBase: Theme.alternate
+    palette.text: Theme.text
+    palette.button: Theme.alternate
+    palette.buttonText: Theme.text
+    palette.highlight: Theme.accent
+    palette.highlightedText: Theme.accentText
+    palette.placeholderText: Theme.mutedText
+    palette.light: Theme.bevelLight
+    palette.midlight: Theme.bevelMidlight
+    palette.mid: Theme.border
+    palette.dark: Theme.bevelDark
+    palette.shadow: "#000000"
+    palette.toolTipBase: Theme.base
+    palette.toolTipText: Theme.text
+    palette.link: Theme.accent
 
     // The last window size and position, restored at start and saved when the window closes (or
     // the app quits from the tray). The position only when it is on a screen that is still there.

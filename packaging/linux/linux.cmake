@@ -18,13 +18,13 @@ set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 set(CPACK_DEBIAN_PACKAGE_SECTION utils)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
     "qml6-module-qtquick, qml6-module-qtquick-controls, qml6-module-qtquick-layouts, qml6-module-qtquick-window, \
-qml6-module-qtquick-templates, qml6-module-qtqml-workerscript, qml6-module-qtqml")
+qml6-module-qtquick-templates, qml6-module-qtqml-workerscript, qml6-module-qtqml, libqt6svg6")
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "qt6-wayland")
 
 # RPM: rpmbuild's automatic requirements cover the libraries; the QML modules are Fedora's names.
 set(CPACK_RPM_FILE_NAME RPM-DEFAULT)
 set(CPACK_RPM_PACKAGE_GROUP "Applications/Productivity")
-set(CPACK_RPM_PACKAGE_REQUIRES "qt6-qtdeclarative")
+set(CPACK_RPM_PACKAGE_REQUIRES "qt6-qtdeclarative, qt6-qtsvg")
 set(CPACK_RPM_PACKAGE_AUTOREQ ON)
 set(CPACK_RPM_EXCLUDE_FROM_AUTO_FILELIST_ADDITION
     /usr/share/applications /usr/share/metainfo /usr/share/icons /usr/share/icons/hicolor)

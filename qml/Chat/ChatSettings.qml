@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // The open chat's system prompt and sampling settings (Ctrl+,), saved with the chat.
 Dialog {
@@ -109,7 +110,7 @@ Dialog {
             wrapMode: Text.Wrap
             text: ChatController.promptFormatChosen ? qsTr("Chosen for this model; %1").arg(ChatController.detectedFormatWhy)
                                                     : qsTr("From the model: %1").arg(ChatController.detectedFormatWhy)
-            opacity: 0.7
+            color: Theme.mutedText
             font.pixelSize: 11
         }
         Label { text: qsTr("What the model reads") }
@@ -195,7 +196,7 @@ Dialog {
                     text: qsTr("tokens · KV cache %1").arg(HubController.formatBytes(ChatController.contextLength * EngineController.kvBytesPerToken))
                           + (EngineController.trainedContext > 0 && ChatController.contextLength > EngineController.trainedContext
                              ? qsTr(" · beyond the %1 tokens this model was trained for").arg(EngineController.trainedContext) : "")
-                    opacity: 0.7
+                    color: Theme.mutedText
                 }
             }
             Label { text: qsTr("Seed") }
@@ -209,7 +210,7 @@ Dialog {
                 }
                 Label {
                     text: ChatController.seed < 0 ? qsTr("random") : qsTr("fixed: answers repeat")
-                    opacity: 0.7
+                    color: Theme.mutedText
                 }
             }
         }

@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 Pane {
     id: view
@@ -55,7 +56,7 @@ Pane {
                 visible: list.count === 0
                 text: EngineController.status === EngineController.Ready ? qsTr("Write the start of a text; the model continues it.")
                                                           : qsTr("Loading the model…")
-                opacity: 0.6
+                color: Theme.mutedText
             }
         }
 
@@ -72,7 +73,7 @@ Pane {
                     objectName: "loadErrorText"
                     Layout.fillWidth: true
                     wrapMode: Text.Wrap
-                    color: "#c0392b"
+                    color: Theme.error
                     text: EngineController.loadError
                 }
                 Button {

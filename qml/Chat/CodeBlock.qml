@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // A fenced code block: its language, the code highlighted, and a Copy button.
 Rectangle {
@@ -25,8 +26,8 @@ Rectangle {
     implicitWidth: Math.max(code.implicitWidth, header.implicitWidth) + 16
     implicitHeight: column.implicitHeight + 12
     radius: 6
-    color: Qt.rgba(0.5, 0.5, 0.5, 0.10)
-    border.color: Qt.rgba(0.5, 0.5, 0.5, 0.30)
+    color: Theme.base
+    border.color: Theme.border
 
     ColumnLayout {
         id: column
@@ -42,7 +43,7 @@ Rectangle {
             Label {
                 text: root.block.language || qsTr("code")
                 font.pointSize: 8
-                opacity: 0.7
+                color: Theme.mutedText
             }
             Item { Layout.fillWidth: true }
             Button {

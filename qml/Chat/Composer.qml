@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 ToolBar {
     id: composer
@@ -102,7 +103,7 @@ ToolBar {
                 Label {
                     objectName: "contextLabel"
                     text: qsTr("%1 / %2 tokens").arg(ChatController.contextTokens).arg(EngineController.contextSize)
-                    opacity: 0.7
+                    color: Theme.mutedText
                 }
             }
             Item { Layout.fillWidth: true }

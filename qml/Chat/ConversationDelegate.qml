@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // One chat in the sidebar: click opens it; the buttons pin, rename (in place) and delete it.
 RowLayout {
@@ -39,14 +40,20 @@ RowLayout {
         Accessible.name: qsTr("Chat title")
     }
     ToolButton {
-        text: row.pinned ? "★" : "☆"
+        icon.source: Theme.icon(row.pinned ? "pinned" : "pin")
+        icon.color: palette.buttonText
+        icon.width: Theme.iconSize
+        icon.height: Theme.iconSize
         onClicked: HistoryController.togglePin(row.chatId)
         ToolTip.visible: hovered
         ToolTip.text: Accessible.name
         Accessible.name: row.pinned ? qsTr("Unpin %1").arg(row.title) : qsTr("Pin %1").arg(row.title)
     }
     ToolButton {
-        text: "✎"
+        icon.source: Theme.icon("edit")
+        icon.color: palette.buttonText
+        icon.width: Theme.iconSize
+        icon.height: Theme.iconSize
         onClicked: {
             row.editing = true;
             titleField.forceActiveFocus();
@@ -57,7 +64,10 @@ RowLayout {
         Accessible.name: qsTr("Rename %1").arg(row.title)
     }
     ToolButton {
-        text: "✕"
+        icon.source: Theme.icon("delete")
+        icon.color: palette.buttonText
+        icon.width: Theme.iconSize
+        icon.height: Theme.iconSize
         enabled: !(ChatController.generating && ChatController.chatId === row.chatId)
         onClicked: HistoryController.deleteChat(row.chatId)
         ToolTip.visible: hovered

@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // The sidebar of the Chat tab: New chat, the chats under their date headings, and the undo bar
 // after a delete.
@@ -66,7 +67,7 @@ Pane {
             text: HistoryController.transferMessage
             wrapMode: Text.Wrap
             font.pointSize: 8
-            opacity: 0.8
+            color: Theme.mutedText
         }
 
         ListView {
@@ -98,7 +99,7 @@ Pane {
                 anchors.centerIn: parent
                 visible: list.count === 0
                 text: qsTr("No chats yet")
-                opacity: 0.6
+                color: Theme.mutedText
             }
             // As in ChatView: the first row is made once, unseen, before the first chat needs it.
             Loader {

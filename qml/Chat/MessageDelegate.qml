@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 Item {
     id: delegate
@@ -44,7 +45,7 @@ Item {
         width: delegate.editing ? widest : Math.min(widest, column.implicitWidth + 16)
         implicitHeight: column.implicitHeight + 16
         radius: 8
-        color: delegate.role === "user" ? Qt.rgba(0.25, 0.5, 0.9, 0.18) : Qt.rgba(0.5, 0.5, 0.5, 0.12)
+        color: delegate.role === "user" ? Theme.userBubble : Theme.alternate
         border.width: delegate.found ? 2 : 0
         border.color: palette.highlight
 
@@ -174,9 +175,11 @@ Item {
 
                         ToolButton {
                             objectName: "editButton"
-                            text: "✎"
+                            icon.source: Theme.icon("edit")
+                            icon.color: palette.buttonText
+                            icon.width: Theme.iconSize
+                            icon.height: Theme.iconSize
                             enabled: !ChatController.generating
-                            font.pointSize: 8
                             onClicked: delegate.editing = true
                             ToolTip.visible: hovered
                             ToolTip.text: qsTr("Edit")
@@ -184,8 +187,10 @@ Item {
                         }
                         ToolButton {
                             objectName: "copyMessageButton"
-                            text: "❐"
-                            font.pointSize: 8
+                            icon.source: Theme.icon("copy")
+                            icon.color: palette.buttonText
+                            icon.width: Theme.iconSize
+                            icon.height: Theme.iconSize
                             // The text as stored: an answer's Markdown source, a question as typed.
                             onClicked: {
                                 ChatController.copyText(delegate.content);
@@ -208,7 +213,7 @@ Item {
                 visible: delegate.stats.length > 0
                 text: delegate.stats
                 font.pointSize: 8
-                opacity: 0.6
+                color: Theme.mutedText
             }
         }
     }

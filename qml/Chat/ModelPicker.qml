@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // The model the chat talks to, chosen here from the library as in the Models tab: each file with
 // its fit on this computer; a file Ember cannot run says why and is not offered.
@@ -55,8 +56,7 @@ ComboBox {
                 text: qsTr("%1 · %2").arg(entry.repo).arg(entry.fitText)
                 elide: Text.ElideRight
                 font.pointSize: 8
-                opacity: 0.7
-                color: entry.fit === "cannotrun" || entry.fit === "toolarge" ? "#c0392b" : palette.windowText
+                color: entry.fit === "cannotrun" || entry.fit === "toolarge" ? Theme.error : Theme.mutedText
             }
         }
     }

@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 
 // One search hit: the chat's title over the matching text, matches in bold.
 ItemDelegate {
@@ -32,7 +33,7 @@ ItemDelegate {
             wrapMode: Text.Wrap
             maximumLineCount: 3
             elide: Text.ElideRight
-            opacity: 0.8
+            color: Theme.mutedText
         }
     }
 }

@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // Ctrl+K: search every chat as you type; choosing a hit opens its chat on the matching branch.
 Popup {
@@ -57,7 +58,7 @@ Popup {
                 anchors.centerIn: parent
                 visible: hits.count === 0 && field.text.length > 0
                 text: qsTr("No matches")
-                opacity: 0.6
+                color: Theme.mutedText
             }
         }
     }

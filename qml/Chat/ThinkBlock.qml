@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 
 // A <think> section: folded behind one line until the user opens it.
 ColumnLayout {
@@ -15,7 +16,11 @@ ColumnLayout {
     Button {
         objectName: "thinkToggle"
         flat: true
-        text: (root.expanded ? "▾ " : "▸ ") + (root.block.open ? qsTr("Thinking…") : qsTr("Thoughts"))
+        text: root.block.open ? qsTr("Thinking…") : qsTr("Thoughts")
+        icon.source: Theme.icon(root.expanded ? "chevron-down" : "chevron-right")
+        icon.color: palette.buttonText
+        icon.width: Theme.iconSize
+        icon.height: Theme.iconSize
         onClicked: root.expanded = !root.expanded
         Accessible.name: root.expanded ? qsTr("Hide the model's thoughts") : qsTr("Show the model's thoughts")
     }
@@ -28,8 +33,7 @@ ColumnLayout {
         wrapMode: Text.Wrap
         readOnly: true
         selectByMouse: true
-        color: palette.windowText
-        opacity: 0.75
+        color: Theme.mutedText
         Accessible.role: Accessible.StaticText
         Accessible.name: text
     }

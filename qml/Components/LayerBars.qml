@@ -34,7 +34,7 @@ ListView {
             width: 28
             text: row.index
             font.pointSize: 7
-            opacity: 0.6
+            color: Theme.mutedText
         }
         Rectangle {
             id: track
@@ -42,27 +42,27 @@ ListView {
             anchors.left: name.right
             anchors.right: parent.right
             height: parent.height
-            color: SplitColors.cold
+            color: Theme.cold
             radius: 2
 
             Rectangle {
                 width: row.neurons > 0 ? track.width * row.hot / row.neurons : 0
                 height: parent.height
-                color: SplitColors.hot
+                color: Theme.hot
                 radius: 2
             }
             Rectangle {
                 width: row.neurons > 0 ? track.width * row.activeOnDevice / row.neurons : 0
                 height: parent.height / 2
                 anchors.verticalCenter: parent.verticalCenter
-                color: SplitColors.activeOnDevice
+                color: Theme.activeOnDevice
             }
             Rectangle {
                 x: row.neurons > 0 ? track.width * row.hot / row.neurons : 0
                 width: row.neurons > 0 ? track.width * (row.active - row.activeOnDevice) / row.neurons : 0
                 height: parent.height / 2
                 anchors.verticalCenter: parent.verticalCenter
-                color: SplitColors.activeOnCpu
+                color: Theme.activeOnCpu
             }
         }
     }

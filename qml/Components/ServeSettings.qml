@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // The Serve switch: the loaded model as an OpenAI-compatible API on this computer, for editors,
 // agents and scripts. Requests show here as they finish; they never enter the chat history.
@@ -74,7 +75,7 @@ ColumnLayout {
         Layout.fillWidth: true
         visible: ServeController.error.length > 0
         wrapMode: Text.Wrap
-        color: "#c0392b"
+        color: Theme.error
         text: ServeController.error
     }
     Label {
@@ -82,7 +83,7 @@ ColumnLayout {
         Layout.fillWidth: true
         visible: ServeController.serving
         wrapMode: Text.Wrap
-        opacity: 0.7
+        color: Theme.mutedText
         text: ServeController.requestCount === 0
               ? qsTr("No requests yet")
               : qsTr("%n request(s)", "", ServeController.requestCount) + "\n"

@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // Speed against exactness for a dense model that ember-calibrate calibrated: the level of
 // activation sparsity, each choice with the cost measured on held-out text.
@@ -73,7 +74,7 @@ ColumnLayout {
         visible: combo.visible && text.length > 0
         wrapMode: Text.Wrap
         text: setting.choices[combo.currentIndex] ? setting.choices[combo.currentIndex].detail : ""
-        opacity: 0.7
+        color: Theme.mutedText
     }
     Label {
         objectName: "sparsityNote"
@@ -81,6 +82,6 @@ ColumnLayout {
         visible: EngineController.sparsityNote.length > 0
         wrapMode: Text.Wrap
         text: EngineController.sparsityNote
-        opacity: 0.7
+        color: Theme.mutedText
     }
 }

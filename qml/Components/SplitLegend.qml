@@ -11,13 +11,13 @@ Flow {
 
     Repeater {
         model: [
-            {"colour": SplitColors.hot, "text": qsTr("hot: on the device"),
+            {"colour": Theme.hot, "text": qsTr("hot: on the device"),
              "tip": qsTr("Neurons that fire often: kept in the GPU's memory and computed there when they fire.")},
-            {"colour": SplitColors.cold, "text": qsTr("cold: on the CPU"),
+            {"colour": Theme.cold, "text": qsTr("cold: on the CPU"),
              "tip": qsTr("Neurons that fire rarely: left in system memory and computed by the CPU when they fire.")},
-            {"colour": SplitColors.activeOnDevice, "text": qsTr("active, ran on the device"),
+            {"colour": Theme.activeOnDevice, "text": qsTr("active, ran on the device"),
              "tip": qsTr("Hot neurons that fired for the latest tokens.")},
-            {"colour": SplitColors.activeOnCpu, "text": qsTr("active, ran on the CPU"),
+            {"colour": Theme.activeOnCpu, "text": qsTr("active, ran on the CPU"),
              "tip": qsTr("Cold neurons that fired for the latest tokens.")}
         ]
 
@@ -41,7 +41,7 @@ Flow {
             Label {
                 text: parent.modelData.text
                 font.pointSize: 8
-                opacity: 0.8
+                color: Theme.mutedText
             }
         }
     }

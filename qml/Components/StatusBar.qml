@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 ToolBar {
     id: bar
@@ -22,7 +23,7 @@ ToolBar {
             text: EngineController.status === EngineController.Error ? EngineController.error
                   : ChatController.historyError.length > 0 ? qsTr("History not saved: %1").arg(ChatController.historyError)
                   : EngineController.modelDescription
-            color: EngineController.status === EngineController.Error || ChatController.historyError.length > 0 ? "#c0392b" : palette.windowText
+            color: EngineController.status === EngineController.Error || ChatController.historyError.length > 0 ? Theme.error : palette.windowText
             elide: Text.ElideRight
         }
         // Where the model runs and, when no GPU is used, why: on every page.
@@ -35,7 +36,7 @@ ToolBar {
             Layout.maximumWidth: Math.max(420, bar.width * 0.6)
             visible: EngineController.modelName.length > 0
             elide: Text.ElideRight
-            opacity: 0.8
+            color: Theme.mutedText
             text: {
                 const name = EngineController.deviceName;
                 const where = name === "" || name === "cpu" || name === "sim" ? qsTr("CPU") : qsTr("GPU: %1").arg(name);

@@ -31,14 +31,14 @@ Item {
 
                 width: Math.max(2, (strip.width - EngineController.recentTokens) / EngineController.recentTokens)
                 height: strip.height
-                color: SplitColors.activeOnCpu
+                color: Theme.activeOnCpu
                 radius: 1
 
                 Rectangle {
                     anchors.bottom: parent.bottom
                     width: parent.width
                     height: parent.height * parent.share
-                    color: SplitColors.activeOnDevice
+                    color: Theme.activeOnDevice
                     radius: 1
                 }
             }

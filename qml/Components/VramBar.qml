@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // What the device holds against its budget: dense parts, the KV cache and hot neurons, as one
 // stacked bar with a legend.
@@ -16,11 +17,11 @@ ColumnLayout {
     }
 
     readonly property var parts: [
-        { name: qsTr("Dense"), bytes: EngineController.denseBytes, tint: "#2f6fe0",
+        { name: qsTr("Dense"), bytes: EngineController.denseBytes, tint: Theme.accent,
           tip: qsTr("Attention, the predictors and the output layer: the parts every token uses.") },
-        { name: qsTr("KV cache"), bytes: EngineController.kvBytes, tint: "#8e44ad",
+        { name: qsTr("KV cache"), bytes: EngineController.kvBytes, tint: Theme.special,
           tip: qsTr("The conversation so far, as the model keeps it in memory.") },
-        { name: qsTr("Hot neurons"), bytes: EngineController.hotBytes, tint: "#e08a2f",
+        { name: qsTr("Hot neurons"), bytes: EngineController.hotBytes, tint: Theme.warning,
           tip: qsTr("The FFN neurons that fire most often, held by the GPU.") }
     ]
 
@@ -31,7 +32,7 @@ ColumnLayout {
         Layout.fillWidth: true
         implicitHeight: 12
         radius: 3
-        color: Qt.rgba(0.5, 0.5, 0.5, 0.25)
+        color: Theme.cold
         clip: true
         Accessible.role: Accessible.ProgressBar
         Accessible.name: qsTr("VRAM used: %1 of %2").arg(vram.mib(EngineController.usedBytes)).arg(vram.mib(EngineController.budgetBytes))
@@ -72,7 +73,7 @@ ColumnLayout {
                 Label {
                     objectName: "vramLegend" + modelData.name
                     text: modelData.name + " " + vram.mib(modelData.bytes)
-                    opacity: 0.8
+                    color: Theme.mutedText
                     font.pixelSize: 11
                 }
             }

@@ -1,11 +1,12 @@
 import QtQuick
 import QtQuick.Controls
+import Ember
 
 // A small tinted tag: file kind, quantization, gated, loaded.
 Label {
     id: badge
 
-    property color tint: "#2f6fe0"
+    property color tint: Theme.accent
 
     leftPadding: 6
     rightPadding: 6
@@ -17,8 +18,8 @@ Label {
     Accessible.name: badge.text
 
     background: Rectangle {
-        radius: 3
-        color: Qt.rgba(badge.tint.r, badge.tint.g, badge.tint.b, 0.12)
+        radius: Theme.radiusSmall
+        color: Qt.rgba(badge.tint.r, badge.tint.g, badge.tint.b, Theme.badgeTint)
         border.color: badge.tint
     }
 }

@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // One model download: total progress, speed and time left, each file's progress, the error
 // when it failed, and Cancel, Resume or Retry.
@@ -73,14 +74,14 @@ Frame {
                     .arg(HubController.formatBytes(job.bytesTotal))
                   : qsTr("Failed")
             font.pointSize: 8
-            opacity: 0.7
+            color: Theme.mutedText
         }
         Label {
             Layout.fillWidth: true
             visible: job.error.length > 0
             text: job.error
             wrapMode: Text.Wrap
-            color: "#c0392b"
+            color: Theme.error
         }
         Repeater {
             model: job.jobState === "done" ? [] : job.files

@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // One file of a download: its path, state and bytes.
 RowLayout {
@@ -38,6 +39,6 @@ RowLayout {
         text: qsTr("%1 · %2 of %3").arg(row.stateText(row.modelData.state)).arg(HubController.formatBytes(row.modelData.bytesDone))
               .arg(HubController.formatBytes(row.modelData.bytesTotal))
         font.pointSize: 8
-        opacity: 0.7
+        color: Theme.mutedText
     }
 }

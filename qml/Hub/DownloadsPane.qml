@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // Every download of this session, running or ended, and the unfinished ones of earlier
 // sessions, with their progress and actions.
@@ -20,7 +21,7 @@ ColumnLayout {
         visible: HubController.downloadsError.length > 0
         text: HubController.downloadsError
         wrapMode: Text.Wrap
-        color: "#c0392b"
+        color: Theme.error
     }
     ListView {
         id: list
@@ -41,7 +42,7 @@ ColumnLayout {
             anchors.centerIn: parent
             visible: list.count === 0
             text: qsTr("No downloads yet")
-            opacity: 0.6
+            color: Theme.mutedText
         }
     }
 }

@@ -1,4 +1,5 @@
 import QtQuick
+import Ember
 
 // A model's type: sparse (PowerInfer, hot neurons on the GPU) or dense, and the other file kinds.
 Badge {
@@ -9,5 +10,5 @@ Badge {
     text: kindBadge.kind === "sparse" ? qsTr("sparse") : kindBadge.kind === "dense" ? qsTr("dense")
         : kindBadge.kind === "activation" ? qsTr("activation") : kindBadge.kind === "config" ? qsTr("config")
         : qsTr("other")
-    tint: kindBadge.kind === "sparse" ? "#e08a2f" : kindBadge.kind === "dense" ? "#2f6fe0" : "#7f8c8d"
+    tint: kindBadge.kind === "sparse" ? Theme.warning : kindBadge.kind === "dense" ? Theme.accent : Theme.neutral
 }

@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // One installed model: repo (or the added folder's name), file, type, size; Load hands it to the
 // engine, Unload frees it, Show opens its folder; Delete (downloaded) or Remove (added folder).
@@ -36,17 +37,17 @@ ItemDelegate {
             Badge {
                 visible: entry.folder.length > 0
                 text: qsTr("added folder")
-                tint: "#2c7da0"
+                tint: Theme.accent
             }
             Badge {
                 visible: EngineController.modelPath === entry.path
                 text: qsTr("loaded")
-                tint: "#27ae60"
+                tint: Theme.success
             }
             Badge {
                 visible: entry.quantization.length > 0
                 text: entry.quantization
-                tint: "#8e44ad"
+                tint: Theme.special
             }
             KindBadge {
                 kind: entry.sparse ? "sparse" : "dense"
@@ -60,7 +61,7 @@ ItemDelegate {
                 text: qsTr("%1 · %2").arg(entry.file).arg(HubController.formatBytes(entry.size))
                 elide: Text.ElideMiddle
                 font.pointSize: 8
-                opacity: 0.7
+                color: Theme.mutedText
             }
             Button {
                 readonly property bool loaded: EngineController.modelPath === entry.path

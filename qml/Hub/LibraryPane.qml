@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // Installed models, with Load/Unload, Show and Delete (asks first); folders of GGUF files can be
 // added in place.
@@ -35,7 +36,7 @@ ColumnLayout {
         visible: HubController.libraryError.length > 0
         text: HubController.libraryError
         wrapMode: Text.Wrap
-        color: "#c0392b"
+        color: Theme.error
     }
     ListView {
         id: list
@@ -60,7 +61,7 @@ ColumnLayout {
             anchors.centerIn: parent
             visible: list.count === 0
             text: qsTr("No models installed")
-            opacity: 0.6
+            color: Theme.mutedText
         }
     }
 

@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // One file of the open repo: path, kind, quantization, size; model files can be downloaded
 // with everything they need (activation/ for sparse models, config files).
@@ -39,11 +40,11 @@ ItemDelegate {
             Badge {
                 visible: file.quantization.length > 0
                 text: file.quantization
-                tint: "#8e44ad"
+                tint: Theme.special
             }
             Label {
                 text: HubController.formatBytes(file.size)
-                opacity: 0.7
+                color: Theme.mutedText
             }
             // In a narrow pane the fit badge gives way (elided; the tooltip has it whole), never
             // drawn over its neighbours.
@@ -59,8 +60,8 @@ ItemDelegate {
                       : file.fitKind === "hybrid" ? file.fit
                       : file.fitKind === "cpu" ? qsTr("CPU only")
                       : file.fitKind === "toolarge" ? qsTr("too large") : qsTr("fit ?")
-                tint: file.fitKind === "gpu" ? "#27ae60" : file.fitKind === "hybrid" ? "#e08a2f"
-                      : file.fitKind === "toolarge" ? "#c0392b" : "#7f8c8d"
+                tint: file.fitKind === "gpu" ? Theme.success : file.fitKind === "hybrid" ? Theme.warning
+                      : file.fitKind === "toolarge" ? Theme.error : Theme.neutral
                 ToolTip.visible: fitArea.containsMouse
                 ToolTip.text: (file.fitKind === "gpu" ? qsTr("The whole model fits in your GPU's memory: the fastest way to run it.")
                                : file.fitKind === "hybrid" ? qsTr("The often-firing neurons go to the GPU, the rest run on the CPU.")
@@ -98,7 +99,7 @@ ItemDelegate {
             Layout.fillWidth: true
             text: file.fit
             wrapMode: Text.Wrap
-            color: "#c0392b"
+            color: Theme.error
         }
     }
 }

@@ -23,7 +23,7 @@ ColumnLayout {
         Badge {
             visible: HubController.repoGated
             text: HubController.hasToken ? qsTr("gated: token set") : qsTr("gated: needs a token")
-            tint: HubController.hasToken ? "#27ae60" : "#c0392b"
+            tint: HubController.hasToken ? Theme.success : Theme.error
         }
         Spinner {
             running: HubController.opening
@@ -61,7 +61,7 @@ ColumnLayout {
         visible: HubController.repoGated && HubController.hasToken
         text: qsTr("Token %1").arg(HubController.tokenPlace)
         wrapMode: Text.Wrap
-        opacity: 0.7
+        color: Theme.mutedText
         font.pointSize: 8
     }
     Label {
@@ -69,7 +69,7 @@ ColumnLayout {
         visible: HubController.tokenError.length > 0
         text: HubController.tokenError
         wrapMode: Text.Wrap
-        color: "#c0392b"
+        color: Theme.error
     }
     Label {
         objectName: "repoError"
@@ -77,7 +77,7 @@ ColumnLayout {
         visible: HubController.repoError.length > 0
         text: HubController.repoError
         wrapMode: Text.Wrap
-        color: "#c0392b"
+        color: Theme.error
     }
     ListView {
         id: files
@@ -97,7 +97,7 @@ ColumnLayout {
             anchors.centerIn: parent
             visible: files.count === 0 && !HubController.opening
             text: qsTr("Pick a search result or open a repo")
-            opacity: 0.6
+            color: Theme.mutedText
         }
     }
 }

@@ -67,7 +67,7 @@ ColumnLayout {
         visible: HubController.searchError.length > 0
         text: HubController.searchError
         wrapMode: Text.Wrap
-        color: "#c0392b"
+        color: Theme.error
     }
     ListView {
         id: results
@@ -87,7 +87,7 @@ ColumnLayout {
             anchors.centerIn: parent
             visible: results.count === 0 && !HubController.searching
             text: qsTr("Search to list models")
-            opacity: 0.6
+            color: Theme.mutedText
         }
     }
     Label {

@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // One search hit; clicking it opens the repo's file list.
 ItemDelegate {
@@ -33,18 +34,18 @@ ItemDelegate {
             Badge {
                 visible: hit.pinned
                 text: qsTr("PowerInfer")
-                tint: "#e08a2f"
+                tint: Theme.warning
             }
             Badge {
                 visible: hit.gated
                 text: qsTr("gated")
-                tint: "#c0392b"
+                tint: Theme.error
             }
         }
         Label {
             text: qsTr("%1 downloads · %2 likes · updated %3").arg(hit.downloads).arg(hit.likes).arg(hit.updated)
             font.pointSize: 8
-            opacity: 0.7
+            color: Theme.mutedText
         }
     }
 }

@@ -8,6 +8,8 @@
 #include <QProcess>
 #include <QDir>
 #include <QFile>
+#include <QImageReader>
+#include <QQmlComponent>
 #include <QQmlContext>
 #include <QQmlProperty>
 #include <QQuickItem>
@@ -74,6 +76,23 @@ void unnamed_controls(QQuickItem* root, QStringList& out) {
 }
 
 // Starts the app and waits until its window is on screen; null if it did not start.
+// WCAG 2's contrast ratio of two opaque colours, 1 to 21.
+double contrast(const QColor& a, const QColor& b) {
+    const auto luminance = [](const QColor& c) {
+        const auto channel = [](double v) { return v <= 0.03928 ? v / 12.92 : std::pow((v + 0.055) / 1.055, 2.4); };
+        return 0.2126 * channel(c.redF()) + 0.7152 * channel(c.greenF()) + 0.0722 * channel(c.blueF());
+    };
+    const double la = luminance(a), lb = luminance(b);
+    return (std::max(la, lb) + 0.05) / (std::min(la, lb) + 0.05);
+}
+
+// `over` with `top` drawn on it at `alpha`.
+QColor blend(const QColor& top, const QColor& over, double alpha) {
+    return QColor::fromRgbF(float(alpha * top.redF() + (1 - alpha) * over.redF()),
+                            float(alpha * top.greenF() + (1 - alpha) * over.greenF()),
+                            float(alpha * top.blueF() + (1 - alpha) * over.blueF()));
+}
+
 QQuickWindow* shown_window(ember::app::AppShell& shell) {
     if (!shell.start()) return nullptr;
     auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
@@ -599,6 +618,56 @@ private slots:
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
+    // Every text colour of the theme module reads at WCAG AA (4.5:1) on every surface it is
+    // drawn on, in both themes, and the window's controls draw with the module's colours.
+    void theme_text_reads_on_every_surface() {
+        QTemporaryDir dir;
+        ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
+        QQuickWindow* window = shown_window(shell);
+        QVERIFY(window);
+        QQmlComponent probe(&shell.qml());
+        probe.setData("import QtQuick\nimport Ember\nQtObject { property var theme: Theme }", QUrl());
+        std::unique_ptr<QObject> holder(probe.create());
+        QVERIFY2(holder, qPrintable(probe.errorString()));
+        auto* theme = holder->property("theme").value<QObject*>();
+        QVERIFY(theme);
+        const auto colour = [&](const char* name) { return theme->property(name).value<QColor>(); };
+        auto* palette = window->property("palette").value<QObject*>();
+        for (const QString& name : {QStringLiteral("light"), QStringLiteral("dark")}) {
+            shell.settings().set_theme(name);
+            QTRY_COMPARE(theme->property("dark").toBool(), name == QLatin1String("dark"));
+            QCOMPARE(palette->property("window").value<QColor>(), colour("window"));
+            QCOMPARE(palette->property("windowText").value<QColor>(), colour("text"));
+            const QColor base = colour("base");
+            for (const char* text : {"text", "mutedText", "accent", "error", "success", "warning", "special", "neutral"}) {
+                const QColor badge = blend(colour(text), base, theme->property("badgeTint").toDouble());
+                for (const QColor& surface : {colour("window"), base, colour("alternate"), badge})
+                    QVERIFY2(contrast(colour(text), surface) >= 4.5,
+                             qPrintable(QString("%1: %2 on %3 is %4:1").arg(name, text, surface.name())
+                                            .arg(contrast(colour(text), surface), 0, 'f', 2)));
+            }
+            QVERIFY(contrast(colour("accentText"), colour("accent")) >= 4.5);
+            QVERIFY(contrast(colour("text"), colour("userBubble")) >= 4.5);
+        }
+    }
+
+    // The icons are SVG files in the QML module: each reads as an image (the SVG plugin is there)
+    // with something drawn on it.
+    void icons_load() {
+        const QDir icons(QStringLiteral(":/qt/qml/Ember/icons"));
+        const QStringList files = icons.entryList({QStringLiteral("*.svg")});
+        QVERIFY2(files.size() >= 8, qPrintable(files.join(' ')));
+        for (const QString& file : files) {
+            QImageReader reader(icons.filePath(file));
+            const QImage image = reader.read();
+            QVERIFY2(!image.isNull(), qPrintable(file + ": " + reader.errorString()));
+            int drawn = 0;
+            for (int y = 0; y < image.height(); ++y)
+                for (int x = 0; x < image.width(); ++x) drawn += qAlpha(image.pixel(x, y)) > 0;
+            QVERIFY2(drawn > image.width(), qPrintable(file));
+        }
+    }
+
     // Theme and text size apply to the window at once and, with its size, come back after a
     // restart.
     void appearance_applies_and_is_restored() {
@@ -612,8 +681,8 @@ private slots:
             QVERIFY(palette);
             const double base_size = window->property("font").value<QFont>().pointSizeF();
             shell.settings().set_theme(QStringLiteral("dark"));
-            QTRY_COMPARE(palette->property("window").value<QColor>(), QColor(QStringLiteral("#202124")));
-            QCOMPARE(palette->property("windowText").value<QColor>(), QColor(QStringLiteral("#e8e8e8")));
+            QTRY_COMPARE(palette->property("window").value<QColor>(), QColor(QStringLiteral("#1c1d20")));
+            QCOMPARE(palette->property("windowText").value<QColor>(), QColor(QStringLiteral("#e7e8ea")));
             // A message, so the setting can be seen reaching the messages' text too.
             QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
             shell.chat().set_max_tokens(4);
@@ -639,7 +708,7 @@ private slots:
         QTRY_COMPARE(window->width(), 900);
         QCOMPARE(window->height(), 640);
         auto* palette = window->property("palette").value<QObject*>();
-        QCOMPARE(palette->property("window").value<QColor>(), QColor(QStringLiteral("#202124")));
+        QCOMPARE(palette->property("window").value<QColor>(), QColor(QStringLiteral("#1c1d20")));
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 

@@ -258,7 +258,7 @@ private slots:
     }
 
     // Edits are siblings too: an edited answer replaces what is shown, an edited question gets
-    // a new answer, and ◀ goes back to the original with its own answer.
+    // a new answer, and "previous version" goes back to the original with its own answer.
     void edits_become_siblings() {
         auto& chat = shell_->chat();
         const auto& rows = chat.messages()->messages();
@@ -291,7 +291,7 @@ private slots:
         QCOMPARE(rows[0].content, QStringLiteral("Delta four"));
         QCOMPARE(rows[1].content, QStringLiteral("A better answer."));
 
-        // In the window: ✎ opens the editor on the message's text, Cancel closes it unchanged.
+        // In the window: Edit opens the editor on the message's text, Cancel closes it unchanged.
         auto* window = qobject_cast<QQuickWindow*>(shell_->qml().rootObjects().first());
         QQuickItem* question = nullptr;
         QTRY_VERIFY((question = gui_test::find_item(window->contentItem(), QStringLiteral("message0"))) &&
