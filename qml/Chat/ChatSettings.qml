@@ -12,6 +12,10 @@ Dialog {
     title: qsTr("Chat settings")
     parent: Overlay.overlay
     modal: true
+    // The window dims behind it.
+    Overlay.modal: Rectangle {
+        color: Theme.scrim
+    }
     anchors.centerIn: parent
     width: Math.min(parent ? parent.width - 80 : 480, 520)
     standardButtons: Dialog.Close

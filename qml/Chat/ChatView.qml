@@ -15,6 +15,10 @@ Pane {
     }
 
     padding: 0
+    // The conversation on the base surface, between the window-coloured sidebars.
+    background: Rectangle {
+        color: Theme.base
+    }
 
     ColumnLayout {
         anchors.fill: parent
@@ -24,7 +28,7 @@ Pane {
             id: list
 
             // Bubbles no wider than about 90 characters of text: lines stay readable on a wide screen.
-            readonly property real bubbleWidth: Math.min(width * 0.8, 90 * textMetrics.averageCharacterWidth + 16)
+            readonly property real bubbleWidth: Math.min(width * 0.8, 90 * textMetrics.averageCharacterWidth + 2 * (Theme.spacing + 2))
 
             objectName: "messageList"
             Layout.fillWidth: true

@@ -28,6 +28,9 @@ ToolBar {
     }
 
     implicitHeight: rows.implicitHeight + 16
+    background: Rectangle {
+        color: Theme.base
+    }
 
     // The message and Send on top; the context meter and the chat's other actions under it.
     ColumnLayout {
@@ -48,6 +51,14 @@ ToolBar {
                 Layout.preferredHeight: Math.min(input.implicitHeight,
                                                  8 * lineMetrics.height + input.topPadding + input.bottomPadding)
                 ScrollBar.horizontal.policy: ScrollBar.AlwaysOff
+                // A rounded field whose edge turns to the accent while it has the keyboard; a
+                // field without a model to answer looks switched off.
+                background: Rectangle {
+                    radius: Theme.radius
+                    color: input.enabled ? Theme.base : Theme.alternate
+                    border.color: input.activeFocus ? Theme.accent : Theme.border
+                    border.width: input.activeFocus ? 2 : 1
+                }
 
                 FontMetrics {
                     id: lineMetrics
@@ -61,6 +72,9 @@ ToolBar {
                                                    || EngineController.status === EngineController.Generating
 
                     objectName: "promptInput"
+                    background: null
+                    leftPadding: Theme.spacing + 4
+                    rightPadding: Theme.spacing + 4
                     wrapMode: TextEdit.Wrap
                     focus: true
                     enabled: usable
@@ -80,6 +94,7 @@ ToolBar {
             Button {
                 objectName: "sendButton"
                 text: ChatController.generating ? qsTr("Stop") : qsTr("Send")
+                highlighted: !ChatController.generating
                 onClicked: ChatController.generating ? ChatController.stop() : composer.submit()
             }
         }

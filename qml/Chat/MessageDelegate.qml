@@ -42,9 +42,9 @@ Item {
 
         objectName: "bubble"
         x: delegate.role === "user" ? delegate.width - width - 16 : 16
-        width: delegate.editing ? widest : Math.min(widest, column.implicitWidth + 16)
-        implicitHeight: column.implicitHeight + 16
-        radius: 8
+        width: delegate.editing ? widest : Math.min(widest, column.implicitWidth + 2 * (Theme.spacing + 2))
+        implicitHeight: column.implicitHeight + 2 * Theme.spacing + 4
+        radius: Theme.radius
         color: delegate.role === "user" ? Theme.userBubble : Theme.alternate
         border.width: delegate.found ? 2 : 0
         border.color: palette.highlight
@@ -53,8 +53,8 @@ Item {
             id: column
 
             anchors.fill: parent
-            anchors.margins: 8
-            spacing: 4
+            anchors.margins: Theme.spacing + 2
+            spacing: Theme.spacingSmall
 
             // Your messages as typed; answers as Markdown, code blocks and <think> sections.
             TextEdit {

@@ -15,6 +15,10 @@ Popup {
 
     objectName: "searchPopup"
     modal: true
+    // The window dims behind it.
+    Overlay.modal: Rectangle {
+        color: Theme.scrim
+    }
     focus: true
     anchors.centerIn: Overlay.overlay
     width: Math.min(640, popup.parent ? popup.parent.width - 40 : 640)

@@ -1,6 +1,7 @@
 import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
+import Ember
 
 // Every keyboard shortcut, on F1.
 Dialog {
@@ -9,6 +10,10 @@ Dialog {
     parent: Overlay.overlay
     anchors.centerIn: parent
     modal: true
+    // The window dims behind it.
+    Overlay.modal: Rectangle {
+        color: Theme.scrim
+    }
     standardButtons: Dialog.Close
 
     GridLayout {

@@ -2,6 +2,7 @@ import QtQuick
 import QtQuick.Controls
 import QtQuick.Layouts
 import Ember.App
+import Ember
 
 // The first-run screen: what this computer has and a PowerInfer model that fits it. Closing it
 // in any way marks it seen.
@@ -17,6 +18,10 @@ Dialog {
     anchors.centerIn: parent
     width: 520
     modal: true
+    // The window dims behind it.
+    Overlay.modal: Rectangle {
+        color: Theme.scrim
+    }
     standardButtons: Dialog.Close
 
     onAboutToShow: info = HubController.hardwareSuggestion()

@@ -25,32 +25,46 @@ ItemDelegate {
     contentItem: ColumnLayout {
         spacing: 2
 
-        RowLayout {
+        // Anchors, not a layout: a badge that appears while the Models tab is hidden (Load from the
+        // chat) still takes its place when the tab is shown.
+        Item {
             Layout.fillWidth: true
+            implicitHeight: Math.max(name.implicitHeight, badges.implicitHeight)
 
             Label {
-                Layout.fillWidth: true
+                id: name
+
+                width: parent.width - badges.width - Theme.spacing
+                anchors.verticalCenter: parent.verticalCenter
                 text: entry.repo
                 elide: Text.ElideMiddle
                 font.bold: true
             }
-            Badge {
-                visible: entry.folder.length > 0
-                text: qsTr("added folder")
-                tint: Theme.accent
-            }
-            Badge {
-                visible: EngineController.modelPath === entry.path
-                text: qsTr("loaded")
-                tint: Theme.success
-            }
-            Badge {
-                visible: entry.quantization.length > 0
-                text: entry.quantization
-                tint: Theme.special
-            }
-            KindBadge {
-                kind: entry.sparse ? "sparse" : "dense"
+            Row {
+                id: badges
+
+                anchors.right: parent.right
+                anchors.verticalCenter: parent.verticalCenter
+                spacing: Theme.spacingSmall
+
+                Badge {
+                    visible: entry.folder.length > 0
+                    text: qsTr("added folder")
+                    tint: Theme.accent
+                }
+                Badge {
+                    visible: EngineController.modelPath === entry.path
+                    text: qsTr("loaded")
+                    tint: Theme.success
+                }
+                Badge {
+                    visible: entry.quantization.length > 0
+                    text: entry.quantization
+                    tint: Theme.special
+                }
+                KindBadge {
+                    kind: entry.sparse ? "sparse" : "dense"
+                }
             }
         }
         RowLayout {

@@ -74,6 +74,10 @@ ColumnLayout {
         anchors.centerIn: Overlay.overlay
         width: 440  // a fixed width: the wrapped question would otherwise size the dialog by itself
         modal: true
+        // The window dims behind it.
+        Overlay.modal: Rectangle {
+            color: Theme.scrim
+        }
         title: qsTr("Delete model")
         standardButtons: Dialog.Yes | Dialog.No
         onAccepted: HubController.deleteModel(confirm.row)
