@@ -1,10 +1,11 @@
 // Takes the README's screenshots of the real app:
-//   ember-screenshots OUT_DIR [MODEL] [--hub ENDPOINT REPO FILE]
-// starts the app (offscreen or under xvfb-run), sends a prompt and saves the window while the
-// answer streams and after it finished; with --hub it then opens the Models tab, searches the
-// Hub at ENDPOINT for REPO, opens it, downloads FILE and saves the page mid-download
-// (docs/screenshots/take.sh runs it against a local stand-in for the Hub). The model is copied
-// to a scratch folder first, so its .gpuidx cache is not written beside the original.
+//   ember-screenshots OUT_DIR [MODEL] [--theme light|dark] [--hub ENDPOINT REPO FILE]
+// starts the app (offscreen or under xvfb-run) in the theme, 1920×1080, sends a prompt and saves
+// the window while the answer streams and after it finished, then the same chat at 800×600;
+// with --hub it then opens the Models tab, searches the Hub at ENDPOINT for REPO, opens it,
+// downloads FILE and saves the page mid-download (docs/screenshots/take.sh runs it against a
+// local stand-in for the Hub). Dark pictures are named with -dark. The model is copied to a
+// scratch folder first, so its .gpuidx cache is not written beside the original.
 #include <QApplication>
 #include <QDir>
 #include <QElapsedTimer>
@@ -39,12 +40,18 @@ int main(int argc, char** argv) {
     QApplication app(argc, argv);
     QStringList args = app.arguments().mid(1);
     QStringList hub;  // ENDPOINT REPO FILE
+    QString theme = QStringLiteral("light");
+    if (const qsizetype at = args.indexOf(QStringLiteral("--theme")); at >= 0 && at + 1 < args.size()) {
+        theme = args[at + 1];
+        args.remove(at, 2);
+    }
     if (const qsizetype at = args.indexOf(QStringLiteral("--hub")); at >= 0) {
         hub = args.mid(at + 1, 3);
         args = args.mid(0, at);
     }
-    if (args.isEmpty() || args.size() > 2 || (!hub.isEmpty() && hub.size() != 3)) {
-        std::fprintf(stderr, "usage: ember-screenshots OUT_DIR [MODEL] [--hub ENDPOINT REPO FILE]\n");
+    if (args.isEmpty() || args.size() > 2 || (!hub.isEmpty() && hub.size() != 3) ||
+        (theme != QLatin1String("light") && theme != QLatin1String("dark"))) {
+        std::fprintf(stderr, "usage: ember-screenshots OUT_DIR [MODEL] [--theme light|dark] [--hub ENDPOINT REPO FILE]\n");
         return 2;
     }
     const QString out = args[0];
@@ -58,7 +65,15 @@ int main(int argc, char** argv) {
     if (!hub.isEmpty()) options.hub_endpoint = hub[0];
     ember::app::AppShell shell(options);
     if (!shell.start()) return 1;
+    shell.settings().set_theme(theme);
     auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
+    window->resize(1920, 1080);
+    const QString suffix = theme == QLatin1String("dark") ? QStringLiteral("-dark.png") : QStringLiteral(".png");
+    const auto save = [&](const QString& name) {
+        const QString path = out + "/" + name + suffix;
+        window->grabWindow().save(path);
+        std::printf("%s\n", qPrintable(path));
+    };
     auto& engine = shell.engine();
     auto& chat = shell.chat();
     if (!wait_for([&] { return engine.status() == ember::app::EngineController::Status::Ready; }, 60000)) {
@@ -69,18 +84,16 @@ int main(int argc, char** argv) {
     chat.set_max_tokens(120);
     chat.send(QStringLiteral("And God said, Let there be light"));
     wait_for([&] { return chat.messages()->messages().back().content.size() > 60; }, 60000);
-    window->grabWindow().save(out + "/chat-streaming.png");
+    save(QStringLiteral("chat-streaming"));
     wait_for([&] { return !chat.generating(); }, 60000);
     wait_for([] { return false; }, 300);  // let the last frame render
-    window->grabWindow().save(out + "/split-view.png");
-    // The same chat in a 900×600 window: the side panes step aside.
+    save(QStringLiteral("split-view"));
+    // The same chat on the smallest screen Ember is made for: the side panes step aside.
     const QSize wide = window->size();
-    window->resize(900, 600);
+    window->resize(800, 600);
     wait_for([] { return false; }, 300);
-    window->grabWindow().save(out + "/chat-narrow.png");
+    save(QStringLiteral("chat-800x600"));
     window->resize(wide);
-    std::printf("%s/chat-streaming.png\n%s/split-view.png\n%s/chat-narrow.png\n", qPrintable(out), qPrintable(out),
-                qPrintable(out));
     if (hub.isEmpty()) return 0;
 
     auto* tabs = window->findChild<QObject*>(QStringLiteral("mainTabs"));
@@ -102,7 +115,6 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "ember-screenshots: the download did not progress\n");
         return 1;
     }
-    window->grabWindow().save(out + "/models-download.png");
-    std::printf("%s/models-download.png\n", qPrintable(out));
+    save(QStringLiteral("models-download"));
     return 0;
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Retakes the README's screenshots from the real app on a virtual X display (xvfb-run, Debian's
-# xvfb): the chat while an answer streams, the split view after it, and the Models page
-# mid-download. The Hub is the tests'
+# xvfb), in the light and the dark theme: the chat while an answer streams, the split view after
+# it, the same chat at 800×600, and the Models page mid-download. The Hub is the tests'
 # loopback stand-in (tests/downloader/hub_server.py) serving the bundled demo model as a repo,
 # throttled so the download is caught in progress.
 #
@@ -26,5 +26,7 @@ JSON
 source tests/downloader/start_hub_server.sh
 start_hub_server "$hub"
 
-QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1600x1000x24" "$build/bin/ember-screenshots" docs/screenshots \
-    --hub "http://127.0.0.1:$port" ember/ember-demo ember-demo.powerinfer.gguf
+for theme in light dark; do
+    QT_QPA_PLATFORM=xcb xvfb-run -a -s "-screen 0 1920x1080x24" "$build/bin/ember-screenshots" docs/screenshots \
+        --theme "$theme" --hub "http://127.0.0.1:$port" ember/ember-demo ember-demo.powerinfer.gguf
+done

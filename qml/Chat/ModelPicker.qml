@@ -56,7 +56,7 @@ ComboBox {
                 text: qsTr("%1 · %2").arg(entry.repo).arg(entry.fitText)
                 elide: Text.ElideRight
                 font.pointSize: 8
-                color: entry.fit === "cannotrun" || entry.fit === "toolarge" ? Theme.error : Theme.mutedText
+                color: entry.highlighted ? Theme.accentText : entry.fit === "cannotrun" || entry.fit === "toolarge" ? Theme.error : Theme.mutedText
             }
         }
     }

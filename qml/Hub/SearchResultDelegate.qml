@@ -45,7 +45,7 @@ ItemDelegate {
         Label {
             text: qsTr("%1 downloads · %2 likes · updated %3").arg(hit.downloads).arg(hit.likes).arg(hit.updated)
             font.pointSize: 8
-            color: Theme.mutedText
+            color: hit.highlighted ? Theme.accentText : Theme.mutedText
         }
     }
 }
