@@ -1191,6 +1191,72 @@ private slots:
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
+    // At the smallest and a common large size, with a conversation on screen: every control
+    // the user can see lies inside the window and on no other (by geometry, the part of each
+    // not clipped away by a scrolling view).
+    void controls_do_not_overlap_data() {
+        QTest::addColumn<QSize>("size");
+        QTest::newRow("800x600") << QSize(800, 600);
+        QTest::newRow("1920x1080") << QSize(1920, 1080);
+    }
+    void controls_do_not_overlap() {
+        QFETCH(QSize, size);
+        QTemporaryDir dir;
+        ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
+        QQuickWindow* window = shown_window(shell);
+        QVERIFY(window);
+        window->resize(size);
+        QTRY_COMPARE(window->size(), size);
+        QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
+        shell.chat().set_max_tokens(8);
+        shell.chat().send(QStringLiteral("In the beginning"));
+        QTRY_VERIFY_WITH_TIMEOUT(!shell.chat().generating(), 30000);
+        QTRY_VERIFY_WITH_TIMEOUT(gui_test::find_item(window->contentItem(), QStringLiteral("copyMessageButton")), 30000);
+        QTest::qWait(300);  // the side panes settle for the size
+
+        struct Shown {
+            QQuickItem* item;
+            QRectF rect;
+        };
+        std::vector<Shown> shown;
+        const auto is_control = [](QQuickItem* item) {
+            for (const char* type : {"QQuickAbstractButton", "QQuickComboBox", "QQuickSlider", "QQuickSpinBox", "QQuickTextArea",
+                                     "QQuickTextField"})
+                if (item->inherits(type)) return true;
+            return false;
+        };
+        std::function<void(QQuickItem*, QRectF)> walk = [&](QQuickItem* item, QRectF clip) {
+            if (!item->isVisible() || item->opacity() == 0.0) return;
+            const QRectF rect = item->mapRectToScene(QRectF(0, 0, item->width(), item->height()));
+            if (item->clip()) clip = clip.intersected(rect);
+            if (is_control(item)) {
+                const QRectF seen = rect.intersected(clip);
+                if (seen.width() > 1 && seen.height() > 1) shown.push_back({item, seen});
+                return;  // a control's own parts are not controls beside it
+            }
+            for (QQuickItem* child : item->childItems()) walk(child, clip);
+        };
+        walk(window->contentItem(), QRectF(QPointF(0, 0), QSizeF(size)));
+        QVERIFY2(shown.size() >= 8, qPrintable(QString::number(shown.size())));
+        const auto describe = [](const Shown& s) {
+            const QString name = s.item->objectName().isEmpty() ? s.item->property("text").toString() : s.item->objectName();
+            return QString("%1 '%2' at %3,%4 %5×%6").arg(s.item->metaObject()->className(), name).arg(s.rect.x()).arg(s.rect.y())
+                .arg(s.rect.width()).arg(s.rect.height());
+        };
+        for (size_t i = 0; i < shown.size(); ++i) {
+            const QRectF& r = shown[i].rect;
+            QVERIFY2(r.left() >= -0.5 && r.top() >= -0.5 && r.right() <= size.width() + 0.5 && r.bottom() <= size.height() + 0.5,
+                     qPrintable(describe(shown[i]) + " leaves the window"));
+            for (size_t j = i + 1; j < shown.size(); ++j) {
+                const QRectF both = r.intersected(shown[j].rect);
+                // Tabs share their one-pixel border.
+                QVERIFY2(both.width() <= 1.5 || both.height() <= 1.5,
+                         qPrintable(describe(shown[i]) + " overlaps " + describe(shown[j])));
+            }
+        }
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
     void narrow_and_wide_windows_keep_the_chat_readable() {
         QTemporaryDir dir;
         ember::app::AppShell shell(options(dir.path() + "/data", gui_test::copy_demo_model(dir.path())));
