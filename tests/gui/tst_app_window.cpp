@@ -75,7 +75,6 @@ void unnamed_controls(QQuickItem* root, QStringList& out) {
     for (QQuickItem* child : root->childItems()) unnamed_controls(child, out);
 }
 
-// Starts the app and waits until its window is on screen; null if it did not start.
 // WCAG 2's contrast ratio of two opaque colours, 1 to 21.
 double contrast(const QColor& a, const QColor& b) {
     const auto luminance = [](const QColor& c) {
@@ -93,6 +92,7 @@ QColor blend(const QColor& top, const QColor& over, double alpha) {
                             float(alpha * top.blueF() + (1 - alpha) * over.blueF()));
 }
 
+// Starts the app and waits until its window is on screen; null if it did not start.
 QQuickWindow* shown_window(ember::app::AppShell& shell) {
     if (!shell.start()) return nullptr;
     auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
