@@ -48,6 +48,7 @@ ComboBox {
             Label {
                 Layout.fillWidth: true
                 text: entry.file
+                color: entry.highlighted ? Theme.accentText : Theme.text
                 elide: Text.ElideMiddle
                 font.bold: entry.highlighted
             }

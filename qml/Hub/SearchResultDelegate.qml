@@ -28,6 +28,7 @@ ItemDelegate {
             Label {
                 Layout.fillWidth: true
                 text: hit.repoId
+                color: hit.highlighted ? Theme.accentText : Theme.text
                 elide: Text.ElideMiddle
                 font.bold: hit.pinned
             }
