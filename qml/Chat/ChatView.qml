@@ -35,15 +35,38 @@ Pane {
             Layout.fillHeight: true
             clip: true
             spacing: 8
-            topMargin: 12
-            bottomMargin: 12
+            // Spacers in the content, not margins: following scrolls to the content's end.
+            header: Item {
+                height: 12
+            }
+            footer: Item {
+                height: 12
+            }
             model: ChatController.messages
             delegate: MessageDelegate {
                 width: ListView.view.width
             }
-            // Follow the answer while it streams, unless the user scrolled up to read; a search
-            // hit's message is scrolled to instead, once the rows are laid out.
-            onContentHeightChanged: if (ChatController.foundRow < 0 && (atYEnd || ChatController.generating)) positionViewAtEnd()
+            // The end of the chat stays in view as an answer streams, until the user scrolls up
+            // to read; scrolling back down to the end, or a new message, follows again. A search hit's message is
+            // scrolled to instead, once the rows are laid out. Following moves the content, after
+            // the list's layout pass, to the end of the rows it has: positionViewAtEnd() there
+            // re-lays the list out from estimated row heights, rows made short grow, the end
+            // moves, and the list re-creates its rows without end.
+            property bool following: true
+
+            function follow() {
+                if (following && ChatController.foundRow < 0)
+                    contentY = Math.max(originY, originY + contentHeight - height);
+            }
+
+            onContentHeightChanged: Qt.callLater(follow)
+            onOriginYChanged: Qt.callLater(follow)
+            onHeightChanged: Qt.callLater(follow)
+            onMovementEnded: following = atYEnd
+            onCountChanged: following = true
+            ScrollBar.vertical: ScrollBar {
+                onPressedChanged: if (!pressed) list.following = list.atYEnd
+            }
 
             Connections {
                 target: ChatController
