@@ -33,6 +33,8 @@ class EngineController : public QObject {
     Q_PROPERTY(QString deviceNote READ device_note NOTIFY deviceChanged)
     // Whether a sparse model may use a GPU (AppSettings.useGpu, which AppShell passes on).
     Q_PROPERTY(bool gpuEnabled READ gpu_enabled NOTIFY deviceChanged)
+    // A usable GPU exists (the last load's probe), in use or turned off.
+    Q_PROPERTY(bool gpuFound READ gpu_found NOTIFY deviceChanged)
     Q_PROPERTY(double budgetBytes READ budget_bytes NOTIFY deviceChanged)
     Q_PROPERTY(double usedBytes READ used_bytes NOTIFY deviceChanged)
     // usedBytes by kind: dense matrices with norms and scratch, the KV cache, hot FFN rows.
@@ -109,6 +111,7 @@ public:
     QString device_name() const { return device_.device; }
     QString device_note() const { return device_.note; }
     bool gpu_enabled() const { return gpu_enabled_; }
+    bool gpu_found() const { return device_.gpu_found; }
     // Loaded models move at once: an answer in progress stops and the model loads again on the
     // new device choice.
     void set_gpu_enabled(bool enabled);

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstddef>
 
+#include "app/engine/device_choice.h"
 #include "app/engine/reusable_prefix.h"
 #include "ember/gpu.h"
 #include "ember/sparsity.h"
@@ -132,21 +133,12 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, boo
     ember::SessionParams sp;
     sp.n_ctx = n_ctx;
     sp.gpu_index_path = gpu_index_place(path, library_dir_, gpu_index_cache_dir_);
-    gpu_free_bytes_ = 0;
-    no_gpu_reason_.clear();
-    // Every model uses the first usable GPU (a sparse one for its hot neurons, a dense one for
-    // whole layers); without one, the sim device, so the split view and the budget slider work on
-    // any machine, labelled as a preview.
-    sp.device_budget_bytes = uint64_t(std::max<qint64>(budget_bytes, 0));
-    const ember::GpuProbe probe = use_gpu ? ember::probe_gpus() : ember::GpuProbe{};
-    if (const ember::GpuInfo* gpu = probe.first_usable()) {
-        sp.device = "gpu:" + std::to_string(gpu->index);
-        sp.device_budget_bytes = std::min<uint64_t>(sp.device_budget_bytes, gpu->free_bytes);
-        gpu_free_bytes_ = qint64(gpu->free_bytes);
-    } else {
-        sp.device = "sim";
-        no_gpu_reason_ = use_gpu ? QString::fromStdString(probe.reason) : tr("turned off by you (Use the GPU)");
-    }
+    const DeviceChoice choice = choose_device(ember::probe_gpus(), use_gpu, uint64_t(std::max<qint64>(budget_bytes, 0)));
+    sp.device = choice.device;
+    sp.device_budget_bytes = choice.budget_bytes;
+    gpu_free_bytes_ = qint64(choice.gpu_free_bytes);
+    gpu_found_ = choice.gpu_found;
+    no_gpu_reason_ = choice.no_gpu_reason;
     auto session = ember::Session::create(*model, sp);
     if (!session && sp.device != "sim" && sp.device != "cpu") {
         no_gpu_reason_ = QString::fromStdString(session.error().message);
@@ -359,6 +351,7 @@ DeviceState EngineWorker::device_state() const {
     d.hot_neurons = r.hot_neurons;
     d.total_neurons = qint64(model_->info().n_layer) * layer_neurons(model_->info());
     d.max_budget_bytes = gpu_free_bytes_;
+    d.gpu_found = gpu_found_;
     d.note = QString::fromStdString(r.note);
     if (!no_gpu_reason_.isEmpty())
         d.note = tr("No GPU in use: %1%2").arg(no_gpu_reason_, d.note.isEmpty() ? QString() : "; " + d.note);

@@ -56,6 +56,7 @@ struct LoadedModel {
 struct DeviceState {
     QString device;  // "cpu", "sim" (no GPU in use: a preview on the CPU) or the GPU's name
     qint64 max_budget_bytes = 0;  // the GPU's free memory when the model was loaded; 0 without one
+    bool gpu_found = false;       // a usable GPU exists, whether the user lets the model use it or not
     qint64 budget_bytes = 0;
     qint64 used_bytes = 0;    // dense_bytes + kv_bytes + hot_bytes
     qint64 dense_bytes = 0;
@@ -84,7 +85,7 @@ public slots:
     // Where GPU indexes go (SessionParams::gpu_index_path): beside models inside `library_dir`,
     // the app's own; in `cache_dir` for models anywhere else. Unset: beside every model.
     void set_gpu_index_folders(const QString& library_dir, const QString& cache_dir);
-    // use_gpu false: the user turned the GPU off; the sim device previews one instead. A file
+    // use_gpu false: the user turned the GPU off (choose_device says where the model goes). A file
     // that fails to load gives way to the model loaded before it, loaded again (the two are never
     // in memory together): loaded() for that one, then load_failed(). activation_sparsity > 0
     // runs a calibrated dense model sparse; when its calibration does not fit, the model loads
@@ -133,7 +134,8 @@ private:
     std::atomic<bool> stop_{false};
     std::atomic<qint64> pending_budget_{-1};
     qint64 gpu_free_bytes_ = 0;  // of the GPU in use, at load
-    QString no_gpu_reason_;      // why the sim device stands in for a GPU
+    bool gpu_found_ = false;
+    QString no_gpu_reason_;      // why no GPU is in use
     QString library_dir_, gpu_index_cache_dir_;
 };
 

@@ -48,9 +48,10 @@ ScrollView {
             }
             Switch {
                 objectName: "useGpuSwitch"
-                text: qsTr("Use the GPU")
-                checked: AppSettings.useGpu
-                enabled: EngineController.status !== EngineController.Loading
+                text: EngineController.gpuFound ? qsTr("Use the GPU") : qsTr("Use the GPU (none found)")
+                // Nothing to turn on without a GPU: shown off, while the budget previews one.
+                checked: AppSettings.useGpu && EngineController.gpuFound
+                enabled: EngineController.gpuFound && EngineController.status !== EngineController.Loading
                 onToggled: AppSettings.useGpu = checked
                 Accessible.name: qsTr("Use the GPU: a sparse model's hot neurons, a dense model's first layers")
                 ToolTip.visible: hovered
@@ -58,13 +59,16 @@ ScrollView {
             }
 
             Label {
-                text: qsTr("VRAM budget: %1").arg(panel.mib(budget.value))
+                text: budget.enabled ? qsTr("VRAM budget: %1").arg(panel.mib(budget.value))
+                                     : qsTr("VRAM budget: none, the GPU is off")
             }
             Slider {
                 id: budget
 
                 objectName: "budgetSlider"
                 Layout.fillWidth: true
+                // A GPU turned off holds nothing: everything runs on the CPU.
+                enabled: EngineController.deviceName !== "cpu"
                 from: 0
                 to: Math.max(1, EngineController.maxBudgetBytes)
                 stepSize: Math.max(1, to / 50)  // what an arrow key moves; a drag does not snap to it

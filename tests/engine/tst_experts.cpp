@@ -82,13 +82,15 @@ class TestExperts : public QObject {
         return out;
     }
 
-    // A sim session at a budget that holds some of the 16 experts, planned before any token.
+    static constexpr uint64_t kPartialBudget = uint64_t(8) << 20;
+
+    // A sim session at a budget that holds some of the experts, planned before any token.
     std::unique_ptr<ember::Session> partial_device_session(const std::shared_ptr<ember::Model>& model) {
         ember::SessionParams sp;
         sp.n_ctx = 128;
         sp.n_threads = 2;
         sp.device = "sim";
-        sp.device_budget_bytes = uint64_t(8) << 20;
+        sp.device_budget_bytes = kPartialBudget;
         auto session = ember::Session::create(model, sp);
         if (!session) qFatal("%s", session.error().message.c_str());
         return std::move(*session);
@@ -209,18 +211,12 @@ private slots:
     // routed at least as many tokens as any expert left on the CPU.
     void replanning_keeps_the_most_used_experts() {
         auto model = test_helpers::load_model(synth("uses.gguf", {"--type", "Q4_0"}));
-        ember::SessionParams sp;
-        sp.n_ctx = 128;
-        sp.n_threads = 2;
-        sp.device = "sim";
-        sp.device_budget_bytes = uint64_t(8) << 20;
-        auto session = ember::Session::create(model, sp);
-        QVERIFY(session.ok());
-        greedy_text(**session);
-        QVERIFY((*session)->set_device_budget(sp.device_budget_bytes).ok());
-        const auto layers = (*session)->layer_sparsity();
+        auto session = partial_device_session(model);
+        greedy_text(*session);
+        QVERIFY(session->set_device_budget(kPartialBudget).ok());
+        const auto layers = session->layer_sparsity();
         std::vector<std::vector<bool>> resident(layers.size(), std::vector<bool>(8, false));
-        const auto hot = (*session)->hot_neurons();
+        const auto hot = session->hot_neurons();
         for (size_t il = 0; il < hot.size(); ++il)
             for (int32_t id : hot[il]) resident[il][size_t(id / 768)] = true;
         int64_t least_resident = INT64_MAX, most_left = -1, n_resident = 0;

@@ -792,48 +792,74 @@ private slots:
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
-    // The status bar always says where the model runs and why no GPU is used; the side panel's
-    // switch turns the GPU off (the model loads again, on the CPU, and says so), and the choice
-    // is kept for the next start.
+    // The status bar always says where the model runs and why no GPU is used. With a GPU, the
+    // side panel's switch turns it off (the model loads again, all on the CPU, the budget has
+    // nothing to hold) and the choice is kept for the next start. Without one, the switch shows
+    // off and cannot be turned on, and the budget previews a GPU whatever the saved choice.
     void gpu_switch_moves_the_model_and_is_remembered() {
         QTemporaryDir dir;
         const QString model = gui_test::copy_demo_model(dir.path());
         const ember::GpuProbe probe = ember::probe_gpus();
+        const ember::GpuInfo* gpu = probe.first_usable();
         {
             ember::app::AppShell shell(options(dir.path() + "/data", model));
             QVERIFY(shell.start());
             auto& engine = shell.engine();
             QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
             QVERIFY(engine.gpu_enabled());
+            QCOMPARE(engine.gpu_found(), gpu != nullptr);
             auto* window = qobject_cast<QQuickWindow*>(shell.qml().rootObjects().first());
             QVERIFY(QTest::qWaitForWindowExposed(window));
             auto* status = window->findChild<QQuickItem*>(QStringLiteral("deviceStatus"));
-            QVERIFY(status);
-            const QString before = status->property("text").toString();
-            if (const ember::GpuInfo* gpu = probe.first_usable())
-                QCOMPARE(before, "GPU: " + QString::fromStdString(gpu->name));
-            else
-                QVERIFY2(before.contains(QString::fromStdString(probe.reason)), qPrintable(before));
-
             auto* toggle = window->findChild<QQuickItem*>(QStringLiteral("useGpuSwitch"));
-            QVERIFY(toggle);
-            QVERIFY(toggle->property("checked").toBool());
-            QTest::mouseClick(window, Qt::LeftButton, {}, toggle->mapToScene(QPointF(toggle->width() / 2, toggle->height() / 2)).toPoint());
-            QTRY_VERIFY(!engine.gpu_enabled());
-            QVERIFY(!shell.settings().use_gpu());
-            QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
-            QTRY_VERIFY2(engine.device_note().contains("turned off by you"), qPrintable(engine.device_note()));
-            QCOMPARE(engine.device_name(), QStringLiteral("sim"));
-            QTRY_VERIFY2(status->property("text").toString().startsWith("CPU · No GPU in use: turned off by you"),
-                         qPrintable(status->property("text").toString()));
+            auto* budget = window->findChild<QQuickItem*>(QStringLiteral("budgetSlider"));
+            QVERIFY(status && toggle && budget);
+            const QString before = status->property("text").toString();
+            const auto click_toggle = [&] {
+                QTest::mouseClick(window, Qt::LeftButton, {},
+                                  toggle->mapToScene(QPointF(toggle->width() / 2, toggle->height() / 2)).toPoint());
+            };
+            if (!gpu) {
+                QVERIFY2(before.contains(QString::fromStdString(probe.reason)), qPrintable(before));
+                QCOMPARE(engine.device_name(), QStringLiteral("sim"));
+                QVERIFY(!toggle->property("checked").toBool());
+                QVERIFY(!toggle->isEnabled());
+                QVERIFY(toggle->property("text").toString().contains(QStringLiteral("none found")));
+                QVERIFY(budget->isEnabled());
+                click_toggle();
+                QTest::qWait(200);
+                QVERIFY(shell.settings().use_gpu());
+                QVERIFY(!toggle->property("checked").toBool());
+                // A choice saved on a machine with a GPU changes nothing here: still the preview.
+                QSignalSpy reloaded(&engine, &ember::app::EngineController::modelChanged);
+                shell.settings().set_use_gpu(false);
+                QTRY_VERIFY_WITH_TIMEOUT(reloaded.count() > 0, 30000);
+                QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
+                QCOMPARE(engine.device_name(), QStringLiteral("sim"));
+                QVERIFY2(!engine.device_note().contains("turned off by you"), qPrintable(engine.device_note()));
+                QVERIFY(budget->isEnabled());
+            } else {
+                QCOMPARE(before, "GPU: " + QString::fromStdString(gpu->name));
+                QVERIFY(toggle->property("checked").toBool());
+                QVERIFY(toggle->isEnabled());
+                click_toggle();
+                QTRY_VERIFY(!engine.gpu_enabled());
+                QVERIFY(!shell.settings().use_gpu());
+                QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
+                QTRY_VERIFY2(engine.device_note().contains("turned off by you"), qPrintable(engine.device_note()));
+                QCOMPARE(engine.device_name(), QStringLiteral("cpu"));
+                QCOMPARE(engine.hot_neurons(), 0.0);
+                QTRY_VERIFY(!budget->isEnabled());
+                QTRY_VERIFY2(status->property("text").toString().startsWith("CPU · No GPU in use: turned off by you"),
+                             qPrintable(status->property("text").toString()));
+            }
         }
-        {
+        if (gpu) {
             ember::app::AppShell shell(options(dir.path() + "/data", model));
             QVERIFY(!shell.engine().gpu_enabled());
             QVERIFY(shell.start());
             QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
             QVERIFY2(shell.engine().device_note().contains("turned off by you"), qPrintable(shell.engine().device_note()));
-            // On again: the GPU if there is one, else the probe's reason.
             shell.settings().set_use_gpu(true);
             QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
             QTRY_VERIFY2(!shell.engine().device_note().contains("turned off by you"), qPrintable(shell.engine().device_note()));
