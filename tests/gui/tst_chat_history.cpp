@@ -407,6 +407,48 @@ private slots:
         chat.newChat();
     }
 
+    // Stopped while the engine still reads the question, the answer is empty but what was read
+    // stays in the cache: asking again evaluates the rest, not the whole conversation. How long
+    // reading takes depends on the build, so Stop comes sooner when the whole question was read
+    // first, and later when it came before the first batch.
+    void stopping_before_the_first_token_keeps_what_was_read() {
+        auto& chat = shell_->chat();
+        const auto& rows = chat.messages()->messages();
+        // ~1600 tokens, a new one each attempt: the same question would find the last attempt's
+        // tokens cached.
+        const auto question = [](int attempt) {
+            return QStringLiteral("%1. ").arg(attempt) + QStringLiteral("And the LORD spake unto Moses, saying, ").repeated(180);
+        };
+        QString seen;
+        int wait_ms = 150;
+        for (int attempt = 0; attempt < 6; ++attempt) {
+            chat.newChat();
+            chat.send(question(attempt));
+            QTest::qWait(wait_ms);
+            chat.stop();
+            QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 60000);
+            if (!rows.back().content.isEmpty()) {
+                seen += QStringLiteral("Stop after %1 ms: the answer had begun; ").arg(wait_ms);
+                wait_ms /= 2;
+                continue;
+            }
+            chat.regenerate();
+            QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 60000);
+            const QString stats = rows.back().stats;
+            const QRegularExpressionMatch evaluated = QRegularExpression(QStringLiteral("prompt (\\d+) tokens")).match(stats);
+            QVERIFY2(evaluated.hasMatch(), qPrintable(stats));
+            const int read_again = evaluated.captured(1).toInt();
+            const int in_context = chat.context_tokens();  // the question and at most 4 answer tokens
+            seen += QStringLiteral("Stop after %1 ms: %2 of %3 tokens read again; ").arg(wait_ms).arg(read_again).arg(in_context);
+            if (read_again + 4 < in_context) {
+                chat.newChat();
+                return;
+            }
+            wait_ms *= 2;
+        }
+        QFAIL(qPrintable(seen));
+    }
+
     // A question longer than the whole context fails in the engine (ErrorCode::ContextOverflow);
     // the chat offers the same choice as when an answer fills the context.
     void question_over_the_context_fills_it() {
