@@ -47,29 +47,35 @@ Pane {
                 width: ListView.view.width
             }
             // The end of the chat stays in view as an answer streams, until the user scrolls up
-            // to read; scrolling back down to the end, or a new message, follows again. A search hit's message is
-            // scrolled to instead, once the rows are laid out. Following moves the content, after
-            // the list's layout pass, to the end of the rows it has: positionViewAtEnd() there
-            // re-lays the list out from estimated row heights, rows made short grow, the end
-            // moves, and the list re-creates its rows without end.
+            // to read; scrolling back down to the end, a new question or another chat follows
+            // again. A search hit's message is scrolled to instead, once the rows are laid out.
+            // Following moves the content, after the list's layout pass, to the end of the rows
+            // it has: positionViewAtEnd() there re-lays the list out from estimated row heights,
+            // rows made short grow, the end moves, and the list re-creates its rows without end.
             property bool following: true
 
             function follow() {
-                if (following && ChatController.foundRow < 0)
+                if (following && !moving && ChatController.foundRow < 0)
                     contentY = Math.max(originY, originY + contentHeight - height);
             }
 
             onContentHeightChanged: Qt.callLater(follow)
             onOriginYChanged: Qt.callLater(follow)
             onHeightChanged: Qt.callLater(follow)
+            onMovementStarted: following = false
             onMovementEnded: following = atYEnd
-            onCountChanged: following = true
+            // Another chat: the list empties first.
+            onCountChanged: if (count === 0) following = true
             ScrollBar.vertical: ScrollBar {
                 onPressedChanged: if (!pressed) list.following = list.atYEnd
             }
 
             Connections {
                 target: ChatController
+                function onQuestionSaved() {
+                    list.following = true;
+                    Qt.callLater(list.follow);
+                }
                 function onFoundRowChanged() {
                     if (ChatController.foundRow >= 0)
                         Qt.callLater(() => list.positionViewAtIndex(ChatController.foundRow, ListView.Center));
