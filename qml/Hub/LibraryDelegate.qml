@@ -22,6 +22,11 @@ ItemDelegate {
 
     Accessible.name: qsTr("%1 %2").arg(entry.repo).arg(entry.file)
 
+    padding: Theme.spacing
+    background: RowCard {
+        hovered: entry.hovered
+    }
+
     contentItem: ColumnLayout {
         spacing: 2
 

@@ -46,6 +46,7 @@ ColumnLayout {
         Layout.fillHeight: true
         clip: true
         model: HubController.library
+        spacing: Theme.spacingSmall
         delegate: LibraryDelegate {
             width: ListView.view.width
             onDeleteRequested: (row, name) => {

@@ -22,6 +22,11 @@ ItemDelegate {
     Accessible.name: file.path
 
     // The path on a line of its own, so a narrow pane elides the details, not the name.
+    padding: Theme.spacing
+    background: RowCard {
+        hovered: file.hovered
+    }
+
     contentItem: ColumnLayout {
         spacing: 2
 
@@ -54,7 +59,7 @@ ItemDelegate {
                 visible: file.isModel && file.fitKind.length > 0 && file.fitKind !== "cannotrun"
                 Layout.fillWidth: true
                 Layout.minimumWidth: 24
-                Layout.maximumWidth: Math.min(220, implicitWidth)
+                Layout.maximumWidth: implicitWidth
                 elide: Text.ElideRight
                 text: file.fitKind === "gpu" ? qsTr("all on GPU")
                       : file.fitKind === "hybrid" ? file.fit

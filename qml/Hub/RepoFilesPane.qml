@@ -87,6 +87,7 @@ ColumnLayout {
         Layout.fillHeight: true
         clip: true
         model: HubController.repoFiles
+        spacing: Theme.spacingSmall
         delegate: RepoFileDelegate {
             width: ListView.view.width
         }
