@@ -21,12 +21,12 @@ ItemDelegate {
 
     Accessible.name: file.path
 
-    // The path on a line of its own, so a narrow pane elides the details, not the name.
     padding: Theme.spacing
     background: RowCard {
         hovered: file.hovered
     }
 
+    // The path on a line of its own, so a narrow pane elides the details, not the name.
     contentItem: ColumnLayout {
         spacing: 2
 
