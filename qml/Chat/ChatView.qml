@@ -67,7 +67,7 @@ Pane {
             // Another chat: the list empties first.
             onCountChanged: if (count === 0) following = true
             ScrollBar.vertical: ScrollBar {
-                onPressedChanged: if (!pressed) list.following = list.atYEnd
+                onPressedChanged: list.following = !pressed && list.atYEnd
             }
 
             Connections {
