@@ -10,6 +10,7 @@
 #include "gguf/gguf_reader.h"
 #include "tokenizer/bpe.h"
 #include "tokenizer/gpt2_bytes.h"
+#include "tokenizer/known_pieces.h"
 #include "tokenizer/spm.h"
 #include "tokenizer/utf8.h"
 
@@ -21,11 +22,6 @@ constexpr std::string_view kSpaceMark = "\xE2\x96\x81";  // U+2581
 // llama.cpp shows an unknown SPM token as U+2585; keeping it makes our output match the
 // reference's on the same ids.
 constexpr std::string_view kUnknownText = "\xE2\x96\x85";
-
-// Chat vocabularies end a turn with one of these rather than with eos.
-constexpr std::array<std::string_view, 7> kEndOfTurnPieces = {
-    "<|endoftext|>", "<|im_end|>", "<|eot_id|>", "<|eom_id|>", "<|end|>", "<end_of_turn>", "<EOT>",
-};
 
 int hex_digit(char c) {
     if (c >= '0' && c <= '9') return c - '0';
@@ -81,6 +77,43 @@ struct Tokenizer::Impl {
     std::optional<SpmEncoder> spm;   // both hold views into `vocab`, so Impl never moves
     std::optional<BpeEncoder> bpe;
 
+    // The marker token whose piece starts `text` at `at`, the longest first; -1 if none.
+    // User-defined pieces always count (llama.cpp and Hugging Face match them in any text),
+    // control ones when `control`.
+    int32_t marker_at(std::string_view text, size_t at, bool control) const {
+        for (int32_t id : markers[uint8_t(text[at])]) {
+            const std::string& piece = vocab.tokens[size_t(id)];
+            if ((control || vocab.types[size_t(id)] == TokenType::UserDefined) && text.substr(at, piece.size()) == piece)
+                return id;
+        }
+        return -1;
+    }
+
+    // Appends the ids of `text`: marker tokens where marker_at finds them, and the text between
+    // them through `plain`.
+    template <class Plain>
+    void split_at_markers(std::string_view text, bool control, std::vector<int32_t>& ids, Plain plain) const {
+        size_t plain_start = 0;
+        for (size_t i = 0; i < text.size();) {
+            const int32_t hit = marker_at(text, i, control);
+            if (hit < 0) {
+                ++i;
+                continue;
+            }
+            if (i > plain_start) plain(text.substr(plain_start, i - plain_start));
+            ids.push_back(hit);
+            i += vocab.tokens[size_t(hit)].size();
+            plain_start = i;
+        }
+        if (text.size() > plain_start) plain(text.substr(plain_start));
+    }
+
+    // Text with no marker in it, through the vocabulary's own encoder.
+    void encode_run(std::string_view run, std::vector<int32_t>& ids) const {
+        if (spm) spm->encode(run, ids);
+        else bpe->encode(run, ids);
+    }
+
     void check_id(int32_t id) const {
         if (id < 0 || size_t(id) >= vocab.tokens.size())
             fail("tokenizer: token id " + std::to_string(id) + " is outside the vocabulary of " +
@@ -92,6 +125,8 @@ Tokenizer::Tokenizer(Vocab vocab) {
     check_vocab(vocab, "tokenizer");
     auto impl = std::make_unique<Impl>();
     impl->vocab = std::move(vocab);
+    for (size_t i = 0; i < impl->vocab.tokens.size(); ++i)
+        if (looks_like_control(impl->vocab.tokens[i])) impl->vocab.types[i] = TokenType::Control;
     const Vocab& v = impl->vocab;
 
     impl->text_end.reserve(v.tokens.size());
@@ -105,8 +140,7 @@ Tokenizer::Tokenizer(Vocab vocab) {
         impl->text_end.push_back(uint32_t(impl->text.size()));
 
         const bool marker = type == TokenType::Control || type == TokenType::UserDefined;
-        const auto* known = std::find(kEndOfTurnPieces.begin(), kEndOfTurnPieces.end(), v.tokens[i]);
-        if (marker && known != kEndOfTurnPieces.end()) impl->end_of_turn.push_back(int32_t(i));
+        if (ends_generation(v.tokens[i])) impl->end_of_turn.push_back(int32_t(i));
         if (marker && !v.tokens[i].empty()) impl->markers[uint8_t(v.tokens[i][0])].push_back(int32_t(i));
     }
     for (std::vector<int32_t>& m : impl->markers)
@@ -132,40 +166,19 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_bos) cons
     std::vector<int32_t> ids;
     ids.reserve(text.size() / 3 + 2);
     if (add_bos && impl_->vocab.bos_id >= 0) ids.push_back(impl_->vocab.bos_id);
-    if (impl_->spm) impl_->spm->encode(text, ids);
-    else impl_->bpe->encode(text, ids);
+    impl_->split_at_markers(text, false, ids, [&](std::string_view run) { impl_->encode_run(run, ids); });
     return ids;
 }
 
 std::vector<int32_t> Tokenizer::encode_markup(std::string_view text, bool add_bos) const {
     const Vocab& v = impl_->vocab;
     std::vector<int32_t> ids;
-    size_t plain_start = 0;
-    auto flush = [&](size_t end) {
-        if (end <= plain_start) return;
-        std::string_view run = text.substr(plain_start, end - plain_start);
-        std::string unescaped;
-        if (run.find(kMarkupEscape) != std::string_view::npos) run = unescaped = unescape_markup(run);
-        const std::vector<int32_t> plain = encode(run, false);
-        ids.insert(ids.end(), plain.begin(), plain.end());
-    };
-    for (size_t i = 0; i < text.size();) {
-        int32_t hit = -1;
-        for (int32_t id : impl_->markers[uint8_t(text[i])])
-            if (text.substr(i, v.tokens[size_t(id)].size()) == v.tokens[size_t(id)]) {
-                hit = id;
-                break;
-            }
-        if (hit < 0) {
-            ++i;
-            continue;
-        }
-        flush(i);
-        ids.push_back(hit);
-        i += v.tokens[size_t(hit)].size();
-        plain_start = i;
-    }
-    flush(text.size());
+    impl_->split_at_markers(text, true, ids, [&](std::string_view run) {
+        if (run.find(kMarkupEscape) == std::string_view::npos) return impl_->encode_run(run, ids);
+        // The escapes kept control pieces apart; what they hid may hold user-defined ones.
+        const std::string unescaped = unescape_markup(run);
+        impl_->split_at_markers(unescaped, false, ids, [&](std::string_view r) { impl_->encode_run(r, ids); });
+    });
     if (add_bos && v.bos_id >= 0 && (ids.empty() || ids.front() != v.bos_id)) ids.insert(ids.begin(), v.bos_id);
     return ids;
 }

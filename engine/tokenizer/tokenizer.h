@@ -33,8 +33,10 @@ public:
 
     static std::unique_ptr<Tokenizer> from_gguf(const gguf::File& file);
 
-    // Text is plain: "<s>" or "<|endoftext|>" in it are characters, never control tokens.
-    // SPM: spaces -> U+2581, one U+2581 prepended to non-empty text, bigram merges by score,
+    // Text is plain: the pieces of control tokens ("<s>", "<|endoftext|>") in it are characters,
+    // never those tokens. User-defined pieces (Qwen's "<think>", Gemma's "<div>" and newline
+    // runs) become their tokens, the longest piece first, as llama.cpp and Hugging Face match
+    // them in any text; the text between them is encoded run by run. SPM: spaces -> U+2581, one U+2581 prepended to non-empty text, bigram merges by score,
     // <0xXX> byte fallback. BPE: GPT-2 pre-tokenization, byte alphabet, merges by rank.
     std::vector<int32_t> encode(std::string_view text, bool add_bos) const;
     // For text a chat template rendered: the pieces of control and user-defined tokens in it
@@ -52,6 +54,8 @@ public:
     std::string_view token_bytes(int32_t id) const;
     // The piece as stored in the vocabulary.
     const std::string& piece(int32_t id) const;
+    // As the file gives it, except that llama.cpp's control-looking pieces (known_pieces.h)
+    // are Control.
     TokenType token_type(int32_t id) const;
 
     VocabKind kind() const;
@@ -61,7 +65,7 @@ public:
     int32_t eos() const;  // -1 if none
     bool add_bos() const;
     bool adds_dummy_prefix() const;  // SPM, unless the vocabulary turns it off
-    // eos, and control tokens that end a turn in chat vocabularies (<|im_end|>, <|eot_id|>, ...).
+    // eos, and the tokens llama.cpp ends generation on (<|im_end|>, <|eot_id|>, </s>, ...).
     bool is_end_of_generation(int32_t id) const;
 
 private:

