@@ -30,6 +30,7 @@ EMBER_HD inline float half_to_float(uint16_t h) {
 }
 
 EMBER_HD inline uint16_t load_u16(const uint8_t* p) { return *reinterpret_cast<const uint16_t*>(p); }
+EMBER_HD inline void store_u16(uint8_t* p, uint16_t v) { *reinterpret_cast<uint16_t*>(p) = v; }
 
 // Lane `lane`'s part of row · x for n values; the row's result is the sum over the kLanes lanes.
 EMBER_HD inline float dot_f16_lane(const uint8_t* w, const uint8_t* x, int64_t n, int lane) {
