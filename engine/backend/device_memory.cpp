@@ -1,7 +1,11 @@
 #include "backend/device_memory.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
+
+#include "backend/arena/arena_layout.h"
+#include "backend/cuda/ffn_math.h"
 
 #include "common/error.h"
 #include "tensor/dtype.h"
@@ -101,6 +105,32 @@ void DeviceMemory::set_kv_cache(const KvShape& shape, uint16_t* host_k, uint16_t
     kv_ = {};
     store_kv_cache(old, shape, host_k, host_v, n_past);
     kv_ = shape;
+}
+
+uint64_t device_work_bytes(const WorkShape& s) {
+    const auto block = [](int64_t bytes) { return ArenaLayout::aligned(uint64_t(std::max<int64_t>(bytes, 0))); };
+    const int64_t n = std::max(s.n_batch, 1), f = sizeof(float);
+    // The widest activation a product reads, in its largest layout (F16).
+    const int64_t act = 2 * std::max(s.n_embd, s.n_ff);
+    uint64_t bytes = 0;
+    // Hot FFN rows, one token at a time: the input in F16 and Q8_0, four per-neuron buffers,
+    // the down-projection's partial sums per chunk of neurons, its output.
+    bytes += block(2 * s.n_embd + s.n_embd / 32 * 34) + 4 * block(s.n_ff * f) +
+             block(int64_t(gpu::down_chunks(int32_t(s.n_ff))) * s.n_embd * f) + block(s.n_embd * f);
+    // Dense products queued in one round (Q, K and V; gate and up; the LM head for the token
+    // whose logits are wanted), each share aligned on its own.
+    bytes += block(3 * n * act) + 3 * ArenaLayout::kAlign;
+    bytes += block(f * std::max(s.n_vocab, n * std::max(s.n_q + 2 * s.n_gqa, 2 * s.n_ff))) + 3 * ArenaLayout::kAlign;
+    // Attention with the products elsewhere: Q, K and V in, the heads' output, the scores.
+    bytes += block(n * (s.n_q + 2 * s.n_gqa) * f) + block(n * s.n_q * f) + block(int64_t(s.n_head) * s.n_ctx * f);
+    // The whole attention sub-layer: input and angles, output, and the intermediates.
+    bytes += block(n * (s.n_embd + s.head_dim) * f) + block(n * s.n_embd * f);
+    bytes += 2 * block(n * s.n_embd * f) + 2 * block(n * s.n_gqa * f) + block(n * 2 * s.n_embd);
+    // The predictor (its rank below n_ff): input, scores, hidden layer and its activation.
+    bytes += block(n * s.n_embd * f) + block(n * s.n_ff * f) + block(n * s.n_ff * f) + block(n * act);
+    // A norm's weight and bias per layer.
+    bytes += 2 * uint64_t(std::max(s.n_layer, 0)) * block(s.n_embd * f);
+    return bytes;
 }
 
 }  // namespace ember::backend

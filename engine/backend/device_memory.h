@@ -38,6 +38,26 @@ struct KvShape {
     friend bool operator==(const KvShape&, const KvShape&) = default;
 };
 
+// What sizes a device's own work: the model's widths, the context and the batch.
+struct WorkShape {
+    int64_t n_embd = 0;
+    int64_t n_q = 0;    // n_head · head_dim
+    int64_t n_gqa = 0;  // n_head_kv · head_dim
+    int64_t n_ff = 0;   // a layer's FFN neurons (an expert's, times the experts a token uses)
+    int64_t n_vocab = 0;
+    int32_t n_layer = 0;
+    int32_t n_head = 0;
+    int32_t head_dim = 0;
+    int32_t n_ctx = 0;
+    int32_t n_batch = 0;  // tokens evaluated together
+};
+
+// The most a GPU's own work takes beside what is placed on it: its scratch for the products,
+// attention, predictors and hot FFN rows of a batch, the norms' weights it keeps, and each
+// block's rounding to the arena's alignment. A placement keeps at least this much of the budget
+// free; the sim device, a GPU's preview, is planned the same way.
+uint64_t device_work_bytes(const WorkShape& s);
+
 // What a device holds, by kind; the budget covers their sum.
 struct DeviceUsage {
     uint64_t dense = 0;  // dense matrices and the reserved rest of the dense share (norms, scratch)

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <map>
 
+#include "backend/device_memory.h"
 #include "common/byte_size.h"
 #include "common/error.h"
 #include "ember/fit.h"
@@ -132,6 +133,15 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
         shape.n_expert_used = int32_t(model::optional_uint(*file, p + "expert_used_count", 0));
         fp.scratch_bytes_per_token = model::scratch_bytes_per_token(shape);
         fp.head_dim = int32_t(head_dim);
+        fp.n_embd = n_embd;
+        fp.n_q = int64_t(head_dim) * n_head;
+        fp.n_gqa = int64_t(n_gqa);
+        // A mixture of experts computes experts of their own width (the loader's n_ff).
+        const int64_t expert_ff = shape.n_expert > 0 ? int64_t(model::optional_uint(*file, p + "expert_feed_forward_length", uint32_t(n_ff))) : n_ff;
+        fp.n_ff_per_token = expert_ff * std::max(shape.n_expert_used, 1);
+        fp.n_head = n_head;
+        if (const gguf::TensorInfo* embd = file->find_tensor("token_embd.weight"); embd && embd->ne.size() == 2)
+            fp.n_vocab = embd->ne[1];
 
         const size_t L = size_t(fp.n_layer);
         fp.attn_bytes.assign(L, 0);
@@ -184,13 +194,34 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
     }
 }
 
-uint64_t compute_margin_bytes(const ModelFootprint& fp, const FitQuery& q) {
+namespace {
+
+// The session's compute buffers in memory (model/scratch.cpp) for the query's batch and threads.
+uint64_t host_scratch_bytes(const ModelFootprint& fp, const FitQuery& q) {
     const int32_t n_ctx = std::max(q.n_ctx, 1);
     model::HParams per_thread;  // a worker's buffers depend on the heads' width alone
     per_thread.n_embd_head = fp.head_dim;
     const int32_t n_threads = q.n_threads > 0 ? q.n_threads : tensor::default_thread_count();
     return fp.scratch_bytes_per_token * uint64_t(std::clamp(q.n_batch, 1, n_ctx)) +
            model::scratch_bytes_per_thread(per_thread, n_ctx) * uint64_t(n_threads);
+}
+
+}  // namespace
+
+uint64_t compute_margin_bytes(const ModelFootprint& fp, const FitQuery& q) {
+    const int32_t n_ctx = std::max(q.n_ctx, 1);
+    backend::WorkShape w;
+    w.n_embd = fp.n_embd;
+    w.n_q = fp.n_q;
+    w.n_gqa = fp.n_gqa;
+    w.n_ff = fp.n_ff_per_token;
+    w.n_vocab = fp.n_vocab;
+    w.n_layer = fp.n_layer;
+    w.n_head = fp.n_head;
+    w.head_dim = fp.head_dim;
+    w.n_ctx = n_ctx;
+    w.n_batch = std::clamp(q.n_batch, 1, n_ctx);
+    return std::max(host_scratch_bytes(fp, q), backend::device_work_bytes(w));
 }
 
 Fit estimate_fit(const ModelFootprint& fp, const FitQuery& q) {
@@ -202,7 +233,7 @@ Fit estimate_fit(const ModelFootprint& fp, const FitQuery& q) {
     }
     const int32_t n_ctx = std::max(q.n_ctx, 1);
     const uint64_t kv = fp.kv_bytes_per_token * uint64_t(n_ctx);
-    const uint64_t scratch = compute_margin_bytes(fp, q);
+    const uint64_t scratch = host_scratch_bytes(fp, q);
     // The model is read into memory whole, and the host keeps its own KV cache.
     fit.ram_needed = fp.weight_bytes + kv + scratch;
     if (q.ram_bytes > 0 && fit.ram_needed > q.ram_bytes) {
@@ -223,7 +254,7 @@ Fit estimate_fit(const ModelFootprint& fp, const FitQuery& q) {
     c.n_ff = fp.n_ff;
     c.output_bytes = fp.output_bytes;
     c.kv_k_bytes = c.kv_v_bytes = kv / 2;
-    c.margin_bytes = scratch;
+    c.margin_bytes = compute_margin_bytes(fp, q);
     if (!fp.sparse) {
         c.dense_ffn_bytes = fp.dense_ffn_bytes;
         const sparse::Placement p = sparse::plan_layer_offload(c, q.vram_budget);

@@ -11,12 +11,12 @@
 namespace ember {
 
 DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const model::Architecture& arch,
-                                 const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes,
+                                 const std::string& model_path, int32_t n_ctx, uint64_t margin_bytes,
                                  const std::string& gpu_index_path, bool reset_gpu_index, bool disable_gpu_index)
     : device_(std::move(device)), arch_(arch), model_path_(model_path),
       gpu_index_path_(gpu_index_path.empty() ? sparse::gpu_index_path(model_path) : gpu_index_path),
       reset_gpu_index_(reset_gpu_index),
-      disable_gpu_index_(disable_gpu_index), n_ctx_(n_ctx), scratch_bytes_(scratch_bytes),
+      disable_gpu_index_(disable_gpu_index), n_ctx_(n_ctx), margin_bytes_(margin_bytes),
       hot_(size_t(arch.hparams().n_layer)) {
     if (arch.hparams().n_expert > 0) read_expert_profile();
     if (!arch.sparse()) return;  // dense models place whole layers; no statistics to read
@@ -60,7 +60,7 @@ void DevicePlacement::read_expert_profile() {
 
 std::shared_ptr<const model::ExecutionPlan> DevicePlacement::plan(uint64_t budget, model::KvCache& kv) {
     sparse::PlacementCosts costs = arch_.placement_costs(n_ctx_);
-    costs.margin_bytes = scratch_bytes_;
+    costs.margin_bytes = margin_bytes_;
     const sparse::Placement p =
         arch_.sparse() ? sparse::plan_placement(costs, budget) : sparse::plan_layer_offload(costs, budget);
     placement_note_ = p.explanation;

@@ -28,8 +28,9 @@ public:
     // The hot sets are cached in `gpu_index_path` (PowerInfer's format plus Ember's freshness
     // key; empty: <model>.generated.gpuidx) and reused only when model, statistics and budget
     // match; reset ignores an existing file once, disable keeps every FFN neuron on the CPU.
+    // `margin_bytes` of every budget stay free for the device's own work.
     DevicePlacement(std::unique_ptr<backend::Device> device, const model::Architecture& arch,
-                    const std::string& model_path, int32_t n_ctx, uint64_t scratch_bytes,
+                    const std::string& model_path, int32_t n_ctx, uint64_t margin_bytes,
                     const std::string& gpu_index_path, bool reset_gpu_index, bool disable_gpu_index);
 
     // Places dense parts, the KV cache and the hottest neurons within `budget` and returns where
@@ -75,7 +76,7 @@ private:
     bool disable_gpu_index_;
     std::string gpu_index_note_;
     int32_t n_ctx_;
-    uint64_t scratch_bytes_;
+    uint64_t margin_bytes_;
     std::vector<std::vector<double>> activation_;  // empty: no statistics
     std::string activation_note_;
     sparse::GpuIndexSource index_source_;          // model stamp and statistics hash, fixed at load

@@ -16,6 +16,23 @@
 namespace ember {
 namespace {
 
+// What a device keeps free of its budget: room for its own work (a GPU's scratch and norms for
+// this model, context and batch), and never less than the host's scratch for the same batch.
+uint64_t device_margin_bytes(const model::HParams& hp, int32_t n_ctx, const model::Scratch& scratch) {
+    backend::WorkShape w;
+    w.n_embd = hp.n_embd;
+    w.n_q = hp.n_embd_q();
+    w.n_gqa = hp.n_embd_gqa();
+    w.n_ff = int64_t(hp.n_ff) * std::max(hp.n_expert_used, 1);
+    w.n_vocab = hp.n_vocab;
+    w.n_layer = hp.n_layer;
+    w.n_head = hp.n_head;
+    w.head_dim = hp.head_dim();
+    w.n_ctx = n_ctx;
+    w.n_batch = scratch.n_batch;
+    return std::max(scratch.bytes(), backend::device_work_bytes(w));
+}
+
 using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point start) {
@@ -125,7 +142,8 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
                                                           : backend::make_sim_device(params.device_budget_bytes, &impl->scratch.pool);
             impl->placement = std::make_unique<DevicePlacement>(std::move(device),
                                                                 impl->arch, impl->model->info().path, n_ctx,
-                                                                impl->scratch.bytes(), params.gpu_index_path,
+                                                                device_margin_bytes(impl->arch.hparams(), n_ctx, impl->scratch),
+                                                                params.gpu_index_path,
                                                                 params.reset_gpu_index, params.disable_gpu_index);
             impl->exec.set_plan(impl->placement->plan(params.device_budget_bytes, impl->kv), &impl->placement->device());
         }

@@ -6,6 +6,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "engine_test_helpers.h"
@@ -43,6 +44,39 @@ std::string greedy_text(ember::Session& s, const ember::Model& m, const char* pr
     });
     if (!r) qFatal("%s", r.error().message.c_str());
     return text;
+}
+
+// A GPU sums its products in another order than the CPU, and an intermediate it quantizes may
+// round the other way; random models amplify that (llama.cpp's own log-probabilities move by
+// 0.08 when it turns on flash attention), and their greedy text can part at a near tie.
+// Teacher-forced on the CPU's greedy tokens, the logits at every step must stay within 10 % of
+// their RMS of the CPU's (a misread weight moves them by whole units), and the device must pick
+// the CPU's token unless the CPU's best two lie within twice the difference seen at that step.
+// Returns the largest difference; an empty string or what went wrong.
+QString expect_cpu_choices(ember::Session& cpu, ember::Session& dev, const ember::Model& m, const char* prompt,
+                           double* worst) {
+    cpu.clear();
+    dev.clear();
+    std::vector<int32_t> next = m.tokenize(prompt, true);
+    *worst = 0.0;
+    for (int step = 0; step < 24; ++step) {
+        if (!cpu.evaluate(next) || !dev.evaluate(next)) return "evaluation failed";
+        const std::span<const float> a = cpu.logits(), b = dev.logits();
+        double diff = 0.0, sum2 = 0.0;
+        for (size_t i = 0; i < a.size(); ++i) {
+            diff = std::max(diff, double(std::fabs(a[i] - b[i])));
+            sum2 += double(a[i]) * double(a[i]);
+        }
+        *worst = std::max(*worst, diff);
+        const double bound = 0.1 * std::sqrt(sum2 / double(a.size()));
+        if (diff > bound) return QString("step %1: logits differ by %2, over %3").arg(step).arg(diff).arg(bound);
+        const size_t best = size_t(std::max_element(a.begin(), a.end()) - a.begin());
+        const size_t chosen = size_t(std::max_element(b.begin(), b.end()) - b.begin());
+        if (chosen != best && double(a[best] - a[chosen]) > 2 * diff)
+            return QString("step %1: the device chose %2, the CPU %3 by %4").arg(step).arg(chosen).arg(best).arg(a[best] - a[chosen]);
+        next = {int32_t(best)};
+    }
+    return {};
 }
 
 int64_t set_difference_size(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
@@ -399,7 +433,13 @@ private slots:
         auto cpu = test_helpers::open_session(model, 64, 2);
         const std::string want = greedy_text(*cpu, *model, kPrompts[0]);
         auto s = sim_session(model, uint64_t(1) << 30, false, false, device.toStdString());
-        QCOMPARE(greedy_text(*s, *model, kPrompts[0]), want);
+        if (device == "sim") QCOMPARE(greedy_text(*s, *model, kPrompts[0]), want);
+        else {
+            double worst = 0.0;
+            const QString failure = expect_cpu_choices(*cpu, *s, *model, kPrompts[0], &worst);
+            QVERIFY2(failure.isEmpty(), qPrintable(failure));
+            qInfo("largest logit difference from the CPU's: %g", worst);
+        }
         const ember::DeviceReport r = s->device_report();
         QVERIFY(r.dense_products > 0);
         QCOMPARE(r.attention_sublayers, uint64_t(0));

@@ -23,6 +23,9 @@ struct ModelFootprint {
     uint64_t kv_bytes_per_token = 0;      // F16 K and V, all layers
     uint64_t scratch_bytes_per_token = 0;  // compute buffers, per token of a batch
     int32_t head_dim = 0;                  // sizes the compute buffers each worker thread has
+    // The widths a GPU's own work depends on (backend::WorkShape).
+    int64_t n_embd = 0, n_q = 0, n_gqa = 0, n_ff_per_token = 0, n_vocab = 0;
+    int32_t n_head = 0;
     // Device costs: per layer, then the output group. Sparse files place neurons
     // (neuron_bytes), dense ones whole layers (dense_ffn_bytes: gate, up and down).
     std::vector<uint64_t> attn_bytes, predictor_bytes, ffn_norm_bytes, neuron_bytes, dense_ffn_bytes;
@@ -61,8 +64,9 @@ struct Fit {
 
 Fit estimate_fit(const ModelFootprint& footprint, const FitQuery& query);
 
-// What a session with the query's context, batch and threads keeps beside the weights for its
-// own work (its compute buffers): the margin the placement leaves free on a device.
+// What a session with the query's context, batch and threads leaves free on a device for the
+// device's own work: a GPU's scratch and norms for this model (backend::device_work_bytes), and
+// never less than the session's compute buffers in memory.
 uint64_t compute_margin_bytes(const ModelFootprint& footprint, const FitQuery& query);
 
 }  // namespace ember
