@@ -16,7 +16,7 @@ x86=$2
 cxx=aarch64-linux-gnu-g++
 mkdir -p "$out/obj"
 library=$(ls engine/{gguf,tensor,tokenizer,sampling,sparse,model,session}/*.cpp engine/backend/*.cpp \
-             engine/backend/sim/*.cpp engine/backend/no_gpu/*.cpp)
+             engine/backend/arena/*.cpp engine/backend/sim/*.cpp engine/backend/no_gpu/*.cpp)
 printf '%s\n' $library engine/tools/ember_cli.cpp engine/tools/intermediate_dump.cpp engine/tools/ember_quantize.cpp \
     tests/engine/arm_kernels_check.cpp |
     xargs -P "$(nproc)" -I{} sh -c "$cxx -std=c++20 -O2 -Wall -Wextra -Werror -Iengine -Iengine/include -c {} -o $out/obj/\$(echo {} | tr / _).o"

@@ -20,7 +20,7 @@ avx2=(-mavx2 -mfma -mf16c)
 avx512=(-mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx512vbmi "${avx2[@]}" -Wno-uninitialized -Wno-maybe-uninitialized)
 
 library=$(ls engine/{gguf,tensor,tensor/x86,tokenizer,sampling,sparse,model,session}/*.cpp \
-             engine/backend/*.cpp engine/backend/sim/*.cpp engine/backend/no_gpu/*.cpp)
+             engine/backend/*.cpp engine/backend/arena/*.cpp engine/backend/sim/*.cpp engine/backend/no_gpu/*.cpp)
 tools="engine/tools/ember_cli.cpp engine/tools/intermediate_dump.cpp engine/tools/ember_quantize.cpp engine/tools/ember_bench.cpp engine/tools/memory_bandwidth.cpp"
 sources="$library $tools"
 compile() {
