@@ -100,12 +100,12 @@ private:
     const gguf::File& file_;
 };
 
+}  // namespace
+
 bool is_byte_piece(std::string_view piece) {
     auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'A' && c <= 'F') || (c >= 'a' && c <= 'f'); };
     return piece.size() == 6 && piece.substr(0, 3) == "<0x" && hex(piece[3]) && hex(piece[4]) && piece[5] == '>';
 }
-
-}  // namespace
 
 std::optional<VocabKind> vocab_kind_from_model(std::string_view model) {
     if (model == "llama") return VocabKind::Spm;

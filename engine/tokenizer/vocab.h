@@ -45,6 +45,9 @@ struct Vocab {
     PreTokenizer pre = PreTokenizer::Gpt2;
 };
 
+// Whether an SPM piece is a byte token's, "<0xXX>" with two hex digits.
+bool is_byte_piece(std::string_view piece);
+
 // The kind `tokenizer.ggml.model` names ("llama", "gpt2"), nullopt for one Ember does not have.
 std::optional<VocabKind> vocab_kind_from_model(std::string_view model);
 

@@ -1,6 +1,5 @@
 #include "tools/hf_vocab.h"
 
-#include <cctype>
 #include <fstream>
 #include <map>
 #include <vector>
@@ -8,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/error.h"
+#include "tokenizer/vocab.h"
 
 namespace ember::tools {
 namespace {
@@ -40,11 +40,6 @@ bool prepends_space(const json& normalizer) {
     return false;
 }
 
-bool is_byte_piece(const std::string& piece) {
-    return piece.size() == 6 && piece.compare(0, 3, "<0x") == 0 && piece[5] == '>' && std::isxdigit(uint8_t(piece[3])) &&
-           std::isxdigit(uint8_t(piece[4]));
-}
-
 }  // namespace
 
 int64_t write_hf_vocab(gguf::Writer& w, const std::string& dir, const std::string& pre) {
@@ -60,7 +55,7 @@ int64_t write_hf_vocab(gguf::Writer& w, const std::string& dir, const std::strin
     std::map<int64_t, std::pair<std::string, int>> by_id;  // id -> piece, GGUF token type
     constexpr int kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kByte = 6;
     for (const auto& [piece, id] : tj["model"]["vocab"].items())
-        by_id[id.get<int64_t>()] = {piece, spm && is_byte_piece(piece) ? kByte : kNormal};
+        by_id[id.get<int64_t>()] = {piece, spm && tokenizer::is_byte_piece(piece) ? kByte : kNormal};
     for (const json& t : tj.value("added_tokens", json::array()))
         by_id[t.at("id").get<int64_t>()] = {t.at("content").get<std::string>(), t.value("special", false) ? kControl : kUserDefined};
     if (by_id.empty() || by_id.begin()->first != 0) fail(tokenizer_path + ": token ids do not start at 0");
