@@ -12,6 +12,7 @@
 #include "model/executor.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
+#include "model/sparse_lm_head.h"
 #include "model/tensor_binding.h"
 #include "sparse/placement.h"
 
@@ -61,6 +62,8 @@ public:
     // The matrices of each part a placement may put on a device, and their norms' bytes.
     virtual LayerMatrices layer_matrices(int32_t il) const = 0;
     virtual const tensor::WeightView& lm_head() const = 0;
+    // The file's predictor of which LM head rows a token needs (SmallThinker's), if it has one.
+    virtual const LmHeadProfiler* lm_head_profiler() const { return nullptr; }
     // Sparse models only: one layer's FFN rows, neuron by neuron, for a device.
     virtual backend::FfnRows ffn_rows(int32_t il) const = 0;
     // The exact device byte costs of every part, with a KV cache of n_ctx tokens.

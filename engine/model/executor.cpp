@@ -301,8 +301,20 @@ void Executor::sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u,
 
 // ---- LM head ------------------------------------------------------------------------------
 
+void Executor::set_sparse_lm_head(const LmHeadProfiler* profiler) {
+    profiler_ = profiler;
+    lm_head_scratch_ = profiler ? std::make_unique<SparseLmHeadScratch>(*profiler, hp_.n_embd) : nullptr;
+}
+
 void Executor::lm_head(const tensor::WeightView& w, const float* x, int32_t n, float* logits) {
-    linear(plan_->lm_head, w, x, n, logits);
+    // As PowerInfer's runtime: one row of logits, on the CPU.
+    if (profiler_ && n == 1 && plan_->lm_head == Where::Cpu)
+        lm_head_rows_ += sparse_lm_head(s_.pool, w, *profiler_, x, logits, *lm_head_scratch_, s_.prepared);
+    else {
+        linear(plan_->lm_head, w, x, n, logits);
+        lm_head_rows_ += int64_t(n) * w.n_rows;
+    }
+    lm_head_tokens_ += n;
     emit("result_output", -1, logits, w.n_rows, n_ - n, n);
 }
 

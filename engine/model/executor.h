@@ -13,6 +13,7 @@
 #include "model/hparams.h"
 #include "model/kv_cache.h"
 #include "model/scratch.h"
+#include "model/sparse_lm_head.h"
 #include "tensor/matmul.h"
 
 namespace ember::model {
@@ -61,8 +62,14 @@ public:
     void moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float* out);
     // out = the predictor-guided sparse FFN (sparse_ffn.h): u feeds the predictor, x the FFN.
     void sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u, const float* x, float* out);
-    // logits = w · x for n normalized rows.
+    // logits = w · x for n normalized rows. With a sparse LM head set, one row on the CPU
+    // computes only the rows its profiler picks (model/sparse_lm_head.h).
     void lm_head(const tensor::WeightView& w, const float* x, int32_t n, float* logits);
+    // Null: the LM head is always dense (the default).
+    void set_sparse_lm_head(const LmHeadProfiler* profiler);
+    // LM head rows computed since the executor was made, and for how many tokens.
+    int64_t lm_head_rows() const { return lm_head_rows_; }
+    int64_t lm_head_tokens() const { return lm_head_tokens_; }
 
 private:
     void linear(Where where, const tensor::WeightView& w, const float* x, int64_t n, float* y);
@@ -77,6 +84,10 @@ private:
     int32_t n_ = 0;     // tokens in the batch
     int32_t pos0_ = 0;  // the position of its first
     IntermediateCallback on_intermediate_;
+    const LmHeadProfiler* profiler_ = nullptr;
+    std::unique_ptr<SparseLmHeadScratch> lm_head_scratch_;
+    int64_t lm_head_rows_ = 0;
+    int64_t lm_head_tokens_ = 0;
 };
 
 }  // namespace ember::model

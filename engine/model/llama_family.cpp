@@ -59,6 +59,11 @@ public:
         output_norm_ = bind.vector("output_norm.weight", n_embd);
         // Files with a tied LM head have no output.weight.
         output_ = file.find_tensor("output.weight") ? bind.product_matrix("output.weight", n_embd, n_vocab) : token_embd_;
+        // Read only by a session that asks for the sparse LM head (model/sparse_lm_head.h).
+        if (file.find_tensor("lm_head_profiler.weight")) {
+            const auto [to_rank, to_vocab] = bind.stacked_matrices("lm_head_profiler.weight", n_embd, n_vocab);
+            profiler_ = LmHeadProfiler{to_rank, to_vocab};
+        }
         if (file.find_tensor("rope_freqs.weight")) hp_.rope_freq_factors = bind.vector("rope_freqs.weight", hp_.head_dim() / 2);
         if (file.find_tensor("rope_factors_long.weight")) {
             hp_.rope_freq_factors = bind.vector("rope_factors_short.weight", hp_.head_dim() / 2);
@@ -137,7 +142,8 @@ public:
             layers_.push_back(L);
         }
         // A mixture of experts' token reads n_expert_used experts of each layer's n_expert.
-        const uint64_t unread = hp_.moe() ? expert_bytes / uint64_t(hp_.n_expert) * uint64_t(hp_.n_expert - hp_.n_expert_used) : 0;
+        const uint64_t unread = (hp_.moe() ? expert_bytes / uint64_t(hp_.n_expert) * uint64_t(hp_.n_expert - hp_.n_expert_used) : 0) +
+                                (profiler_ ? matrix_bytes(profiler_->to_rank) + matrix_bytes(profiler_->to_vocab) : 0);
         set_totals(bind, token_embd_, output_, ffn_bytes + expert_bytes, predictor_bytes, 3,
                    hp_.moe() ? layers_.front().moe.experts.gate.type : layers_.front().gate.type, unread);
         output_norm_bytes_ = uint64_t(n_embd) * sizeof(float);
@@ -164,6 +170,7 @@ public:
     }
 
     const tensor::WeightView& lm_head() const override { return output_; }
+    const LmHeadProfiler* lm_head_profiler() const override { return profiler_ ? &*profiler_ : nullptr; }
 
     void forward(const int32_t* tokens, int32_t n, KvCache& kv, Executor& ex, float* logits,
                  bool logits_all) const override {
@@ -206,6 +213,7 @@ private:
     tensor::WeightView token_embd_;  // [n_embd] x n_vocab rows
     const float* output_norm_ = nullptr;
     tensor::WeightView output_;      // [n_embd] -> [n_vocab]
+    std::optional<LmHeadProfiler> profiler_;
     std::vector<LlamaLayer> layers_;
 };
 

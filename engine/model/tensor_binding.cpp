@@ -169,6 +169,23 @@ tensor::WeightView TensorBinder::matrix_any_rows(const std::string& name, int64_
     return matrix(name, n_cols, t.ne[1]);
 }
 
+std::pair<tensor::WeightView, tensor::WeightView> TensorBinder::stacked_matrices(const std::string& name,
+                                                                                 int64_t n_cols, int64_t n_rows) {
+    const gguf::TensorInfo& t = find(name);
+    const int64_t total = t.ne.size() == 2 && t.ne[1] == 1 ? t.ne[0] : (t.ne.size() == 1 ? t.ne[0] : -1);
+    const int64_t r = total > 0 ? total / (n_cols + n_rows) : 0;
+    const auto type = tensor::dtype_from_ggml(t.type);
+    const int64_t block = type ? tensor::block_size(*type) : 1;
+    if (r <= 0 || r * (n_cols + n_rows) != total || n_cols % block != 0 || r % block != 0)
+        fail(file_.path() + ": tensor '" + name + "' has shape " + shape_string(t.ne) + ", expected r·(" +
+             std::to_string(n_cols) + " + " + std::to_string(n_rows) + ") values as one row, r a multiple of " +
+             std::to_string(block));
+    const tensor::WeightView first = bind_rows(t, n_cols, r);
+    const tensor::WeightView second{first.type, r, n_rows, first.data + size_t(r) * first.row_bytes,
+                                    tensor::row_bytes(first.type, r)};
+    return {first, second};
+}
+
 const float* TensorBinder::vector(const std::string& name, int64_t n) {
     const gguf::TensorInfo& t = find(name);
     check_shape(t, {n});

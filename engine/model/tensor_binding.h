@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gguf/gguf_reader.h"
@@ -47,6 +48,11 @@ public:
                                ExpertRows use = ExpertRows::Products);
     // Same, with the row count taken from the file (a predictor's rank), 1..max_rows.
     tensor::WeightView matrix_any_rows(const std::string& name, int64_t n_cols, int64_t max_rows);
+    // A 1-D tensor holding two matrices one after the other, as one run of blocks: r rows of
+    // n_cols, then n_rows rows of r (SmallThinker's lm_head_profiler, [r, n_embd] then
+    // [n_vocab, r]). r is its length over n_cols + n_rows; both parts keep their stored layout.
+    std::pair<tensor::WeightView, tensor::WeightView> stacked_matrices(const std::string& name, int64_t n_cols,
+                                                                       int64_t n_rows);
     bool has(const std::string& name) const { return file_.find_tensor(name) != nullptr; }
     // A 1-D F32 vector of n elements (norm gains).
     const float* vector(const std::string& name, int64_t n);

@@ -137,6 +137,11 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
         return Error{"device '" + params.device + "' is not one of cpu, sim, gpu, gpu:N"};
     try {
         auto impl = std::make_unique<Impl>(std::move(model), n_ctx, std::min(params.n_batch, n_ctx), n_threads);
+        if (params.sparse_lm_head) {
+            if (!impl->arch.lm_head_profiler())
+                return Error{impl->model->info().path + ": no tensor lm_head_profiler.weight, which the sparse LM head needs"};
+            impl->exec.set_sparse_lm_head(impl->arch.lm_head_profiler());
+        }
         if (params.device != "cpu") {
             std::unique_ptr<backend::Device> device = gpu ? backend::make_gpu_device(*gpu, params.device_budget_bytes)
                                                           : backend::make_sim_device(params.device_budget_bytes, &impl->scratch.pool);
@@ -178,6 +183,7 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
     s.cancel_flag.store(false);
     s.timings = {};
     const auto start = Clock::now();
+    const int64_t lm_head_rows = s.exec.lm_head_rows(), lm_head_tokens = s.exec.lm_head_tokens();
     GenerateResult result;
     try {
         if (prompt.empty() && s.kv.n_past() == 0) fail("empty prompt: there is nothing to continue from");
@@ -235,6 +241,8 @@ Result<GenerateResult> Session::generate(std::span<const int32_t> prompt, const 
         }
         s.timings.n_generated = int32_t(result.tokens.size());
         s.timings.generate_ms = ms_since(gen_start);
+        s.timings.lm_head_rows = s.exec.lm_head_rows() - lm_head_rows;
+        s.timings.lm_head_tokens = s.exec.lm_head_tokens() - lm_head_tokens;
         const std::string rest = decoder.flush();
         if (on_token && !rest.empty() && !result.tokens.empty())
             on_token(TokenEvent{result.tokens.back(), rest, s.kv.n_past()});

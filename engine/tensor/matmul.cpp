@@ -195,6 +195,28 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
 
 }  // namespace
 
+void matmul_rows(ThreadPool& pool, const WeightView& w, const uint8_t* x, const int32_t* rows, int64_t n_rows,
+                 float* y) {
+    constexpr int64_t kRowsPerTask = 64;
+    const bool grouped = w.type == DType::Q4_0_R8 || w.type == DType::Q4_K_R8;
+    const auto gemm = w.type == DType::Q4_0_R8 ? kernels().gemm_q4_0_r8_q8_0 : kernels().gemm_q4_k_r8_q8_k;
+    pool.run((n_rows + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task, int) {
+        const int64_t i1 = std::min(n_rows, (task + 1) * kRowsPerTask);
+        for (int64_t i = task * kRowsPerTask; i < i1;) {
+            if (!grouped) {
+                y[rows[i]] = dot_row(w.type, w.n_cols, w.row(rows[i]), x);
+                ++i;
+                continue;
+            }
+            // A group shared with the next task's first rows is computed twice, to the same bits.
+            const int64_t g = rows[i] / kR8Rows;
+            float group[kR8Rows];
+            gemm(w.n_cols, w.row(g * kR8Rows), x, 0, 1, group, 0);
+            for (; i < i1 && rows[i] / kR8Rows == g; ++i) y[rows[i]] = group[rows[i] - g * kR8Rows];
+        }
+    });
+}
+
 void matmul_prepared(ThreadPool& pool, const WeightView& w, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                      float* y) {
     if (w.type == DType::Q4_0_R8 || w.type == DType::Q4_K_R8) return matmul_grouped(pool, w, x, x_stride, n_tokens, y);

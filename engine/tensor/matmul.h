@@ -64,4 +64,8 @@ void matmul(ThreadPool& pool, const WeightView& w, const float* x, int64_t n_tok
 void matmul_prepared(ThreadPool& pool, const WeightView& w, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                      float* y);
 
+// One token, chosen rows only: y[rows[i]] = dot(w row rows[i], x) for i < n_rows, rows
+// ascending; x prepared for w's type. A grouped matrix computes each chosen row's group.
+void matmul_rows(ThreadPool& pool, const WeightView& w, const uint8_t* x, const int32_t* rows, int64_t n_rows, float* y);
+
 }  // namespace ember::tensor

@@ -36,6 +36,7 @@ struct Options {
     std::string device = "cpu";
     std::optional<BudgetArg> vram_budget;
     SparsityArgs sparsity;
+    bool sparse_lm_head = false;
 };
 
 struct Stats {
@@ -74,6 +75,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--mmap") o.use_mmap = true;
         else if (a == "--device") o.device = next_value(argc, argv, i);
         else if (a == "--vram-budget") o.vram_budget = parse_budget(a, next_value(argc, argv, i));
+        else if (a == "--sparse-lm-head") o.sparse_lm_head = true;
         else if (o.sparsity.parse(a, argc, argv, i)) continue;
         else throw UsageError("unknown argument '" + a + "'");
     }
@@ -92,7 +94,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "ember-bench: %s\nusage: ember-bench -m MODEL.gguf [-p 512] [-n 128] [-t N[,N...]] [-r 5] "
                      "[--no-membw] [--mmap] [--device cpu|gpu|gpu:N|sim] [--vram-budget GIB|N%%]\n"
-                     "  [--activation-sparsity S] [--sparsity-file PATH]\n",
+                     "  [--activation-sparsity S] [--sparsity-file PATH] [--sparse-lm-head]\n",
                      e.what());
         return 2;
     }
@@ -138,6 +140,7 @@ int main(int argc, char** argv) {
         sp.n_threads = n_threads;
         sp.device = opt.device;
         sp.device_budget_bytes = device_budget;
+        sp.sparse_lm_head = opt.sparse_lm_head;
         auto session = ember::Session::create(*model, sp);
         if (!session) {
             std::fprintf(stderr, "ember-bench: %s\n", session.error().message.c_str());

@@ -52,6 +52,7 @@ struct Options {
     std::optional<BudgetArg> vram_budget;
     bool reset_gpu_index = false;
     bool disable_gpu_index = false;
+    bool sparse_lm_head = false;
     std::vector<ember::tools::DumpRequest> dumps;
 };
 
@@ -90,6 +91,8 @@ const std::string kUsage = std::string(
     "  --list-gpus              the GPUs this build can use, or why none, then exit\n"
     "  --reset-gpu-index        rebuild <model>.generated.gpuidx even if it matches\n"
     "  --disable-gpu-index      keep every FFN neuron on the CPU\n"
+    "  --sparse-lm-head         a SmallThinker file's lm_head_profiler picks the LM head rows each token\n"
+    "                           computes; the other logits are 0 (changes the output; off by default)\n"
     "  --dump NAME[@LAYER] DIR  write intermediate NAME (attn_norm, q, k, v, kqv_out, attn_out, ffn_inp,\n"
     "                           ffn_norm, ffn_gate, ffn_up, ffn_act, ffn_out, l_out, result_norm,\n"
     "                           result_output) of LAYER, or of every layer, to DIR as raw f32 + JSON;\n"
@@ -156,6 +159,8 @@ Options parse(int argc, char** argv) {
             o.reset_gpu_index = true;
         } else if (a == "--disable-gpu-index") {
             o.disable_gpu_index = true;
+        } else if (a == "--sparse-lm-head") {
+            o.sparse_lm_head = true;
         } else if (a == "--dump") {
             const std::string spec = next_value(argc, argv, i);
             o.dumps.push_back(ember::tools::parse_dump(spec, next_value(argc, argv, i)));
@@ -228,6 +233,7 @@ int main(int argc, char** argv) {
     }
     sp.reset_gpu_index = opt.reset_gpu_index;
     sp.disable_gpu_index = opt.disable_gpu_index;
+    sp.sparse_lm_head = opt.sparse_lm_head;
     auto session = ember::Session::create(*model, sp);
     if (!session) {
         std::fprintf(stderr, "ember-cli: %s\n", session.error().message.c_str());
@@ -283,6 +289,9 @@ int main(int argc, char** argv) {
         if (total > 0)
             std::fprintf(stderr, "mean: %.1f %% active; predictor and FFN rows read: %.1f MiB, %.1f MiB of them on the device\n",
                          100.0 * active / total, read / (1 << 20), read_on_device / (1 << 20));
+        if (t.lm_head_tokens > 0)
+            std::fprintf(stderr, "LM head: %.1f %% of %d rows computed per token\n",
+                         100.0 * double(t.lm_head_rows) / (double(t.lm_head_tokens) * info.n_vocab), info.n_vocab);
         const ember::DeviceReport d = (*session)->device_report();
         if (d.device != "cpu")
             std::fprintf(stderr, "device %s: %lld hot neurons, %.1f of %.1f MiB used, %.1f MiB uploaded%s%s\n",

@@ -47,6 +47,7 @@ struct Shape {
     // swa: the 21B model's layers (a sliding window in three of four, the fourth without RoPE).
     int n_expert = 8, n_expert_used = 2;
     bool swa = false;
+    int64_t profiler_rank = 0;  // --lm-head-profiler: SmallThinker's LM head predictor of this rank
     bool down_t = false;  // the experts' down weights transposed, a row per neuron (PowerInfer's layout)
     bool mixtral = false;  // --arch mixtral: a `llama` file with experts
 
@@ -71,6 +72,36 @@ std::vector<uint8_t> predictor_fc2(tensor::DType t, int64_t rank, int64_t n_ff, 
         std::vector<float> values(static_cast<size_t>(rank));
         for (auto& v : values) v = dist(rng);
         tensor::quantize_row(t, values.data(), out.data() + size_t(r) * row, rank);
+    });
+    return out;
+}
+
+// SmallThinker's lm_head_profiler for an LM head L (n_vocab rows of n_embd, type t), one Q4_0 row
+// of W1 [rank][n_embd] then W2 [n_vocab][rank]: W1 is Gaussian with variance 1/n_embd and
+// W2 = (n_embd / rank) · L · W1ᵀ, so W2 · W1 · x is a random-projection estimate of the logits
+// L · x, and its sign picks about the rows whose logits are positive, as a trained predictor
+// picks the rows likely to matter.
+std::vector<uint8_t> lm_head_profiler(tensor::DType t, const std::vector<uint8_t>& head, int64_t n_embd,
+                                      int64_t n_vocab, int64_t rank, uint64_t seed, tensor::ThreadPool& pool) {
+    std::vector<float> w1(size_t(rank * n_embd));
+    std::mt19937_64 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 1.0f / std::sqrt(float(n_embd)));
+    for (float& v : w1) v = dist(rng);
+    const size_t w1_row = tensor::row_bytes(tensor::DType::Q4_0, n_embd), w2_row = tensor::row_bytes(tensor::DType::Q4_0, rank);
+    std::vector<uint8_t> out(w1_row * size_t(rank) + w2_row * size_t(n_vocab));
+    for (int64_t j = 0; j < rank; ++j)
+        tensor::quantize_row(tensor::DType::Q4_0, w1.data() + j * n_embd, out.data() + size_t(j) * w1_row, n_embd);
+    const size_t head_row = tensor::row_bytes(t, n_embd);
+    const float scale = float(n_embd) / float(rank);
+    pool.run(n_vocab, [&](int64_t v, int) {
+        std::vector<float> row(static_cast<size_t>(n_embd)), w2(static_cast<size_t>(rank));
+        tensor::dequantize_row(t, head.data() + size_t(v) * head_row, row.data(), n_embd);
+        for (int64_t j = 0; j < rank; ++j) {
+            double sum = 0;
+            for (int64_t k = 0; k < n_embd; ++k) sum += double(row[size_t(k)]) * w1[size_t(j * n_embd + k)];
+            w2[size_t(j)] = scale * float(sum);
+        }
+        tensor::quantize_row(tensor::DType::Q4_0, w2.data(), out.data() + w1_row * size_t(rank) + size_t(v) * w2_row, rank);
     });
     return out;
 }
@@ -273,7 +304,14 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
     }
     // Logits with a spread of ~4 (the normalized hidden state has unit RMS): next-token
     // distributions as peaked as a trained model's, so a greedy choice is rarely a near tie.
-    if (!tied) matrix("output.weight", s.n_embd, s.n_vocab, 4.0f);
+    if (!tied) {
+        const tensor::DType type = mix.of("output.weight", {s.n_embd, s.n_vocab}, il, s, tied);
+        std::vector<uint8_t> head = random_tensor(type, s.n_embd, s.n_vocab, seed++, pool, 4.0f);
+        if (s.profiler_rank > 0)
+            w.add_tensor("lm_head_profiler.weight", {s.profiler_rank * (s.n_embd + s.n_vocab)}, uint32_t(tensor::DType::Q4_0),
+                         lm_head_profiler(type, head, s.n_embd, s.n_vocab, s.profiler_rank, seed++, pool));
+        w.add_tensor("output.weight", {s.n_embd, s.n_vocab}, uint32_t(type), std::move(head));
+    }
     for (il = 0; il < s.n_layer; ++il) {
         const std::string p = "blk." + std::to_string(il) + ".";
         if (phi3) {
@@ -364,6 +402,7 @@ int main(int argc, char** argv) {
             else if (a == "--experts-used") shape.n_expert_used = count(256);
             else if (a == "--swa") shape.swa = true;
             else if (a == "--down-t") shape.down_t = true;
+            else if (a == "--lm-head-profiler") shape.profiler_rank = count(1 << 16);
             else if (a == "--arch") {
                 shape.arch = next_value(argc, argv, i);
                 shape.mixtral = shape.arch == "mixtral";
@@ -382,6 +421,8 @@ int main(int argc, char** argv) {
         }
         if (out.empty()) throw UsageError("no output: give -o OUT.gguf");
         if (shape.n_expert_used > shape.n_expert) throw UsageError("--experts-used must be at most --experts");
+        if (shape.profiler_rank > 0 && (shape.arch != "smallthinker" || shape.profiler_rank % 32 != 0 || shape.n_embd % 32 != 0))
+            throw UsageError("--lm-head-profiler takes a rank that is a multiple of 32, with --arch smallthinker");
         if ((shape.arch == "smallthinker" || shape.arch == "qwen3moe" || shape.mixtral) && shape.rank > 0)
             throw UsageError("--arch " + shape.arch + " has no --sparse-rank");
     } catch (const UsageError& e) {
@@ -389,7 +430,7 @@ int main(int argc, char** argv) {
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--head-dim N] [--n-ff N] [--n-vocab N]\n"
                      "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|mixtral|qwen2|qwen3|qwen3moe|phi3|gemma2|gemma3|smallthinker]\n"
-                     "       [--experts 8 --experts-used 2 [--swa] [--down-t]]\n"
+                     "       [--experts 8 --experts-used 2 [--swa] [--down-t] [--lm-head-profiler R]]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
                      "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
                      "the vocabulary of a Hugging Face tokenizer: byte-level BPE (tokenizer.ggml.pre = --pre) or, with byte\n"
@@ -401,6 +442,7 @@ int main(int argc, char** argv) {
                      "--arch smallthinker SmallThinker's mixture of --experts ReGLU experts of --n-ff neurons, --experts-used\n"
                      "per token; --swa its 21B layers (a 4096-token window in three of four, the fourth without RoPE);\n"
                      "--down-t stores the experts' down weights transposed, a row per neuron (PowerInfer's layout);\n"
+                     "--lm-head-profiler R adds PowerInfer's rank-R predictor of the LM head rows a token needs (Q4_0);\n"
                      "--arch qwen3moe Qwen 3's graph with a mixture of SwiGLU experts (the same flags); --arch mixtral\n"
                      "a llama file with them, as Mixtral's;\n"
                      "--head-dim sets the heads' width when it is not n_embd / n_head)\n",

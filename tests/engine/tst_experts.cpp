@@ -2,7 +2,8 @@
 // itself): the gate-first path of one token against whole experts over a batch, PowerInfer's
 // transposed down layout against upstream's, the neuron counts --stats shows, and experts placed
 // on the sim device writing the CPU's text, and the routing profile ember-calibrate writes and a
-// device plan follows. The files are written by ember-synth-model.
+// device plan follows; PowerInfer's sparse LM head (lm_head_profiler). The files are written by
+// ember-synth-model.
 #include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
@@ -14,7 +15,9 @@
 #include "engine_test_helpers.h"
 #include "ember/model.h"
 #include "ember/session.h"
+#include "gguf/gguf_reader.h"
 #include "sparse/expert_profile.h"
+#include "tensor/quantize.h"
 
 namespace {
 
@@ -96,7 +99,101 @@ class TestExperts : public QObject {
         return std::move(*session);
     }
 
+    // The profiler's scores for a normalized row x, computed from the file's weights in double
+    // precision, independently of the engine's kernels: W2 · (W1 · x), the two matrices one
+    // after the other in lm_head_profiler.weight.
+    static std::vector<double> profiler_scores(const QString& path, const std::vector<float>& x, int64_t n_vocab) {
+        auto file = ember::gguf::File::open(path.toStdString());
+        const ember::gguf::TensorInfo* t = file->find_tensor("lm_head_profiler.weight");
+        const int64_t n_embd = int64_t(x.size()), rank = t->nelements() / (n_embd + n_vocab);
+        std::vector<float> w(static_cast<size_t>(t->nelements()));
+        ember::tensor::dequantize_row(ember::tensor::DType::Q4_0, t->data, w.data(), t->nelements());
+        std::vector<double> h(static_cast<size_t>(rank)), s(static_cast<size_t>(n_vocab));
+        for (int64_t j = 0; j < rank; ++j)
+            for (int64_t k = 0; k < n_embd; ++k) h[size_t(j)] += double(w[size_t(j * n_embd + k)]) * x[size_t(k)];
+        const float* w2 = w.data() + rank * n_embd;
+        for (int64_t v = 0; v < n_vocab; ++v)
+            for (int64_t j = 0; j < rank; ++j) s[size_t(v)] += double(w2[v * rank + j]) * h[size_t(j)];
+        return s;
+    }
+
 private slots:
+    // --sparse-lm-head: one token's logits are the dense LM head's on the rows whose profiler
+    // score is above 0 and exactly 0 elsewhere; without the flag the profiler is not used, and a
+    // file without one is an error naming it.
+    void sparse_lm_head_computes_the_rows_its_profiler_picks_data() {
+        QTest::addColumn<QString>("type");
+        QTest::newRow("Q4_0") << "Q4_0";  // the LM head grouped by eight rows where the CPU's kernels are
+        QTest::newRow("F16") << "F16";
+    }
+    void sparse_lm_head_computes_the_rows_its_profiler_picks() {
+        QFETCH(QString, type);
+        const QString path = synth("lm-head-" + type + ".gguf", {"--type", type, "--lm-head-profiler", "64"});
+        auto model = test_helpers::load_model(path);
+        const int32_t n_vocab = model->info().n_vocab;
+        ember::SessionParams sp;
+        sp.n_ctx = 64;
+        sp.n_threads = 2;
+        auto dense = ember::Session::create(model, sp);
+        sp.sparse_lm_head = true;
+        auto sparse = ember::Session::create(model, sp);
+        QVERIFY(dense && sparse);
+        std::vector<float> x;
+        (*sparse)->set_intermediate_callback([&](const ember::Intermediate& im) {
+            if (im.name == "result_norm") x.assign(im.data, im.data + im.n_cols);
+        });
+        QVERIFY((*dense)->evaluate(prompt()));
+        QVERIFY((*sparse)->evaluate(prompt()));
+        const std::span<const float> want = (*dense)->logits(), got = (*sparse)->logits();
+        const std::vector<double> score = profiler_scores(path, x, n_vocab);
+        double rms = 0;
+        for (double s : score) rms += s * s;
+        rms = std::sqrt(rms / double(n_vocab));
+        // The engine scores Q8_0-rounded inputs: only scores this close to 0 may fall either way.
+        const double margin = 0.02 * rms;
+        int computed = 0, near_zero = 0;
+        for (int32_t v = 0; v < n_vocab; ++v) {
+            const bool picked = got[size_t(v)] != 0.0f;
+            computed += picked;
+            if (picked) QVERIFY2(std::fabs(got[size_t(v)] - want[size_t(v)]) <= 1e-4f * (1 + std::fabs(want[size_t(v)])),
+                                 qPrintable(QString("row %1: %2 vs %3").arg(v).arg(got[size_t(v)]).arg(want[size_t(v)])));
+            if (std::fabs(score[size_t(v)]) < margin) {
+                ++near_zero;
+                continue;
+            }
+            QVERIFY2(picked == (score[size_t(v)] > 0), qPrintable(QString("row %1: score %2").arg(v).arg(score[size_t(v)])));
+        }
+        QVERIFY2(near_zero < n_vocab / 20, qPrintable(QString::number(near_zero)));
+        QVERIFY2(computed > n_vocab / 10 && computed < n_vocab * 9 / 10, qPrintable(QString::number(computed)));
+
+        // generate() reports the rows computed: all of them without the flag, the picked ones with it.
+        auto counted = [&](ember::Session& s) {
+            s.clear();
+            if (!s.generate(prompt(), test_helpers::greedy(4))) qFatal("generate failed");
+            return std::pair{s.timings().lm_head_rows, s.timings().lm_head_tokens};
+        };
+        const auto [dense_rows, dense_tokens] = counted(**dense);
+        QCOMPARE(dense_tokens, 5);  // the prompt's last token and each of the four generated ones
+        QCOMPARE(dense_rows, int64_t(n_vocab) * 5);
+        const auto [sparse_rows, sparse_tokens] = counted(**sparse);
+        QCOMPARE(sparse_tokens, 5);
+        QVERIFY(sparse_rows > 0 && sparse_rows < int64_t(n_vocab) * 5);
+
+        // A batch of logits (perplexity's) stays dense, as PowerInfer's runtime keeps it.
+        (*sparse)->clear();
+        QVERIFY((*sparse)->evaluate(prompt(), true));
+        (*dense)->clear();
+        QVERIFY((*dense)->evaluate(prompt(), true));
+        QCOMPARE(max_abs_difference((*sparse)->logits(3), (*dense)->logits(3)), 0.0);
+
+        const QString plain = synth("no-profiler-" + type + ".gguf", {"--type", type});
+        auto without = ember::Session::create(test_helpers::load_model(plain), sp);
+        QVERIFY(!without);
+        QVERIFY2(without.error().message.find(plain.toStdString()) != std::string::npos &&
+                     without.error().message.find("lm_head_profiler.weight") != std::string::npos,
+                 without.error().message.c_str());
+    }
+
     // One token at a time runs the gate-first path, a batch the whole experts (where an expert
     // has two or more of its tokens); the same positions' logits agree to rounding (the skipped
     // neurons' activations are exactly 0).

@@ -32,7 +32,7 @@ GenerateParams greedy(int32_t n) {
     return gp;
 }
 
-enum class Edit { None, DropTensor, ReshapeTensor, RetypeTensor, Architecture, DropKey, BadKeyValue, SetString, Truncate, Garbage };
+enum class Edit { None, DropTensor, ReshapeTensor, HalveTensor, RetypeTensor, Architecture, DropKey, BadKeyValue, SetString, Truncate, Garbage };
 
 // Writes a copy of a fixture with one thing changed.
 void write_variant(const std::string& out, Edit edit, const std::string& target, const std::string& source = kFixture) {
@@ -62,6 +62,10 @@ void write_variant(const std::string& out, Edit edit, const std::string& target,
             w.add_tensor(t.name, {t.ne[0] * 2, t.ne[1] / 2}, t.type, bytes);
             continue;
         }
+        if (t.name == target && edit == Edit::HalveTensor) {  // a 1-D tensor's first half
+            w.add_tensor(t.name, {t.ne[0] / 2}, t.type, bytes.first(bytes.size() / 2));
+            continue;
+        }
         if (t.name == target && edit == Edit::RetypeTensor) {
             // IQ2_XXS has a known size but no kernel: 66 bytes per 256 values.
             w.add_tensor(t.name, t.ne, 16, std::vector<uint8_t>(size_t(t.nelements() / 256 * 66)));
@@ -86,7 +90,8 @@ private slots:
         QProcess p;
         p.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model",
                 {"-o", dir_.path() + "/smallthinker.gguf", "--arch", "smallthinker", "--type", "F16", "--n-layer", "2",
-                 "--n-embd", "64", "--n-head", "2", "--n-ff", "32", "--n-vocab", "300", "--experts", "4"});
+                 "--n-embd", "64", "--n-head", "2", "--n-ff", "32", "--n-vocab", "300", "--experts", "4",
+                 "--lm-head-profiler", "32"});
         QVERIFY(p.waitForFinished(60000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
     }
@@ -146,6 +151,9 @@ private slots:
         QTest::newRow("router of the wrong shape")
             << int(Edit::ReshapeTensor) << "blk.0.ffn_gate_inp.weight"
             << QStringList{"bad.gguf", "blk.0.ffn_gate_inp.weight", "[128, 2]", "expected [64, 4]"} << moe;
+        QTest::newRow("LM head profiler of the wrong length")
+            << int(Edit::HalveTensor) << "lm_head_profiler.weight"
+            << QStringList{"bad.gguf", "lm_head_profiler.weight", "[5824]", "r·(64 + 300)", "multiple of 32"} << moe;
     }
 
     void load_errors() {
