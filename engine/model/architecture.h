@@ -62,7 +62,8 @@ public:
     // The matrices of each part a placement may put on a device, and their norms' bytes.
     virtual LayerMatrices layer_matrices(int32_t il) const = 0;
     virtual const tensor::WeightView& lm_head() const = 0;
-    // The file's predictor of which LM head rows a token needs (SmallThinker's), if it has one.
+    // The file's predictor of which LM head rows a token needs (SmallThinker's), when the model
+    // was loaded to use it (ModelParams::sparse_lm_head).
     virtual const LmHeadProfiler* lm_head_profiler() const { return nullptr; }
     // Sparse models only: one layer's FFN rows, neuron by neuron, for a device.
     virtual backend::FfnRows ffn_rows(int32_t il) const = 0;

@@ -57,10 +57,14 @@ public:
         uint64_t ffn_bytes = 0, predictor_bytes = 0, expert_bytes = 0;
         token_embd_ = bind.stored_matrix("token_embd.weight", n_embd, n_vocab);
         output_norm_ = bind.vector("output_norm.weight", n_embd);
-        // Files with a tied LM head have no output.weight.
-        output_ = file.find_tensor("output.weight") ? bind.product_matrix("output.weight", n_embd, n_vocab) : token_embd_;
-        // Read only by a session that asks for the sparse LM head (model/sparse_lm_head.h).
-        if (file.find_tensor("lm_head_profiler.weight")) {
+        // Files with a tied LM head have no output.weight. A sparse LM head reads single rows.
+        const bool sparse_head = params.sparse_lm_head && file.find_tensor("lm_head_profiler.weight");
+        if (!file.find_tensor("output.weight"))
+            output_ = token_embd_;
+        else
+            output_ = sparse_head ? bind.matrix("output.weight", n_embd, n_vocab)
+                                  : bind.product_matrix("output.weight", n_embd, n_vocab);
+        if (sparse_head) {
             const auto [to_rank, to_vocab] = bind.stacked_matrices("lm_head_profiler.weight", n_embd, n_vocab);
             profiler_ = LmHeadProfiler{to_rank, to_vocab};
         }

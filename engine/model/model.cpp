@@ -53,6 +53,8 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& path, const ModelP
         if (progress && !progress(0.95f)) return Error{path + ": loading cancelled"};
         impl->tokenizer = tokenizer::Tokenizer::from_gguf(*impl->file);
         impl->arch = model::load_architecture(*impl->file, params);
+        if (params.sparse_lm_head && !impl->arch->lm_head_profiler())
+            fail(path + ": no tensor lm_head_profiler.weight, which the sparse LM head needs");
         impl->file->seal();
         if (impl->tokenizer->n_vocab() != impl->arch->hparams().n_vocab)
             fail(path + ": tokenizer has " + std::to_string(impl->tokenizer->n_vocab()) + " tokens, the model " +

@@ -3,7 +3,8 @@
 // low-rank predictor, score = W2 · (W1 · x) with W1 [r][n_embd] and W2 [n_vocab][r], picks the
 // vocabulary rows whose score is above 0; only those rows of the LM head are computed, and every
 // other logit is 0, as in PowerInfer's own runtime. It changes the output, so a session runs it
-// only when asked (SessionParams::sparse_lm_head), for one token at a time, on the CPU.
+// only when the model was loaded for it (ModelParams::sparse_lm_head), for one token at a time, on
+// the CPU.
 
 #include <cstdint>
 #include <vector>

@@ -137,11 +137,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
         return Error{"device '" + params.device + "' is not one of cpu, sim, gpu, gpu:N"};
     try {
         auto impl = std::make_unique<Impl>(std::move(model), n_ctx, std::min(params.n_batch, n_ctx), n_threads);
-        if (params.sparse_lm_head) {
-            if (!impl->arch.lm_head_profiler())
-                return Error{impl->model->info().path + ": no tensor lm_head_profiler.weight, which the sparse LM head needs"};
-            impl->exec.set_sparse_lm_head(impl->arch.lm_head_profiler());
-        }
+        impl->exec.set_sparse_lm_head(impl->arch.lm_head_profiler());
         if (params.device != "cpu") {
             std::unique_ptr<backend::Device> device = gpu ? backend::make_gpu_device(*gpu, params.device_budget_bytes)
                                                           : backend::make_sim_device(params.device_budget_bytes, &impl->scratch.pool);

@@ -100,6 +100,7 @@ int main(int argc, char** argv) {
     }
     ember::ModelParams mp;
     mp.use_mmap = opt.use_mmap;
+    mp.sparse_lm_head = opt.sparse_lm_head;
     opt.sparsity.apply(mp);
     auto model = ember::Model::load(opt.model_path, mp);
     if (!model) {
@@ -140,7 +141,6 @@ int main(int argc, char** argv) {
         sp.n_threads = n_threads;
         sp.device = opt.device;
         sp.device_budget_bytes = device_budget;
-        sp.sparse_lm_head = opt.sparse_lm_head;
         auto session = ember::Session::create(*model, sp);
         if (!session) {
             std::fprintf(stderr, "ember-bench: %s\n", session.error().message.c_str());

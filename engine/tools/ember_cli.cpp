@@ -197,6 +197,7 @@ int main(int argc, char** argv) {
     mp.sparse_threshold = opt.sparse_threshold;
     opt.sparsity.apply(mp);
     mp.use_mmap = opt.use_mmap;
+    mp.sparse_lm_head = opt.sparse_lm_head;
     auto model = ember::Model::load(opt.model_path, mp);
     if (!model) {
         std::fprintf(stderr, "ember-cli: %s\n", model.error().message.c_str());
@@ -233,7 +234,6 @@ int main(int argc, char** argv) {
     }
     sp.reset_gpu_index = opt.reset_gpu_index;
     sp.disable_gpu_index = opt.disable_gpu_index;
-    sp.sparse_lm_head = opt.sparse_lm_head;
     auto session = ember::Session::create(*model, sp);
     if (!session) {
         std::fprintf(stderr, "ember-cli: %s\n", session.error().message.c_str());

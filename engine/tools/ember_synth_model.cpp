@@ -78,9 +78,9 @@ std::vector<uint8_t> predictor_fc2(tensor::DType t, int64_t rank, int64_t n_ff, 
 
 // SmallThinker's lm_head_profiler for an LM head L (n_vocab rows of n_embd, type t), one Q4_0 row
 // of W1 [rank][n_embd] then W2 [n_vocab][rank]: W1 is Gaussian with variance 1/n_embd and
-// W2 = (n_embd / rank) · L · W1ᵀ, so W2 · W1 · x is a random-projection estimate of the logits
-// L · x, and its sign picks about the rows whose logits are positive, as a trained predictor
-// picks the rows likely to matter.
+// W2 = (n_embd / rank) · (L − L̄) · W1ᵀ, L̄ the mean row, so W2 · W1 · x is a random-projection
+// estimate of each logit's distance from the mean logit, and its sign picks about half of the
+// rows, those most likely above the mean (these random models' logits share a large offset).
 std::vector<uint8_t> lm_head_profiler(tensor::DType t, const std::vector<uint8_t>& head, int64_t n_embd,
                                       int64_t n_vocab, int64_t rank, uint64_t seed, tensor::ThreadPool& pool) {
     std::vector<float> w1(size_t(rank * n_embd));
@@ -92,10 +92,20 @@ std::vector<uint8_t> lm_head_profiler(tensor::DType t, const std::vector<uint8_t
     for (int64_t j = 0; j < rank; ++j)
         tensor::quantize_row(tensor::DType::Q4_0, w1.data() + j * n_embd, out.data() + size_t(j) * w1_row, n_embd);
     const size_t head_row = tensor::row_bytes(t, n_embd);
+    std::vector<std::vector<double>> sums(size_t(pool.size()), std::vector<double>(size_t(n_embd)));
+    pool.run(n_vocab, [&](int64_t v, int thread) {
+        std::vector<float> row(static_cast<size_t>(n_embd));
+        tensor::dequantize_row(t, head.data() + size_t(v) * head_row, row.data(), n_embd);
+        for (int64_t k = 0; k < n_embd; ++k) sums[size_t(thread)][size_t(k)] += row[size_t(k)];
+    });
+    std::vector<float> mean(static_cast<size_t>(n_embd));
+    for (const auto& s : sums)
+        for (int64_t k = 0; k < n_embd; ++k) mean[size_t(k)] += float(s[size_t(k)] / double(n_vocab));
     const float scale = float(n_embd) / float(rank);
     pool.run(n_vocab, [&](int64_t v, int) {
         std::vector<float> row(static_cast<size_t>(n_embd)), w2(static_cast<size_t>(rank));
         tensor::dequantize_row(t, head.data() + size_t(v) * head_row, row.data(), n_embd);
+        for (int64_t k = 0; k < n_embd; ++k) row[size_t(k)] -= mean[size_t(k)];
         for (int64_t j = 0; j < rank; ++j) {
             double sum = 0;
             for (int64_t k = 0; k < n_embd; ++k) sum += double(row[size_t(k)]) * w1[size_t(j * n_embd + k)];

@@ -129,14 +129,16 @@ private slots:
     void sparse_lm_head_computes_the_rows_its_profiler_picks() {
         QFETCH(QString, type);
         const QString path = synth("lm-head-" + type + ".gguf", {"--type", type, "--lm-head-profiler", "64"});
-        auto model = test_helpers::load_model(path);
+        ember::ModelParams mp;
+        auto model = test_helpers::load_model(path, mp);
+        mp.sparse_lm_head = true;
+        auto sparse_model = test_helpers::load_model(path, mp);
         const int32_t n_vocab = model->info().n_vocab;
         ember::SessionParams sp;
         sp.n_ctx = 64;
         sp.n_threads = 2;
         auto dense = ember::Session::create(model, sp);
-        sp.sparse_lm_head = true;
-        auto sparse = ember::Session::create(model, sp);
+        auto sparse = ember::Session::create(sparse_model, sp);
         QVERIFY(dense && sparse);
         std::vector<float> x;
         (*sparse)->set_intermediate_callback([&](const ember::Intermediate& im) {
@@ -179,15 +181,16 @@ private slots:
         QCOMPARE(sparse_tokens, 5);
         QVERIFY(sparse_rows > 0 && sparse_rows < int64_t(n_vocab) * 5);
 
-        // A batch of logits (perplexity's) stays dense, as PowerInfer's runtime keeps it.
+        // A batch of logits (perplexity's) stays dense, as PowerInfer's runtime keeps it (to
+        // rounding: the sparse model keeps the LM head's rows one by one, not grouped).
         (*sparse)->clear();
         QVERIFY((*sparse)->evaluate(prompt(), true));
         (*dense)->clear();
         QVERIFY((*dense)->evaluate(prompt(), true));
-        QCOMPARE(max_abs_difference((*sparse)->logits(3), (*dense)->logits(3)), 0.0);
+        QVERIFY(max_abs_difference((*sparse)->logits(3), (*dense)->logits(3)) < 1e-3);
 
         const QString plain = synth("no-profiler-" + type + ".gguf", {"--type", type});
-        auto without = ember::Session::create(test_helpers::load_model(plain), sp);
+        auto without = ember::Model::load(plain.toStdString(), mp);
         QVERIFY(!without);
         QVERIFY2(without.error().message.find(plain.toStdString()) != std::string::npos &&
                      without.error().message.find("lm_head_profiler.weight") != std::string::npos,

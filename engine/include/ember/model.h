@@ -36,6 +36,12 @@ struct ModelParams {
     float activation_sparsity = 0.0f;
     // That calibration; empty: <model without .gguf>.sparsity.gguf beside the model.
     std::string sparsity_file;
+    // SmallThinker files from PowerInfer carry lm_head_profiler, a predictor of the LM head rows
+    // a token needs: with this set, one token's logits on the CPU are computed for those rows
+    // only, and the others are 0, as PowerInfer's runtime does (the LM head then keeps its rows
+    // one by one, not grouped). It changes the output (BENCHMARKS.md measures how much), so it is
+    // off unless asked; asking on a file without one is an error.
+    bool sparse_lm_head = false;
 };
 
 // The transformer's dimensions, as the file declares them.

@@ -37,11 +37,6 @@ struct SessionParams {
     // PowerInfer keeps it. An app gives a place of its own for models in read-only folders.
     std::string gpu_index_path;
     bool disable_gpu_index = false;  // no FFN neurons on the device (dense parts still placed)
-    // SmallThinker files from PowerInfer carry lm_head_profiler, a predictor of the LM head rows
-    // a token needs: with this set, a token's logits on the CPU are computed for those rows only,
-    // and the others are 0, as PowerInfer's runtime does. It changes the output (BENCHMARKS.md
-    // measures how much), so it is off unless asked; asking on a file without one is an error.
-    bool sparse_lm_head = false;
 };
 
 // Where a sparse session's neurons are, and what moving them cost.
@@ -82,7 +77,7 @@ struct Timings {
     double generate_ms = 0.0;  // from the first to the last generated token's evaluation
     double first_token_ms = 0.0;  // from generate() until the first token was ready
     // LM head rows computed by the last generate(), over its lm_head_tokens rows of logits:
-    // n_vocab each, fewer with a sparse LM head.
+    // n_vocab each, fewer with a sparse LM head (ModelParams::sparse_lm_head).
     int64_t lm_head_rows = 0;
     int64_t lm_head_tokens = 0;
 };
