@@ -205,11 +205,15 @@ void matmul_rows(ThreadPool& pool, const WeightView& w, const uint8_t* x, const 
         const int64_t i1 = std::min(n_rows, (task + 1) * kRowsPerTask);
         for (int64_t i = task * kRowsPerTask; i < i1;) {
             if ((w.type == DType::Q4_0_X16 || w.type == DType::Q4_0) && i + 4 <= i1) {
-                // Four chosen rows at once, each prefetched ahead: chosen rows lie close together.
+                // Four chosen rows at once, the next four prefetched meanwhile (chosen rows may
+                // lie far apart, so no hardware prefetcher sees them coming).
                 const void* four[4] = {w.row(rows[i]), w.row(rows[i + 1]), w.row(rows[i + 2]), w.row(rows[i + 3])};
+                for (int64_t j = i + 4; j < std::min(i1, i + 8); ++j)
+                    for (size_t line = 0; line < w.row_bytes; line += 64)
+                        __builtin_prefetch(w.row(rows[j]) + line);
                 float out[4];
                 if (w.type == DType::Q4_0_X16)
-                    k.dot4_q4_0x16_q8_0(w.n_cols, four, x, out, kStreamPrefetch);
+                    k.dot4_q4_0x16_q8_0(w.n_cols, four, x, out, 0);
                 else
                     k.dot4_q4_0_q8_0(w.n_cols, four, x, out);
                 for (int j = 0; j < 4; ++j) y[rows[i + j]] = out[j];

@@ -48,6 +48,7 @@ struct Shape {
     int n_expert = 8, n_expert_used = 2;
     bool swa = false;
     int64_t profiler_rank = 0;  // --lm-head-profiler: SmallThinker's LM head predictor of this rank
+    float profiler_offset = 1.0f;  // --lm-head-offset: how many times the mean row it subtracts
     bool down_t = false;  // the experts' down weights transposed, a row per neuron (PowerInfer's layout)
     bool mixtral = false;  // --arch mixtral: a `llama` file with experts
 
@@ -78,11 +79,12 @@ std::vector<uint8_t> predictor_fc2(tensor::DType t, int64_t rank, int64_t n_ff, 
 
 // SmallThinker's lm_head_profiler for an LM head L (n_vocab rows of n_embd, type t), one Q4_0 row
 // of W1 [rank][n_embd] then W2 [n_vocab][rank]: W1 is Gaussian with variance 1/n_embd and
-// W2 = (n_embd / rank) · (L − L̄) · W1ᵀ, L̄ the mean row, so W2 · W1 · x is a random-projection
-// estimate of each logit's distance from the mean logit, and its sign picks about half of the
-// rows, those most likely above the mean (these random models' logits share a large offset).
+// W2 = (n_embd / rank) · (L − b·L̄) · W1ᵀ, L̄ the mean row, so W2 · W1 · x is a random-projection
+// estimate of each logit's distance from b times the mean logit. These random models' logits
+// share a large positive offset: with b = 1 the sign picks about half of the rows, those most
+// likely above the mean; a larger b picks fewer.
 std::vector<uint8_t> lm_head_profiler(tensor::DType t, const std::vector<uint8_t>& head, int64_t n_embd,
-                                      int64_t n_vocab, int64_t rank, uint64_t seed, tensor::ThreadPool& pool) {
+                                      int64_t n_vocab, int64_t rank, float b, uint64_t seed, tensor::ThreadPool& pool) {
     std::vector<float> w1(size_t(rank * n_embd));
     std::mt19937_64 rng(seed);
     std::normal_distribution<float> dist(0.0f, 1.0f / std::sqrt(float(n_embd)));
@@ -105,7 +107,7 @@ std::vector<uint8_t> lm_head_profiler(tensor::DType t, const std::vector<uint8_t
     pool.run(n_vocab, [&](int64_t v, int) {
         std::vector<float> row(static_cast<size_t>(n_embd)), w2(static_cast<size_t>(rank));
         tensor::dequantize_row(t, head.data() + size_t(v) * head_row, row.data(), n_embd);
-        for (int64_t k = 0; k < n_embd; ++k) row[size_t(k)] -= mean[size_t(k)];
+        for (int64_t k = 0; k < n_embd; ++k) row[size_t(k)] -= b * mean[size_t(k)];
         for (int64_t j = 0; j < rank; ++j) {
             double sum = 0;
             for (int64_t k = 0; k < n_embd; ++k) sum += double(row[size_t(k)]) * w1[size_t(j * n_embd + k)];
@@ -319,7 +321,7 @@ void write_model(const std::string& path, Shape s, const TypeMix& mix) {
         std::vector<uint8_t> head = random_tensor(type, s.n_embd, s.n_vocab, seed++, pool, 4.0f);
         if (s.profiler_rank > 0)
             w.add_tensor("lm_head_profiler.weight", {s.profiler_rank * (s.n_embd + s.n_vocab)}, uint32_t(tensor::DType::Q4_0),
-                         lm_head_profiler(type, head, s.n_embd, s.n_vocab, s.profiler_rank, seed++, pool));
+                         lm_head_profiler(type, head, s.n_embd, s.n_vocab, s.profiler_rank, s.profiler_offset, seed++, pool));
         w.add_tensor("output.weight", {s.n_embd, s.n_vocab}, uint32_t(type), std::move(head));
     }
     for (il = 0; il < s.n_layer; ++il) {
@@ -413,6 +415,7 @@ int main(int argc, char** argv) {
             else if (a == "--swa") shape.swa = true;
             else if (a == "--down-t") shape.down_t = true;
             else if (a == "--lm-head-profiler") shape.profiler_rank = count(1 << 16);
+            else if (a == "--lm-head-offset") shape.profiler_offset = parse_float(a, next_value(argc, argv, i));
             else if (a == "--arch") {
                 shape.arch = next_value(argc, argv, i);
                 shape.mixtral = shape.arch == "mixtral";
@@ -440,7 +443,7 @@ int main(int argc, char** argv) {
                      "ember-synth-model: %s\nusage: ember-synth-model -o OUT.gguf [--type TYPE] "
                      "[--n-layer N] [--n-embd N] [--n-head N] [--n-head-kv N] [--head-dim N] [--n-ff N] [--n-vocab N]\n"
                      "       [--sparse-rank R [--active-share 0.1]] [--vocab HF_TOKENIZER_DIR [--pre NAME]] [--llama3] [--arch llama|mixtral|qwen2|qwen3|qwen3moe|phi3|gemma2|gemma3|smallthinker]\n"
-                     "       [--experts 8 --experts-used 2 [--swa] [--down-t] [--lm-head-profiler R]]\n"
+                     "       [--experts 8 --experts-used 2 [--swa] [--down-t] [--lm-head-profiler R [--lm-head-offset 1]]]\n"
                      "(defaults: a LLaMA-7B shape, Q4_0, dense; --sparse-rank writes a PowerInfer file with\n"
                      "predictors of rank R that mark about --active-share of the FFN neurons active; --vocab takes\n"
                      "the vocabulary of a Hugging Face tokenizer: byte-level BPE (tokenizer.ggml.pre = --pre) or, with byte\n"
@@ -452,7 +455,8 @@ int main(int argc, char** argv) {
                      "--arch smallthinker SmallThinker's mixture of --experts ReGLU experts of --n-ff neurons, --experts-used\n"
                      "per token; --swa its 21B layers (a 4096-token window in three of four, the fourth without RoPE);\n"
                      "--down-t stores the experts' down weights transposed, a row per neuron (PowerInfer's layout);\n"
-                     "--lm-head-profiler R adds PowerInfer's rank-R predictor of the LM head rows a token needs (Q4_0);\n"
+                     "--lm-head-profiler R adds PowerInfer's rank-R predictor of the LM head rows a token needs (Q4_0),\n"
+                     "which picks about half of them; a larger --lm-head-offset picks fewer;\n"
                      "--arch qwen3moe Qwen 3's graph with a mixture of SwiGLU experts (the same flags); --arch mixtral\n"
                      "a llama file with them, as Mixtral's;\n"
                      "--head-dim sets the heads' width when it is not n_embd / n_head)\n",
