@@ -26,7 +26,7 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         max_budget_ = 2 * QFileInfo(m.path).size();
         emit modelChanged();
         set_load_error({});
-        set_status(Status::Ready);
+        awaiting_device_ = true;
     }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::load_failed, this, [this](const QString& path, const QString& e, bool kept) {
         const QString why = tr("%1 could not be loaded: %2").arg(QFileInfo(path).fileName(), e);
@@ -46,6 +46,7 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
     connect(worker_, &EngineWorker::unloaded, this, [this] {
         model_ = {};
         device_ = {};
+        awaiting_device_ = false;
         context_used_ = context_size_ = 0;
         split_timer_.stop();
         pending_split_ = {};
@@ -87,6 +88,10 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
             emit modelChanged();
         }
         emit deviceChanged();
+        if (awaiting_device_) {
+            awaiting_device_ = false;
+            set_status(Status::Ready);
+        }
     }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::context_changed, this, [this](int used, int size) {
         context_used_ = used;

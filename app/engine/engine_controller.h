@@ -174,6 +174,9 @@ private:
     DeviceState device_;
     bool gpu_enabled_ = true;
     qint64 max_budget_ = 0;
+    // A model has loaded and its device's state, which the worker sends next, has not come yet:
+    // the status turns Ready with it, so nothing sees a loaded model without its device.
+    bool awaiting_device_ = false;
     double tokens_per_second_ = 0.0;
     qint64 answer_active_ = 0, answer_on_device_ = 0;
     QList<double> recent_shares_;  // per token, every token (not only those shown), at most kRecentTokens
