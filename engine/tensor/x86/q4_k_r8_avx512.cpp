@@ -1,10 +1,11 @@
 // AVX-512 VNNI product of a Q4_K_R8 group (tensor/grouped_rows.h) with Q8_K activation rows. Lanes
 // 2r and 2r + 1 of every vector belong to row r: a 64-byte load of the group's quants holds eight
 // bytes of each row, and an eight-byte activation broadcast lines up with them, so one vpdpbusd
-// does four products in each of sixteen lanes for eight rows at once. A sub-block's integer sums
-// are exact; per super-block they are weighted by float vectors of the eight rows' scales, made
-// once per super-block and shared by every token of a tile (eight, then four, then the rest).
-// The two lanes of a row are added at the end. Only the order of the float sums differs from
+// does four products in each of sixteen lanes for eight rows at once. A super-block stays in
+// integers: each sub-block's sum meets its 6-bit scale, and the activation sums their minimums,
+// in vpdpwssd, with the scales unpacked once per super-block for every token of a tile (eight,
+// then four, then the rest). Only d and dmin are floats, once per super-block and token; the
+// two lanes of a row are added at the end. Only the order of the float sums differs from
 // dot_q4_k_q8_k_ref.
 #include <immintrin.h>
 
@@ -17,20 +18,45 @@
 namespace ember::tensor {
 namespace {
 
-// One unit's float weights: d_r · scale_j(r) in lanes 2r and 2r + 1; dmin_r · min_j(r) in lane
-// 2r only, as a row's two lanes are summed and its minimum's term must count once.
+// One unit's scales and minimums as int16 pairs for vpdpwssd, and its d and dmin as floats, each
+// in lanes 2r and 2r + 1 (row r). scale[p] pairs sub-blocks 2p and 2p + 1 in every lane; min[0]
+// pairs minimums 2h, 2h + 1 and min[1] minimums 4 + 2h, 5 + 2h in lane 2r + h, so a row's two
+// lanes together hold its eight minimums once.
 struct UnitScales {
-    __m512 scale[8];
-    __m512 min[8];
+    __m512i scale[4];
+    __m512i min[2];
+    __m512 d;
+    __m512 dmin;
 };
 
-inline void unit_scales(const uint8_t* unit, UnitScales& s) {
+// vpermb orders for the unpacked scale and minimum bytes, where byte 8j + r is row r's j. Int16
+// i = 2(2r + h) + e (lane 2r + h, pair element e) takes scale 2p + e, for p = p0 in the low half
+// and p0 + 1 in the high half ...
+inline __m512i scale_order(int p0) {
+    alignas(64) uint8_t idx[64];
+    for (int k = 0; k < 64; ++k) {
+        const int i = k % 32, p = p0 + k / 32;
+        idx[k] = uint8_t(16 * p + 8 * (i % 2) + i / 4);
+    }
+    return _mm512_load_si512(idx);
+}
+// ... and minimums 2h + e (low half) and 4 + 2h + e (high half).
+inline __m512i min_order() {
+    alignas(64) uint8_t idx[64];
+    for (int k = 0; k < 64; ++k) {
+        const int i = k % 32;
+        idx[k] = uint8_t(32 * (k / 32) + 16 * ((i / 2) % 2) + 8 * (i % 2) + i / 4);
+    }
+    return _mm512_load_si512(idx);
+}
+
+inline void unit_scales(const uint8_t* unit, const __m512i order[3], UnitScales& s) {
     const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
     const auto halves = [&](const uint8_t* fp16) {
         return _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(fp16))));
     };
-    const __m512 d = _mm512_permutexvar_ps(pairs, halves(unit));
-    const __m512 dmin = _mm512_maskz_permutexvar_ps(0x5555, pairs, halves(unit + 16));
+    s.d = _mm512_permutexvar_ps(pairs, halves(unit));
+    s.dmin = _mm512_permutexvar_ps(pairs, halves(unit + 16));
     // Byte 8j + r of both: scale or minimum j of row r. The high-bit bytes (8k + r, k < 4) are
     // read twice: j < 4 takes bits from shift 0 (scale) and 4 (minimum), j >= 4 from 2 and 6.
     const __m512i low = _mm512_loadu_si512(unit + 32);
@@ -43,20 +69,17 @@ inline void unit_scales(const uint8_t* unit, UnitScales& s) {
     };
     const __m512i sc = _mm512_or_si512(_mm512_and_si512(low, nibble), high_bits(0));
     const __m512i m = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi64(low, 4), nibble), high_bits(4));
-    // Each byte twice: 128-bit lane L of the first holds j = 2L, of the second j = 2L + 1.
-    alignas(64) uint8_t dup[4][64];
-    _mm512_store_si512(dup[0], _mm512_unpacklo_epi8(sc, sc));
-    _mm512_store_si512(dup[1], _mm512_unpackhi_epi8(sc, sc));
-    _mm512_store_si512(dup[2], _mm512_unpacklo_epi8(m, m));
-    _mm512_store_si512(dup[3], _mm512_unpackhi_epi8(m, m));
-    const auto lanes = [&](int table, int j) {
-        const __m128i bytes = _mm_load_si128(reinterpret_cast<const __m128i*>(dup[table] + 16 * (j >> 1)));
-        return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(bytes));
+    const auto widen = [](__m512i bytes, int half) {
+        return _mm512_cvtepu8_epi16(half ? _mm512_extracti64x4_epi64(bytes, 1) : _mm512_castsi512_si256(bytes));
     };
-    for (int j = 0; j < 8; ++j) {
-        s.scale[j] = _mm512_mul_ps(d, lanes(j & 1, j));
-        s.min[j] = _mm512_mul_ps(dmin, lanes(2 + (j & 1), j));
-    }
+    const __m512i sc01 = _mm512_permutexvar_epi8(order[0], sc), sc23 = _mm512_permutexvar_epi8(order[1], sc);
+    const __m512i mins = _mm512_permutexvar_epi8(order[2], m);
+    s.scale[0] = widen(sc01, 0);
+    s.scale[1] = widen(sc01, 1);
+    s.scale[2] = widen(sc23, 0);
+    s.scale[3] = widen(sc23, 1);
+    s.min[0] = widen(mins, 0);
+    s.min[1] = widen(mins, 1);
 }
 
 inline __m512i broadcast8(const int8_t* p) {
@@ -68,17 +91,18 @@ inline __m512i broadcast8(const int8_t* p) {
 template <int T>
 void gemm_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_stride, float* y, size_t y_stride) {
     const __m512i nibble = _mm512_set1_epi8(0x0F);
+    const __m512i order[3] = {scale_order(0), scale_order(2), min_order()};
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / kQK_K; ++i) {
         const uint8_t* unit = group + size_t(i) * kQ4_KR8UnitBytes;
         UnitScales s;
-        unit_scales(unit, s);
+        unit_scales(unit, order, s);
         const BlockQ8_K* xb[T];
-        __m512 block[T];
+        __m512i sum[T];
         for (int t = 0; t < T; ++t) {
             xb[t] = reinterpret_cast<const BlockQ8_K*>(x + size_t(t) * x_stride) + i;
-            block[t] = _mm512_setzero_ps();
+            sum[t] = _mm512_setzero_si512();
         }
         for (int p = 0; p < 4; ++p) {
             __m512i lo[4], hi[4];
@@ -94,17 +118,22 @@ void gemm_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_strid
                     a = _mm512_dpbusd_epi32(a, lo[c], broadcast8(xq + 8 * c));
                     b = _mm512_dpbusd_epi32(b, hi[c], broadcast8(xq + 32 + 8 * c));
                 }
-                block[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(a), s.scale[2 * p], block[t]);
-                block[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(b), s.scale[2 * p + 1], block[t]);
+                // Sixteen products of a nibble and an int8 fit int16 (|a|, |b| <= 15 * 128 * 16),
+                // so a and b pair up in each lane and meet their scales in one vpdpwssd.
+                const __m512i ab = _mm512_mask_blend_epi16(0xAAAAAAAA, a, _mm512_slli_epi32(b, 16));
+                sum[t] = _mm512_dpwssd_epi32(sum[t], ab, s.scale[p]);
             }
         }
         for (int t = 0; t < T; ++t) {
-            // Sub-block j's activation sum: bsums 2j and 2j + 1.
+            // Sub-block j's activation sum S_j (bsums 2j + 2j + 1), as int16: S_0..S_3 for min[0]'s
+            // pairs, S_4..S_7 for min[1]'s, repeated for the eight rows.
             const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[t]->bsums));
-            alignas(32) float sums[8];
-            _mm256_store_ps(sums, _mm256_cvtepi32_ps(_mm256_madd_epi16(bsums, _mm256_set1_epi16(1))));
-            for (int j = 0; j < 8; ++j) block[t] = _mm512_fnmadd_ps(s.min[j], _mm512_set1_ps(sums[j]), block[t]);
-            acc[t] = _mm512_fmadd_ps(block[t], _mm512_set1_ps(xb[t]->d), acc[t]);
+            const __m256i sums32 = _mm256_madd_epi16(bsums, _mm256_set1_epi16(1));
+            const __m128i sums16 = _mm_packs_epi32(_mm256_castsi256_si128(sums32), _mm256_extracti128_si256(sums32, 1));
+            const __m512i s03 = _mm512_broadcastq_epi64(sums16), s47 = _mm512_broadcastq_epi64(_mm_unpackhi_epi64(sums16, sums16));
+            const __m512i mins = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(_mm512_setzero_si512(), s.min[0], s03), s.min[1], s47);
+            const __m512 block = _mm512_fmsub_ps(s.d, _mm512_cvtepi32_ps(sum[t]), _mm512_mul_ps(s.dmin, _mm512_cvtepi32_ps(mins)));
+            acc[t] = _mm512_fmadd_ps(block, _mm512_set1_ps(xb[t]->d), acc[t]);
         }
     }
     for (int t = 0; t < T; ++t) {
