@@ -39,6 +39,14 @@ void group_rows(uint8_t* rows, int64_t n, int64_t block_values, Place place) {
         }
 }
 
+// Row r's `count` bytes of a block in their eight-byte chunks at unit + at (64 bytes apart), and back.
+void to_chunks(const uint8_t* from, int count, uint8_t* unit, size_t at, int r) {
+    for (int c = 0; c < count / 8; ++c) std::memcpy(unit + at + size_t(64 * c + 8 * r), from + 8 * c, 8);
+}
+void from_chunks(const uint8_t* unit, size_t at, int r, int count, uint8_t* to) {
+    for (int c = 0; c < count / 8; ++c) std::memcpy(to + 8 * c, unit + at + size_t(64 * c + 8 * r), 8);
+}
+
 }  // namespace
 
 void group_q4_0_rows(uint8_t* rows, int64_t n) {
@@ -90,6 +98,27 @@ void q4_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
         for (int p = 0; p < 4; ++p)
             for (int c = 0; c < 4; ++c) std::memcpy(b.qs + 32 * p + 8 * c, unit + q4_k_quant_offset(p, c, r), 8);
         std::memcpy(out + size_t(i) * sizeof(BlockQ4_K), &b, sizeof b);
+    }
+}
+
+void group_q6_k_rows(uint8_t* rows, int64_t n) {
+    group_rows<BlockQ6_K>(rows, n, kQK_K, [](uint8_t* unit, int r, const BlockQ6_K& b) {
+        std::memcpy(unit + 2 * r, &b.d, 2);
+        for (int g = 0; g < 16; ++g) std::memcpy(unit + kQ6_KR8Scales + 8 * g + r, &b.scales[g], 1);
+        to_chunks(b.ql, int(sizeof b.ql), unit, kQ6_KR8Low, r);
+        to_chunks(b.qh, int(sizeof b.qh), unit, kQ6_KR8High, r);
+    });
+}
+
+void q6_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
+    for (int64_t i = 0; i < n / kQK_K; ++i) {
+        const uint8_t* unit = group + size_t(i) * kQ6_KR8UnitBytes;
+        BlockQ6_K b;
+        std::memcpy(&b.d, unit + 2 * r, 2);
+        for (int g = 0; g < 16; ++g) std::memcpy(&b.scales[g], unit + kQ6_KR8Scales + 8 * g + r, 1);
+        from_chunks(unit, kQ6_KR8Low, r, int(sizeof b.ql), b.ql);
+        from_chunks(unit, kQ6_KR8High, r, int(sizeof b.qh), b.qh);
+        std::memcpy(out + size_t(i) * sizeof(BlockQ6_K), &b, sizeof b);
     }
 }
 

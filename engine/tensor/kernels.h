@@ -77,13 +77,16 @@ struct KernelTable {
     void (*dot_iq4_xs_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
     // A group of eight grouped rows (tensor/grouped_rows.h) against n_tokens activation rows
     // x_stride bytes apart: y[t * y_stride + r] = row r's dot product with token t as the row
-    // kernels give it, to float rounding. group_q4_0 and group_q4_k say whether this table's
-    // kernels beat its row kernels, and only then does a model re-lay its matrices at load.
+    // kernels give it, to float rounding. group_q4_0, group_q4_k and group_q6_k say whether this
+    // table's kernels beat its row kernels, and only then does a model re-lay its matrices at load.
     bool group_q4_0;
     bool group_q4_k;
+    bool group_q6_k;
     void (*gemm_q4_0_r8_q8_0)(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
     void (*gemm_q4_k_r8_q8_k)(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
+                              float* y, size_t y_stride);
+    void (*gemm_q6_k_r8_q8_k)(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
     // Four Q4_0_R8 groups against one token, y[s][0..8) bit for bit as gemm_q4_0_r8_q8_0 gives
     // group s: one token's product streams the matrix from memory, and four streams a quarter

@@ -53,12 +53,14 @@ void row_as_stored(const WeightView& w, int64_t r, uint8_t* out) {
         q4_0_row_from_r8(w.row(r / kR8Rows * kR8Rows), w.n_cols, int(r % kR8Rows), out);
     else if (w.type == DType::Q4_K_R8)
         q4_k_row_from_r8(w.row(r / kR8Rows * kR8Rows), w.n_cols, int(r % kR8Rows), out);
+    else if (w.type == DType::Q6_K_R8)
+        q6_k_row_from_r8(w.row(r / kR8Rows * kR8Rows), w.n_cols, int(r % kR8Rows), out);
     else
         std::memcpy(out, w.row(r), w.row_bytes);
 }
 
 WeightView WeightView::rows(int64_t first, int64_t count) const {
-    if ((type == DType::Q4_0_R8 || type == DType::Q4_K_R8) && (first % kR8Rows || count % kR8Rows))
+    if (is_grouped(type) && (first % kR8Rows || count % kR8Rows))
         fail("rows " + std::to_string(first) + ".." + std::to_string(first + count) + " of a matrix grouped by " +
              std::to_string(kR8Rows) + " rows");
     return {type, n_cols, count, row(first), row_bytes};
@@ -85,7 +87,7 @@ float dot_row(DType t, int64_t n, const uint8_t* w, const uint8_t* x) {
         case DType::Q5_K: return k.dot_q5_k_q8_k(n, w, x);
         case DType::Q6_K: return k.dot_q6_k_q8_k(n, w, x);
         case DType::IQ4_XS: return k.dot_iq4_xs_q8_k(n, w, x);
-        case DType::Q8_K: case DType::Q4_0_R8: case DType::Q4_K_R8: break;
+        case DType::Q8_K: case DType::Q4_0_R8: case DType::Q4_K_R8: case DType::Q6_K_R8: break;
     }
     fail(std::string("no single-row dot product for ") + dtype_name(t) + " weights");
 }
@@ -109,7 +111,7 @@ void axpy_row(DType t, int64_t n, float a, const uint8_t* w, float* y) {
             for (int64_t i = 0; i < n; ++i) y[i] += a * bf16_to_f32(r[i]);
             return;
         }
-        case DType::Q8_K: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_K_R8: break;
+        case DType::Q8_K: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_K_R8: case DType::Q6_K_R8: break;
         default: {
             // The other block types: a block at a time through its dequantizer. Correct, not tuned.
             const int64_t block = block_size(t);
@@ -155,6 +157,13 @@ constexpr size_t kStreamPrefetch = 2048;
 
 namespace {
 
+using GroupedGemm = void (*)(int64_t, const void*, const uint8_t*, size_t, int64_t, float*, size_t);
+
+GroupedGemm grouped_gemm(DType t) {
+    const KernelTable& k = kernels();
+    return t == DType::Q4_0_R8 ? k.gemm_q4_0_r8_q8_0 : t == DType::Q4_K_R8 ? k.gemm_q4_k_r8_q8_k : k.gemm_q6_k_r8_q8_k;
+}
+
 // Grouped rows: each task takes whole groups of eight rows; a batch meets each group 64 tokens at a
 // time, which keeps the task's rows and those tokens' activations in L2.
 void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, size_t x_stride, int64_t n_tokens,
@@ -166,7 +175,7 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
     const int64_t n_tasks = (n_groups + per_task - 1) / per_task;
     constexpr int64_t kTokenBlock = 64;
     const KernelTable& k = kernels();
-    const auto gemm = w.type == DType::Q4_0_R8 ? k.gemm_q4_0_r8_q8_0 : k.gemm_q4_k_r8_q8_k;
+    const GroupedGemm gemm = grouped_gemm(w.type);
     pool.run(n_tasks, [&](int64_t task, int) {
         int64_t g0 = task * per_task;
         const int64_t g1 = std::min(n_groups, g0 + per_task);
@@ -198,9 +207,8 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
 void matmul_rows(ThreadPool& pool, const WeightView& w, const uint8_t* x, const int32_t* rows, int64_t n_rows,
                  float* y) {
     constexpr int64_t kRowsPerTask = 64;
-    const bool grouped = w.type == DType::Q4_0_R8 || w.type == DType::Q4_K_R8;
+    if (is_grouped(w.type)) fail(std::string("chosen rows of a ") + dtype_name(w.type) + " matrix: bind it row by row");
     const KernelTable& k = kernels();
-    const auto gemm = w.type == DType::Q4_0_R8 ? k.gemm_q4_0_r8_q8_0 : k.gemm_q4_k_r8_q8_k;
     pool.run((n_rows + kRowsPerTask - 1) / kRowsPerTask, [&](int64_t task, int) {
         const int64_t i1 = std::min(n_rows, (task + 1) * kRowsPerTask);
         for (int64_t i = task * kRowsPerTask; i < i1;) {
@@ -220,23 +228,15 @@ void matmul_rows(ThreadPool& pool, const WeightView& w, const uint8_t* x, const 
                 i += 4;
                 continue;
             }
-            if (!grouped) {
-                y[rows[i]] = dot_row(w.type, w.n_cols, w.row(rows[i]), x);
-                ++i;
-                continue;
-            }
-            // A group shared with the next task's first rows is computed twice, to the same bits.
-            const int64_t g = rows[i] / kR8Rows;
-            float group[kR8Rows];
-            gemm(w.n_cols, w.row(g * kR8Rows), x, 0, 1, group, 0);
-            for (; i < i1 && rows[i] / kR8Rows == g; ++i) y[rows[i]] = group[rows[i] - g * kR8Rows];
+            y[rows[i]] = dot_row(w.type, w.n_cols, w.row(rows[i]), x);
+            ++i;
         }
     });
 }
 
 void matmul_prepared(ThreadPool& pool, const WeightView& w, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                      float* y) {
-    if (w.type == DType::Q4_0_R8 || w.type == DType::Q4_K_R8) return matmul_grouped(pool, w, x, x_stride, n_tokens, y);
+    if (is_grouped(w.type)) return matmul_grouped(pool, w, x, x_stride, n_tokens, y);
     // One token: split the rows evenly, a few tasks per thread for balance. A batch: blocks of
     // rows small enough to stay in L2 while every token's activation streams past them.
     int64_t rows_per_task = std::max<int64_t>(16, w.n_rows / (int64_t(pool.size()) * 8));

@@ -21,7 +21,7 @@ struct WeightView {
 
     const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
     // Rows [first, first + count): one part of a fused matrix (Phi 3's QKV, its gate and up);
-    // whole groups of a grouped matrix (Q4_0_R8, Q4_K_R8).
+    // whole groups of a grouped matrix (Q4_0_R8, Q4_K_R8, Q6_K_R8).
     WeightView rows(int64_t first, int64_t count) const;
 };
 
@@ -65,7 +65,7 @@ void matmul_prepared(ThreadPool& pool, const WeightView& w, const uint8_t* x, si
                      float* y);
 
 // One token, chosen rows only: y[rows[i]] = dot(w row rows[i], x) for i < n_rows, rows
-// ascending; x prepared for w's type. A grouped matrix computes each chosen row's group.
+// ascending; x prepared for w's type. Rows as stored or interleaved (Q4_0_X16), not grouped.
 void matmul_rows(ThreadPool& pool, const WeightView& w, const uint8_t* x, const int32_t* rows, int64_t n_rows, float* y);
 
 }  // namespace ember::tensor

@@ -114,6 +114,22 @@ void check_layouts_agree(const WeightView& a, const WeightView& b, std::initiali
     }
 }
 
+// How a stored type is grouped by eight rows, and the table entry that multiplies its groups.
+struct Grouping {
+    DType grouped;
+    void (*group)(uint8_t*, int64_t);
+    void (*row_from)(const uint8_t*, int64_t, int, uint8_t*);
+    void (*KernelTable::*gemm)(int64_t, const void*, const uint8_t*, size_t, int64_t, float*, size_t);
+};
+
+Grouping grouping(DType t) {
+    switch (t) {
+        case DType::Q4_K: return {DType::Q4_K_R8, group_q4_k_rows, q4_k_row_from_r8, &KernelTable::gemm_q4_k_r8_q8_k};
+        case DType::Q6_K: return {DType::Q6_K_R8, group_q6_k_rows, q6_k_row_from_r8, &KernelTable::gemm_q6_k_r8_q8_k};
+        default: return {DType::Q4_0_R8, group_q4_0_rows, q4_0_row_from_r8, &KernelTable::gemm_q4_0_r8_q8_0};
+    }
+}
+
 }  // namespace
 
 class TestKernels : public QObject {
@@ -476,22 +492,24 @@ private slots:
         QTest::addColumn<int>("type");
         QTest::newRow("Q4_0") << int(DType::Q4_0);
         QTest::newRow("Q4_K") << int(DType::Q4_K);
+        QTest::newRow("Q6_K") << int(DType::Q6_K);
     }
     void grouped_kernels_match_exact_dots() {
         QFETCH(int, type);
         const DType t = DType(type);
-        const bool k_quant = t == DType::Q4_K;
+        const Grouping grouped = grouping(t);
+        const bool k_quant = activation_type(t) == DType::Q8_K;
         const int64_t n = 2048;
         const size_t rb = row_bytes(t, n);
         std::mt19937_64 rng{77};
         std::vector<uint8_t> stored(rb * kR8Rows);
         for (int r = 0; r < kR8Rows; ++r) random_row(t, n, 0.05f, rng, stored.data() + size_t(r) * rb);
         std::vector<uint8_t> group(stored);
-        (k_quant ? group_q4_k_rows : group_q4_0_rows)(group.data(), n);
+        grouped.group(group.data(), n);
         QVERIFY(group != stored);
         std::vector<uint8_t> row(rb);
         for (int r = 0; r < kR8Rows; ++r) {
-            (k_quant ? q4_k_row_from_r8 : q4_0_row_from_r8)(group.data(), n, r, row.data());
+            grouped.row_from(group.data(), n, r, row.data());
             QVERIFY2(std::equal(row.begin(), row.end(), stored.begin() + std::ptrdiff_t(size_t(r) * rb)), qPrintable(QString("row %1").arg(r)));
         }
         const int64_t n_tokens = 13;
@@ -510,7 +528,7 @@ private slots:
                 else
                     k.prepare_q8_activation(xf[size_t(j)].data(), dst, n);
             }
-            const auto gemm = k_quant ? k.gemm_q4_k_r8_q8_k : k.gemm_q4_0_r8_q8_0;
+            const auto gemm = k.*grouped.gemm;
             for (int64_t nt : {1, 2, 3, 4, 5, 7, 8, 13}) {
                 std::vector<float> y(size_t(nt * kR8Rows), NAN);
                 gemm(n, group.data(), x.data(), x_stride, nt, y.data(), kR8Rows);
@@ -663,7 +681,7 @@ private slots:
         // that end in partial tiles and one past the 64-token block, on one thread and two alike.
         QFETCH(int, type);
         const DType t = DType(type);
-        const DType grouped_type = t == DType::Q4_K ? DType::Q4_K_R8 : DType::Q4_0_R8;
+        const Grouping how = grouping(t);
         const int64_t n_cols = 512, n_rows = 200;
         const size_t rb = row_bytes(t, n_cols);
         std::mt19937_64 rng{78};
@@ -671,9 +689,9 @@ private slots:
         for (int64_t r = 0; r < n_rows; ++r) random_row(t, n_cols, 0.05f, rng, stored.data() + size_t(r) * rb);
         std::vector<uint8_t> grouped(stored);
         for (int64_t g = 0; g < n_rows / kR8Rows; ++g)
-            (t == DType::Q4_K ? group_q4_k_rows : group_q4_0_rows)(grouped.data() + size_t(g * kR8Rows) * rb, n_cols);
+            how.group(grouped.data() + size_t(g * kR8Rows) * rb, n_cols);
         const WeightView a{t, n_cols, n_rows, stored.data(), rb};
-        const WeightView b{grouped_type, n_cols, n_rows, grouped.data(), rb};
+        const WeightView b{how.grouped, n_cols, n_rows, grouped.data(), rb};
         std::vector<uint8_t> row(rb);
         row_as_stored(b, 157, row.data());
         QVERIFY(std::equal(row.begin(), row.end(), a.row(157)));

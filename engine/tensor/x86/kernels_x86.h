@@ -52,8 +52,10 @@ void dot_q2_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, flo
 void axpy_q4_k_avx2(int64_t n, float a, const void* x, float* y);
 void axpy_q5_k_avx2(int64_t n, float a, const void* x, float* y);
 void axpy_q6_k_avx2(int64_t n, float a, const void* x, float* y);
-// Q4_K_R8 groups (q4_k_r8_avx512.cpp).
+// Q4_K_R8 and Q6_K_R8 groups (q4_k_r8_avx512.cpp, q6_k_r8_avx512.cpp).
 void gemm_q4_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
+                              float* y, size_t y_stride);
+void gemm_q6_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
 
 // Calls tile(t, std::integral_constant<int, T>{}) over n_tokens tokens: tiles of kLargest, then
