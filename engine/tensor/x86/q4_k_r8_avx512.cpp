@@ -9,11 +9,10 @@
 // dot_q4_k_q8_k_ref.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "tensor/grouped_rows.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/x86/kernels_x86.h"
+#include "tensor/x86/r8_lanes.h"
 
 namespace ember::tensor {
 namespace {
@@ -31,7 +30,7 @@ struct UnitScales {
 
 // vpermb orders for the unpacked scale and minimum bytes, where byte 8j + r is row r's j. Int16
 // i = 2(2r + h) + e (lane 2r + h, pair element e) takes scale 2p + e, for p = p0 in the low half
-// and p0 + 1 in the high half ...
+// and p0 + 1 in the high half (minimums take r8::lane_pair_order).
 inline __m512i scale_order(int p0) {
     alignas(64) uint8_t idx[64];
     for (int k = 0; k < 64; ++k) {
@@ -40,23 +39,9 @@ inline __m512i scale_order(int p0) {
     }
     return _mm512_load_si512(idx);
 }
-// ... and minimums 2h + e (low half) and 4 + 2h + e (high half).
-inline __m512i min_order() {
-    alignas(64) uint8_t idx[64];
-    for (int k = 0; k < 64; ++k) {
-        const int i = k % 32;
-        idx[k] = uint8_t(32 * (k / 32) + 16 * ((i / 2) % 2) + 8 * (i % 2) + i / 4);
-    }
-    return _mm512_load_si512(idx);
-}
-
 inline void unit_scales(const uint8_t* unit, const __m512i order[3], UnitScales& s) {
-    const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
-    const auto halves = [&](const uint8_t* fp16) {
-        return _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(fp16))));
-    };
-    s.d = _mm512_permutexvar_ps(pairs, halves(unit));
-    s.dmin = _mm512_permutexvar_ps(pairs, halves(unit + 16));
+    s.d = r8::row_pairs(unit);
+    s.dmin = r8::row_pairs(unit + 16);
     // Byte 8j + r of both: scale or minimum j of row r. The high-bit bytes (8k + r, k < 4) are
     // read twice: j < 4 takes bits from shift 0 (scale) and 4 (minimum), j >= 4 from 2 and 6.
     const __m512i low = _mm512_loadu_si512(unit + 32);
@@ -82,16 +67,10 @@ inline void unit_scales(const uint8_t* unit, const __m512i order[3], UnitScales&
     s.min[1] = widen(mins, 1);
 }
 
-inline __m512i broadcast8(const int8_t* p) {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return _mm512_set1_epi64(v);
-}
-
 template <int T>
 void gemm_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_stride, float* y, size_t y_stride) {
     const __m512i nibble = _mm512_set1_epi8(0x0F);
-    const __m512i order[3] = {scale_order(0), scale_order(2), min_order()};
+    const __m512i order[3] = {scale_order(0), scale_order(2), r8::lane_pair_order()};
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / kQK_K; ++i) {
@@ -115,8 +94,8 @@ void gemm_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_strid
                 const int8_t* xq = xb[t]->qs + 64 * p;
                 __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
                 for (int c = 0; c < 4; ++c) {
-                    a = _mm512_dpbusd_epi32(a, lo[c], broadcast8(xq + 8 * c));
-                    b = _mm512_dpbusd_epi32(b, hi[c], broadcast8(xq + 32 + 8 * c));
+                    a = _mm512_dpbusd_epi32(a, lo[c], r8::broadcast8(xq + 8 * c));
+                    b = _mm512_dpbusd_epi32(b, hi[c], r8::broadcast8(xq + 32 + 8 * c));
                 }
                 // Sixteen products of a nibble and an int8 fit int16 (|a|, |b| <= 15 * 128 * 16),
                 // so a and b pair up in each lane and meet their scales in one vpdpwssd.
@@ -136,10 +115,7 @@ void gemm_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_strid
             acc[t] = _mm512_fmadd_ps(block, _mm512_set1_ps(xb[t]->d), acc[t]);
         }
     }
-    for (int t = 0; t < T; ++t) {
-        const __m512 rows = _mm512_add_ps(acc[t], _mm512_permute_ps(acc[t], 0xB1));  // row r in lane 2r
-        _mm256_storeu_ps(y + size_t(t) * y_stride, _mm512_castps512_ps256(_mm512_maskz_compress_ps(0x5555, rows)));
-    }
+    r8::store_rows(acc, y, y_stride);
 }
 
 }  // namespace

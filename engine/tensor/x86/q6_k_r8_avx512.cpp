@@ -7,11 +7,10 @@
 // Only the order of the float sums differs from the row kernel dot_q6_k_q8_k.
 #include <immintrin.h>
 
-#include <cstring>
-
 #include "tensor/grouped_rows.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/x86/kernels_x86.h"
+#include "tensor/x86/r8_lanes.h"
 
 namespace ember::tensor {
 namespace {
@@ -24,27 +23,10 @@ inline __m512i group_order(int a, int b) {
     for (int k = 0; k < 64; ++k) idx[k] = uint8_t(8 * (k < 32 ? a : b) + (k % 32) / 4);
     return _mm512_load_si512(idx);
 }
-// For the +32 term: int16 i = 2(2r + h) + e (lane 2r + h) holds scale 4k + 2h + e of row r, k = 0
-// in the low half and 1 in the high half, so four vpdpwssd against bsums 4k..4k+3 cover a row's
-// sixteen groups over its two lanes.
-inline __m512i offset_order() {
-    alignas(64) uint8_t idx[64];
-    for (int k = 0; k < 64; ++k) {
-        const int i = k % 32;
-        idx[k] = uint8_t(32 * (k / 32) + 16 * ((i / 2) % 2) + 8 * (i % 2) + i / 4);
-    }
-    return _mm512_load_si512(idx);
-}
 
 inline void widen(__m512i bytes, __m512i& low, __m512i& high) {
     low = _mm512_cvtepi8_epi16(_mm512_castsi512_si256(bytes));
     high = _mm512_cvtepi8_epi16(_mm512_extracti64x4_epi64(bytes, 1));
-}
-
-inline __m512i broadcast8(const void* p) {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return _mm512_set1_epi64(v);
 }
 
 // (a & 0x0F) | b, b holding only bits 4 and 5.
@@ -56,14 +38,13 @@ void gemm_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_strid
                   bits45 = _mm512_set1_epi8(0x30), bits67 = _mm512_set1_epi8(char(0xC0));
     // [cp][pair]: the groups 2m + cp of a half's eight, m = 0, 1 and m = 2, 3.
     const __m512i groups[2][2] = {{group_order(0, 2), group_order(4, 6)}, {group_order(1, 3), group_order(5, 7)}};
-    const __m512i offsets = offset_order();
-    const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    // For the +32 term: four vpdpwssd against bsums 4k..4k+3 cover a row's sixteen groups.
+    const __m512i offsets = r8::lane_pair_order();
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / kQK_K; ++i) {
         const uint8_t* unit = group + size_t(i) * kQ6_KR8UnitBytes;
-        const __m512 d = _mm512_permutexvar_ps(
-            pairs, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit)))));
+        const __m512 d = r8::row_pairs(unit);
         const __m512i scales[2] = {_mm512_loadu_si512(unit + kQ6_KR8Scales), _mm512_loadu_si512(unit + kQ6_KR8Scales + 64)};
         const BlockQ8_K* xb[T];
         __m512i sum[T];
@@ -91,7 +72,7 @@ void gemm_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_strid
                     for (int t = 0; t < T; ++t) {
                         const int8_t* xq = xb[t]->qs + 128 * h + 8 * c;
                         for (int m = 0; m < 4; ++m)
-                            sum[t] = _mm512_dpwssd_epi32(sum[t], _mm512_maddubs_epi16(u[m], broadcast8(xq + 32 * m)), scale[m]);
+                            sum[t] = _mm512_dpwssd_epi32(sum[t], _mm512_maddubs_epi16(u[m], r8::broadcast8(xq + 32 * m)), scale[m]);
                     }
                 }
             }
@@ -100,15 +81,12 @@ void gemm_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_strid
         widen(_mm512_permutexvar_epi8(offsets, scales[1]), offset_scale[2], offset_scale[3]);
         for (int t = 0; t < T; ++t) {
             __m512i offset = _mm512_setzero_si512();
-            for (int k = 0; k < 4; ++k) offset = _mm512_dpwssd_epi32(offset, offset_scale[k], broadcast8(xb[t]->bsums + 4 * k));
+            for (int k = 0; k < 4; ++k) offset = _mm512_dpwssd_epi32(offset, offset_scale[k], r8::broadcast8(xb[t]->bsums + 4 * k));
             sum[t] = _mm512_sub_epi32(sum[t], _mm512_slli_epi32(offset, 5));
             acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(xb[t]->d)), _mm512_cvtepi32_ps(sum[t]), acc[t]);
         }
     }
-    for (int t = 0; t < T; ++t) {
-        const __m512 rows = _mm512_add_ps(acc[t], _mm512_permute_ps(acc[t], 0xB1));  // row r in lane 2r
-        _mm256_storeu_ps(y + size_t(t) * y_stride, _mm512_castps512_ps256(_mm512_maskz_compress_ps(0x5555, rows)));
-    }
+    r8::store_rows(acc, y, y_stride);
 }
 
 }  // namespace
