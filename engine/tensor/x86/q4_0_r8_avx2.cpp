@@ -13,15 +13,10 @@
 #include "tensor/grouped_rows.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/x86/kernels_x86.h"
+#include "tensor/x86/r8_halves_avx2.h"
 
 namespace ember::tensor {
 namespace {
-
-inline __m256i broadcast8(const int8_t* p) {
-    int64_t v;
-    std::memcpy(&v, p, 8);
-    return _mm256_set1_epi64x(v);
-}
 
 // Rows 4h..4h + 3 of the group against T tokens: out[t] holds each row's sum in lanes 2r, 2r + 1.
 template <int T>
@@ -43,10 +38,10 @@ void half_tile(int64_t n, const uint8_t* group, int h, const uint8_t* x, size_t 
         for (int t = 0; t < T; ++t) {
             const uint8_t* row = x + size_t(t) * x_stride;
             const int8_t* xq = reinterpret_cast<const BlockQ8_0*>(row)[i].qs;
-            __m256i s = _mm256_maddubs_epi16(lo[0], broadcast8(xq));
-            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi[0], broadcast8(xq + 16)));
-            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(lo[1], broadcast8(xq + 8)));
-            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi[1], broadcast8(xq + 24)));
+            __m256i s = _mm256_maddubs_epi16(lo[0], r8_avx2::broadcast8(xq));
+            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi[0], r8_avx2::broadcast8(xq + 16)));
+            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(lo[1], r8_avx2::broadcast8(xq + 8)));
+            s = _mm256_add_epi16(s, _mm256_maddubs_epi16(hi[1], r8_avx2::broadcast8(xq + 24)));
             float dx;
             int32_t offset;
             std::memcpy(&dx, row + extras + 4 * size_t(i), 4);
@@ -58,25 +53,13 @@ void half_tile(int64_t n, const uint8_t* group, int h, const uint8_t* x, size_t 
     }
 }
 
-template <int T>
-void tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_stride, float* y, size_t y_stride) {
-    __m256 rows_lo[T], rows_hi[T];
-    half_tile<T>(n, group, 0, x, x_stride, rows_lo);
-    half_tile<T>(n, group, 1, x, x_stride, rows_hi);
-    for (int t = 0; t < T; ++t) {
-        // hadd: rows 0, 1, 4, 5 | 2, 3, 6, 7.
-        const __m256 pairs = _mm256_hadd_ps(rows_lo[t], rows_hi[t]);
-        _mm256_storeu_ps(y + size_t(t) * y_stride, _mm256_permutevar8x32_ps(pairs, _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7)));
-    }
-}
-
 }  // namespace
 
 void gemm_q4_0_r8_q8_0_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
                             size_t y_stride) {
     const auto* g = static_cast<const uint8_t*>(group);
-    for_each_tile<4>(n_tokens, [&](int64_t t, auto size) {
-        tile<decltype(size)::value>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride);
+    r8_avx2::gemm_by_halves(n_tokens, x, x_stride, y, y_stride, [&](auto size, int h, const uint8_t* xt, __m256* out) {
+        half_tile<decltype(size)::value>(n, g, h, xt, x_stride, out);
     });
 }
 
