@@ -35,6 +35,12 @@ inline __m256i min_index(int h, int from_lane) {
     return _mm256_load_si256(reinterpret_cast<const __m256i*>(idx));
 }
 
+// Both 128-bit lanes of v set to its lane `high` (0 or 1), with the immediate a literal as an
+// unoptimised build needs it.
+inline __m256i both_lanes(__m256i v, int high) {
+    return high ? _mm256_permute2x128_si256(v, v, 0x11) : _mm256_permute2x128_si256(v, v, 0x00);
+}
+
 // One half's scales (scale[j], j < 8) and minimums (min[0]: j < 4, min[1]: j >= 4) as int16
 // for madd, and d and dmin in lanes 2r', 2r' + 1.
 struct HalfScales {
@@ -58,14 +64,11 @@ inline void half_scales(const uint8_t* unit, int h, HalfScales& s) {
     const __m256i index[2] = {row_bytes_index(4 * h), row_bytes_index(8 + 4 * h)};
     for (int j = 0; j < 8; ++j) {
         // Scale j sits in 128-bit lane (j % 4) / 2 of sc[j / 4]: both lanes take that one.
-        const __m256i lane = _mm256_permute2x128_si256(sc[j / 4], sc[j / 4], (j % 4) / 2 ? 0x11 : 0x00);
-        s.scale[j] = _mm256_shuffle_epi8(lane, index[j % 2]);
+        s.scale[j] = _mm256_shuffle_epi8(both_lanes(sc[j / 4], (j % 4) / 2), index[j % 2]);
     }
     const __m256i from0 = min_index(h, 0), from1 = min_index(h, 1);
-    for (int k = 0; k < 2; ++k) {
-        const __m256i lane0 = _mm256_permute2x128_si256(m[k], m[k], 0x00), lane1 = _mm256_permute2x128_si256(m[k], m[k], 0x11);
-        s.min[k] = _mm256_or_si256(_mm256_shuffle_epi8(lane0, from0), _mm256_shuffle_epi8(lane1, from1));
-    }
+    for (int k = 0; k < 2; ++k)
+        s.min[k] = _mm256_or_si256(_mm256_shuffle_epi8(both_lanes(m[k], 0), from0), _mm256_shuffle_epi8(both_lanes(m[k], 1), from1));
 }
 
 // Rows 4h..4h + 3 of the group against T tokens: out[t] holds each row's sum in lanes 2r', 2r' + 1.
