@@ -1,6 +1,7 @@
 #include "model/tensor_binding.h"
 
 #include <algorithm>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -81,21 +82,18 @@ tensor::WeightView TensorBinder::relaid(const std::string& name, tensor::WeightV
     using tensor::DType;
     const tensor::KernelTable& k = tensor::kernels();
     DType to = w.type;
-    if (whole_products && w.n_rows % tensor::kR8Rows == 0 && w.type == DType::Q4_0 && k.group_q4_0) to = DType::Q4_0_R8;
-    if (whole_products && w.n_rows % tensor::kR8Rows == 0 && w.type == DType::Q4_K && k.group_q4_k) to = DType::Q4_K_R8;
-    if (whole_products && w.n_rows % tensor::kR8Rows == 0 && w.type == DType::Q6_K && k.group_q6_k) to = DType::Q6_K_R8;
+    const std::optional<tensor::Grouping> grouping = tensor::grouping(w.type);
+    if (whole_products && w.n_rows % tensor::kR8Rows == 0 && grouping && tensor::groups_rows(k, w.type)) to = grouping->grouped;
     if (to == w.type && w.type == DType::Q4_0 && k.interleave_q4_0) to = DType::Q4_0_X16;
     uint8_t* bytes = to == w.type ? nullptr : file_.writable_bytes(find(name));
     if (!bytes) to = w.type;  // a mapped file's pages stay as stored
     const auto [it, first] = layouts_.emplace(w.data, to);
     if (it->second != to) fail_bound_twice(name);
     if (first && to != w.type) {
-        switch (to) {
-            case DType::Q4_0_R8: relay_rows(bytes, w, tensor::kR8Rows, tensor::group_q4_0_rows); break;
-            case DType::Q4_K_R8: relay_rows(bytes, w, tensor::kR8Rows, tensor::group_q4_k_rows); break;
-            case DType::Q6_K_R8: relay_rows(bytes, w, tensor::kR8Rows, tensor::group_q6_k_rows); break;
-            default: relay_rows(bytes, w, 1, tensor::interleave_q4_0_row); break;
-        }
+        if (tensor::is_grouped(to))
+            relay_rows(bytes, w, tensor::kR8Rows, grouping->group);
+        else
+            relay_rows(bytes, w, 1, tensor::interleave_q4_0_row);
     }
     w.type = to;
     return w;

@@ -101,6 +101,15 @@ void q4_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
     }
 }
 
+std::optional<Grouping> grouping(DType t) {
+    switch (stored_type(t)) {
+        case DType::Q4_0: return Grouping{DType::Q4_0_R8, group_q4_0_rows, q4_0_row_from_r8};
+        case DType::Q4_K: return Grouping{DType::Q4_K_R8, group_q4_k_rows, q4_k_row_from_r8};
+        case DType::Q6_K: return Grouping{DType::Q6_K_R8, group_q6_k_rows, q6_k_row_from_r8};
+        default: return std::nullopt;
+    }
+}
+
 void group_q6_k_rows(uint8_t* rows, int64_t n) {
     group_rows<BlockQ6_K>(rows, n, kQK_K, [](uint8_t* unit, int r, const BlockQ6_K& b) {
         std::memcpy(unit + 2 * r, &b.d, 2);

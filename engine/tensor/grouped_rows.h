@@ -26,6 +26,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+
+#include "tensor/dtype.h"
 
 namespace ember::tensor {
 
@@ -43,5 +46,14 @@ void group_q6_k_rows(uint8_t* rows, int64_t n);
 void q4_0_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out);
 void q4_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out);
 void q6_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out);
+
+// How a stored type is grouped: its grouped type, the re-layout of eight rows, and a row back.
+struct Grouping {
+    DType grouped;
+    void (*group)(uint8_t* rows, int64_t n);
+    void (*row_from)(const uint8_t* group, int64_t n, int r, uint8_t* out);
+};
+// For a stored type with a grouped layout (Q4_0, Q4_K, Q6_K) or that grouped type; else nullopt.
+std::optional<Grouping> grouping(DType t);
 
 }  // namespace ember::tensor

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "tensor/dtype.h"
+
 namespace ember::tensor {
 
 struct KernelTable {
@@ -94,6 +96,12 @@ struct KernelTable {
     // are prefetched (0: none), as for dot4_q4_0x16_q8_0.
     void (*gemv4_q4_0_r8_q8_0)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
 };
+
+// Whether the table's grouped kernels for matrices of a stored type beat its row kernels.
+inline bool groups_rows(const KernelTable& k, DType stored) {
+    return (stored == DType::Q4_0 && k.group_q4_0) || (stored == DType::Q4_K && k.group_q4_k) ||
+           (stored == DType::Q6_K && k.group_q6_k);
+}
 
 // The four-token entries of a table without a fused kernel: four single calls.
 template <float (*Dot)(int64_t, const void*, const void*)>

@@ -49,12 +49,8 @@ void PreparedActivations::prepare(DType weight_type, const float* x, int64_t n_t
 void row_as_stored(const WeightView& w, int64_t r, uint8_t* out) {
     if (w.type == DType::Q4_0_X16)
         q4_0_row_from_x16(w.row(r), w.n_cols, out);
-    else if (w.type == DType::Q4_0_R8)
-        q4_0_row_from_r8(w.row(r / kR8Rows * kR8Rows), w.n_cols, int(r % kR8Rows), out);
-    else if (w.type == DType::Q4_K_R8)
-        q4_k_row_from_r8(w.row(r / kR8Rows * kR8Rows), w.n_cols, int(r % kR8Rows), out);
-    else if (w.type == DType::Q6_K_R8)
-        q6_k_row_from_r8(w.row(r / kR8Rows * kR8Rows), w.n_cols, int(r % kR8Rows), out);
+    else if (is_grouped(w.type))
+        grouping(w.type)->row_from(w.row(r / kR8Rows * kR8Rows), w.n_cols, int(r % kR8Rows), out);
     else
         std::memcpy(out, w.row(r), w.row_bytes);
 }

@@ -114,20 +114,11 @@ void check_layouts_agree(const WeightView& a, const WeightView& b, std::initiali
     }
 }
 
-// How a stored type is grouped by eight rows, and the table entry that multiplies its groups.
-struct Grouping {
-    DType grouped;
-    void (*group)(uint8_t*, int64_t);
-    void (*row_from)(const uint8_t*, int64_t, int, uint8_t*);
-    void (*KernelTable::*gemm)(int64_t, const void*, const uint8_t*, size_t, int64_t, float*, size_t);
-};
-
-Grouping grouping(DType t) {
-    switch (t) {
-        case DType::Q4_K: return {DType::Q4_K_R8, group_q4_k_rows, q4_k_row_from_r8, &KernelTable::gemm_q4_k_r8_q8_k};
-        case DType::Q6_K: return {DType::Q6_K_R8, group_q6_k_rows, q6_k_row_from_r8, &KernelTable::gemm_q6_k_r8_q8_k};
-        default: return {DType::Q4_0_R8, group_q4_0_rows, q4_0_row_from_r8, &KernelTable::gemm_q4_0_r8_q8_0};
-    }
+// The table entry that multiplies a stored type's groups.
+auto grouped_gemm(DType t) {
+    return t == DType::Q4_K ? &KernelTable::gemm_q4_k_r8_q8_k
+         : t == DType::Q6_K ? &KernelTable::gemm_q6_k_r8_q8_k
+                            : &KernelTable::gemm_q4_0_r8_q8_0;
 }
 
 }  // namespace
@@ -497,7 +488,7 @@ private slots:
     void grouped_kernels_match_exact_dots() {
         QFETCH(int, type);
         const DType t = DType(type);
-        const Grouping grouped = grouping(t);
+        const Grouping grouped = *grouping(t);
         const bool k_quant = activation_type(t) == DType::Q8_K;
         const int64_t n = 2048;
         const size_t rb = row_bytes(t, n);
@@ -528,7 +519,7 @@ private slots:
                 else
                     k.prepare_q8_activation(xf[size_t(j)].data(), dst, n);
             }
-            const auto gemm = k.*grouped.gemm;
+            const auto gemm = k.*grouped_gemm(t);
             for (int64_t nt : {1, 2, 3, 4, 5, 7, 8, 13}) {
                 std::vector<float> y(size_t(nt * kR8Rows), NAN);
                 gemm(n, group.data(), x.data(), x_stride, nt, y.data(), kR8Rows);
@@ -681,7 +672,7 @@ private slots:
         // that end in partial tiles and one past the 64-token block, on one thread and two alike.
         QFETCH(int, type);
         const DType t = DType(type);
-        const Grouping how = grouping(t);
+        const Grouping how = *grouping(t);
         const int64_t n_cols = 512, n_rows = 200;
         const size_t rb = row_bytes(t, n_cols);
         std::mt19937_64 rng{78};
