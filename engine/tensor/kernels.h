@@ -90,11 +90,13 @@ struct KernelTable {
                               float* y, size_t y_stride);
     void (*gemm_q6_k_r8_q8_k)(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
-    // Four Q4_0_R8 groups against one token, y[s][0..8) bit for bit as gemm_q4_0_r8_q8_0 gives
-    // group s: one token's product streams the matrix from memory, and four streams a quarter
-    // of a task apart keep more misses in flight than one. Each stream's bytes `prefetch` ahead
-    // are prefetched (0: none), as for dot4_q4_0x16_q8_0.
+    // Four groups against one token, y[s][0..8) bit for bit as the type's gemm entry gives group
+    // s: one token's product streams the matrix from memory, and four streams a quarter of a task
+    // apart keep more misses in flight than one. Each stream's bytes `prefetch` ahead are
+    // prefetched (0: none), as for dot4_q4_0x16_q8_0.
     void (*gemv4_q4_0_r8_q8_0)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
+    void (*gemv4_q4_k_r8_q8_k)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
+    void (*gemv4_q6_k_r8_q8_k)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
 };
 
 // Whether the table's grouped kernels for matrices of a stored type beat its row kernels.

@@ -154,10 +154,16 @@ constexpr size_t kStreamPrefetch = 2048;
 namespace {
 
 using GroupedGemm = void (*)(int64_t, const void*, const uint8_t*, size_t, int64_t, float*, size_t);
+using GroupedGemv4 = void (*)(int64_t, const void* const*, const uint8_t*, float* const*, size_t);
 
 GroupedGemm grouped_gemm(DType t) {
     const KernelTable& k = kernels();
     return t == DType::Q4_0_R8 ? k.gemm_q4_0_r8_q8_0 : t == DType::Q4_K_R8 ? k.gemm_q4_k_r8_q8_k : k.gemm_q6_k_r8_q8_k;
+}
+
+GroupedGemv4 grouped_gemv4(DType t) {
+    const KernelTable& k = kernels();
+    return t == DType::Q4_0_R8 ? k.gemv4_q4_0_r8_q8_0 : t == DType::Q4_K_R8 ? k.gemv4_q4_k_r8_q8_k : k.gemv4_q6_k_r8_q8_k;
 }
 
 // Grouped rows: each task takes whole groups of eight rows; a batch meets each group 64 tokens at a
@@ -170,12 +176,12 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
     if (n_tokens > 1) per_task = std::clamp<int64_t>(int64_t((128u << 10) / group_bytes), 1, per_task);
     const int64_t n_tasks = (n_groups + per_task - 1) / per_task;
     constexpr int64_t kTokenBlock = 64;
-    const KernelTable& k = kernels();
     const GroupedGemm gemm = grouped_gemm(w.type);
+    const GroupedGemv4 gemv4 = grouped_gemv4(w.type);
     pool.run(n_tasks, [&](int64_t task, int) {
         int64_t g0 = task * per_task;
         const int64_t g1 = std::min(n_groups, g0 + per_task);
-        if (n_tokens == 1 && w.type == DType::Q4_0_R8) {
+        if (n_tokens == 1) {
             // Four streams a quarter of the task apart, as for Q4_0 rows as stored.
             const int64_t q = (g1 - g0) / 4;
             for (int64_t i = 0; i < q; ++i) {
@@ -185,7 +191,7 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
                     groups[s] = w.row((g0 + s * q + i) * kR8Rows);
                     ys[s] = y + (g0 + s * q + i) * kR8Rows;
                 }
-                k.gemv4_q4_0_r8_q8_0(w.n_cols, groups, x, ys, kStreamPrefetch);
+                gemv4(w.n_cols, groups, x, ys, kStreamPrefetch);
             }
             g0 += 4 * q;
         }

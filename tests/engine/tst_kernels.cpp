@@ -121,6 +121,12 @@ auto grouped_gemm(DType t) {
                             : &KernelTable::gemm_q4_0_r8_q8_0;
 }
 
+auto grouped_gemv4(DType t) {
+    return t == DType::Q4_K ? &KernelTable::gemv4_q4_k_r8_q8_k
+         : t == DType::Q6_K ? &KernelTable::gemv4_q6_k_r8_q8_k
+                            : &KernelTable::gemv4_q4_0_r8_q8_0;
+}
+
 }  // namespace
 
 class TestKernels : public QObject {
@@ -638,29 +644,36 @@ private slots:
         check_layouts_agree(a, b, {1, 3}, 9, 1e-5f);
     }
 
-    // The four-stream single-token kernel gives each Q4_0_R8 group the single-token kernel's
-    // bits, in every table.
+    // The four-stream single-token kernel gives each group the single-token kernel's bits, for
+    // every grouped type in every table.
+    void four_group_kernel_matches_one_group_data() { grouped_kernels_match_exact_dots_data(); }
     void four_group_kernel_matches_one_group() {
+        QFETCH(int, type);
+        const DType t = DType(type);
+        const bool k_quant = activation_type(t) == DType::Q8_K;
         const int64_t n = 1024;
-        const size_t rb = row_bytes(DType::Q4_0, n);
+        const size_t rb = row_bytes(t, n);
         std::mt19937_64 rng{79};
         std::vector<uint8_t> groups(rb * kR8Rows * 4);
-        for (int r = 0; r < kR8Rows * 4; ++r) random_row(DType::Q4_0, n, 0.05f, rng, groups.data() + size_t(r) * rb);
-        for (int g = 0; g < 4; ++g) group_q4_0_rows(groups.data() + size_t(g) * kR8Rows * rb, n);
+        for (int r = 0; r < kR8Rows * 4; ++r) random_row(t, n, 0.05f, rng, groups.data() + size_t(r) * rb);
+        for (int g = 0; g < 4; ++g) grouping(t)->group(groups.data() + size_t(g) * kR8Rows * rb, n);
         const auto xf = random_floats(size_t(n), 13);
         for (int i = 0; i < available_kernel_count(); ++i) {
             const KernelTable& k = available_kernels(i);
-            std::vector<uint8_t> x(k.q8_activation_bytes(n));
-            k.prepare_q8_activation(xf.data(), x.data(), n);
+            std::vector<uint8_t> x(k_quant ? row_bytes(DType::Q8_K, n) : k.q8_activation_bytes(n));
+            if (k_quant)
+                quantize_row_q8_k_ref(xf.data(), x.data(), n);
+            else
+                k.prepare_q8_activation(xf.data(), x.data(), n);
             const void* gs[4];
             float four[4][kR8Rows], one[4][kR8Rows];
             float* ys[4];
             for (int g = 0; g < 4; ++g) {
                 gs[g] = groups.data() + size_t(g) * kR8Rows * rb;
                 ys[g] = four[g];
-                k.gemm_q4_0_r8_q8_0(n, gs[g], x.data(), 0, 1, one[g], 0);
+                (k.*grouped_gemm(t))(n, gs[g], x.data(), 0, 1, one[g], 0);
             }
-            k.gemv4_q4_0_r8_q8_0(n, gs, x.data(), ys, 2048);
+            (k.*grouped_gemv4(t))(n, gs, x.data(), ys, 2048);
             QVERIFY2(std::memcmp(four, one, sizeof four) == 0, k.isa);
         }
     }
@@ -668,12 +681,13 @@ private slots:
     void matmul_over_grouped_rows_matches_stored_rows_data() { grouped_kernels_match_exact_dots_data(); }
     void matmul_over_grouped_rows_matches_stored_rows() {
         // A matrix grouped by eight rows (as models are at load when the CPU's table has a
-        // grouped kernel) gives the stored matrix's products up to rounding: one token, batches
-        // that end in partial tiles and one past the 64-token block, on one thread and two alike.
+        // grouped kernel) gives the stored matrix's products up to rounding: one token (tasks
+        // long enough for the four-stream kernel, with groups left over), batches that end in
+        // partial tiles and one past the 64-token block, on one thread and two alike.
         QFETCH(int, type);
         const DType t = DType(type);
         const Grouping how = *grouping(t);
-        const int64_t n_cols = 512, n_rows = 200;
+        const int64_t n_cols = 512, n_rows = 520;
         const size_t rb = row_bytes(t, n_cols);
         std::mt19937_64 rng{78};
         std::vector<uint8_t> stored(rb * size_t(n_rows));

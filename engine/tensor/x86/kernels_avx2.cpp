@@ -269,11 +269,13 @@ const KernelTable& avx2_kernels() {
         t.dot_q6_k_q8_k_x4 = dot_tokens4_by_calls<dot_q6_k_q8_k_avx2>;
         t.group_q4_0 = true;
         t.gemm_q4_0_r8_q8_0 = gemm_q4_0_r8_q8_0_avx2;
-        t.gemv4_q4_0_r8_q8_0 = gemv4_by_groups<gemm_q4_0_r8_q8_0_avx2>;
+        t.gemv4_q4_0_r8_q8_0 = gemv4_q4_0_r8_q8_0_avx2;
         t.group_q4_k = true;
         t.gemm_q4_k_r8_q8_k = gemm_q4_k_r8_q8_k_avx2;
         t.group_q6_k = true;
         t.gemm_q6_k_r8_q8_k = gemm_q6_k_r8_q8_k_avx2;
+        t.gemv4_q4_k_r8_q8_k = gemv4_q4_k_r8_q8_k_avx2;
+        t.gemv4_q6_k_r8_q8_k = gemv4_q6_k_r8_q8_k_avx2;
         return t;
     }();
     return table;

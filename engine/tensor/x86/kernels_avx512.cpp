@@ -482,6 +482,8 @@ const KernelTable& avx512_kernels() {
         t.gemv4_q4_0_r8_q8_0 = gemv4_q4_0_r8_q8_0;
         t.gemm_q4_k_r8_q8_k = gemm_q4_k_r8_q8_k_avx512;
         t.gemm_q6_k_r8_q8_k = gemm_q6_k_r8_q8_k_avx512;
+        t.gemv4_q4_k_r8_q8_k = gemv4_q4_k_r8_q8_k_avx512;
+        t.gemv4_q6_k_r8_q8_k = gemv4_q6_k_r8_q8_k_avx512;
         return t;
     }();
     return table;

@@ -19,6 +19,9 @@ void gemm_q4_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size
                             size_t y_stride);
 void gemm_q6_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
                             size_t y_stride);
+void gemv4_q4_0_r8_q8_0_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
+void gemv4_q4_k_r8_q8_k_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
+void gemv4_q6_k_r8_q8_k_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
 // K-quant dot products (kquants_avx2.cpp, kquants_avx512.cpp).
 float dot_q4_k_q8_k_avx2(int64_t n, const void* w, const void* x);
 float dot_q5_k_q8_k_avx2(int64_t n, const void* w, const void* x);
@@ -60,6 +63,8 @@ void gemm_q4_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, si
                               float* y, size_t y_stride);
 void gemm_q6_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
+void gemv4_q4_k_r8_q8_k_avx512(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
+void gemv4_q6_k_r8_q8_k_avx512(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
 
 // Calls tile(t, std::integral_constant<int, T>{}) over n_tokens tokens: tiles of kLargest, then
 // of four, then one of what is left (1-3), for kernels with a token count fixed at compile time.

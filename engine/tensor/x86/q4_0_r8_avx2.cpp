@@ -1,10 +1,9 @@
 // AVX2 product of a Q4_0_R8 group (tensor/grouped_rows.h) with the AVX2 table's Q8_0 activation
 // rows. A 256-bit vector holds eight quant bytes of four rows, so a unit's 64-byte words are
-// read as rows 0-3 and rows 4-7, lanes 2r and 2r + 1 of each for its row r; the two halves run
-// one after the other, so a half's weights and a tile of tokens fit the sixteen registers.
-// maddubs multiplies the unsigned nibbles by an eight-byte activation broadcast, sums stay exact
-// in 16 bits (4 · 2 · 15 · 128 < 2^15), and the nibbles' +8 comes off as the activation's
-// -8 · Σ x, added to a row's first lane. Only the order of the float sums differs from
+// read as rows 0-3 and rows 4-7 (r8_halves_avx2.h), lanes 2r and 2r + 1 of each for its row r.
+// maddubs multiplies the unsigned nibbles by an eight-byte activation broadcast, sums stay
+// exact in 16 bits (4 · 2 · 15 · 128 < 2^15), and the nibbles' +8 comes off as the
+// activation's -8 · Σ x, added to a row's first lane. Only the order of the float sums differs from
 // dot_q4_0_q8_0.
 #include <immintrin.h>
 
@@ -18,16 +17,20 @@
 namespace ember::tensor {
 namespace {
 
-// Rows 4h..4h + 3 of the group against T tokens: out[t] holds each row's sum in lanes 2r, 2r + 1.
-template <int T>
-void half_tile(int64_t n, const uint8_t* group, int h, const uint8_t* x, size_t x_stride, __m256* out) {
-    const int64_t n_blocks = n / kQK;
-    const __m256i nibble = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-    const __m256i pairs = h ? _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7) : _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
-    const size_t extras = avx2_q8_extras_offset(n);
-    for (int t = 0; t < T; ++t) out[t] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n_blocks; ++i) {
-        const uint8_t* unit = group + size_t(i) * kQ4_0R8UnitBytes;
+template <int h>
+struct Q4_0Half {
+    static constexpr size_t kUnitBytes = kQ4_0R8UnitBytes;
+    static constexpr int64_t kUnitElements = kQK;
+
+    int64_t n_blocks;
+    size_t extras;
+
+    explicit Q4_0Half(int64_t n) : n_blocks(n / kQK), extras(avx2_q8_extras_offset(n)) {}
+
+    template <int T>
+    void add(const uint8_t* unit, int64_t i, const uint8_t* x, size_t x_stride, __m256* out) const {
+        const __m256i nibble = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+        const __m256i pairs = h ? _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7) : _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
         const __m256 dw = _mm256_permutevar8x32_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit))), pairs);
         __m256i lo[2], hi[2];
         for (int c = 0; c < 2; ++c) {
@@ -51,16 +54,17 @@ void half_tile(int64_t n, const uint8_t* group, int h, const uint8_t* x, size_t 
             out[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_mul_ps(dw, _mm256_set1_ps(dx)), out[t]);
         }
     }
-}
+};
 
 }  // namespace
 
 void gemm_q4_0_r8_q8_0_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
                             size_t y_stride) {
-    const auto* g = static_cast<const uint8_t*>(group);
-    r8_avx2::gemm_by_halves(n_tokens, x, x_stride, y, y_stride, [&](auto size, int h, const uint8_t* xt, __m256* out) {
-        half_tile<decltype(size)::value>(n, g, h, xt, x_stride, out);
-    });
+    r8_avx2::gemm_by_halves<Q4_0Half>(n, group, x, x_stride, n_tokens, y, y_stride);
+}
+
+void gemv4_q4_0_r8_q8_0_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
+    r8_avx2::gemv4_by_halves<Q4_0Half>(n, groups, x, y, prefetch);
 }
 
 }  // namespace ember::tensor

@@ -71,13 +71,16 @@ inline void half_scales(const uint8_t* unit, int h, HalfScales& s) {
         s.min[k] = _mm256_or_si256(_mm256_shuffle_epi8(both_lanes(m[k], 0), from0), _mm256_shuffle_epi8(both_lanes(m[k], 1), from1));
 }
 
-// Rows 4h..4h + 3 of the group against T tokens: out[t] holds each row's sum in lanes 2r', 2r' + 1.
-template <int T>
-void half_tile(int64_t n, const uint8_t* group, int h, const uint8_t* x, size_t x_stride, __m256* out) {
-    const __m256i nibble = _mm256_set1_epi8(0x0F);
-    for (int t = 0; t < T; ++t) out[t] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n / kQK_K; ++i) {
-        const uint8_t* unit = group + size_t(i) * kQ4_KR8UnitBytes;
+template <int h>
+struct Q4_KHalf {
+    static constexpr size_t kUnitBytes = kQ4_KR8UnitBytes;
+    static constexpr int64_t kUnitElements = kQK_K;
+
+    explicit Q4_KHalf(int64_t) {}
+
+    template <int T>
+    void add(const uint8_t* unit, int64_t i, const uint8_t* x, size_t x_stride, __m256* out) const {
+        const __m256i nibble = _mm256_set1_epi8(0x0F);
         HalfScales s;
         half_scales(unit, h, s);
         const BlockQ8_K* xb[T];
@@ -115,16 +118,17 @@ void half_tile(int64_t n, const uint8_t* group, int h, const uint8_t* x, size_t 
             out[t] = _mm256_fmadd_ps(block, _mm256_set1_ps(xb[t]->d), out[t]);
         }
     }
-}
+};
 
 }  // namespace
 
 void gemm_q4_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
                             size_t y_stride) {
-    const auto* g = static_cast<const uint8_t*>(group);
-    r8_avx2::gemm_by_halves(n_tokens, x, x_stride, y, y_stride, [&](auto size, int h, const uint8_t* xt, __m256* out) {
-        half_tile<decltype(size)::value>(n, g, h, xt, x_stride, out);
-    });
+    r8_avx2::gemm_by_halves<Q4_KHalf>(n, group, x, x_stride, n_tokens, y, y_stride);
+}
+
+void gemv4_q4_k_r8_q8_k_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
+    r8_avx2::gemv4_by_halves<Q4_KHalf>(n, groups, x, y, prefetch);
 }
 
 }  // namespace ember::tensor

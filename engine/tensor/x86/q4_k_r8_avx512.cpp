@@ -67,53 +67,60 @@ inline void unit_scales(const uint8_t* unit, const __m512i order[3], UnitScales&
     s.min[1] = widen(mins, 1);
 }
 
+// One unit's products with T tokens' Q8_K blocks, added to acc.
+template <int T>
+inline void unit_tile(const uint8_t* unit, const BlockQ8_K* const (&xb)[T], const __m512i order[3], __m512 (&acc)[T]) {
+    const __m512i nibble = _mm512_set1_epi8(0x0F);
+    UnitScales s;
+    unit_scales(unit, order, s);
+    __m512i sum[T];
+    for (int t = 0; t < T; ++t) sum[t] = _mm512_setzero_si512();
+    for (int p = 0; p < 4; ++p) {
+        __m512i lo[4], hi[4];
+        for (int c = 0; c < 4; ++c) {
+            const __m512i q = _mm512_loadu_si512(unit + 128 + 256 * p + 64 * c);
+            lo[c] = _mm512_and_si512(q, nibble);
+            hi[c] = _mm512_and_si512(_mm512_srli_epi64(q, 4), nibble);
+        }
+        for (int t = 0; t < T; ++t) {
+            const int8_t* xq = xb[t]->qs + 64 * p;
+            __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
+            for (int c = 0; c < 4; ++c) {
+                a = _mm512_dpbusd_epi32(a, lo[c], r8::broadcast8(xq + 8 * c));
+                b = _mm512_dpbusd_epi32(b, hi[c], r8::broadcast8(xq + 32 + 8 * c));
+            }
+            // Sixteen products of a nibble and an int8 fit int16 (|a|, |b| <= 15 * 128 * 16),
+            // so a and b pair up in each lane and meet their scales in one vpdpwssd.
+            const __m512i ab = _mm512_mask_blend_epi16(0xAAAAAAAA, a, _mm512_slli_epi32(b, 16));
+            sum[t] = _mm512_dpwssd_epi32(sum[t], ab, s.scale[p]);
+        }
+    }
+    for (int t = 0; t < T; ++t) {
+        // Sub-block j's activation sum S_j (bsums 2j + 2j + 1), as int16: S_0..S_3 for min[0]'s
+        // pairs, S_4..S_7 for min[1]'s, repeated for the eight rows.
+        const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[t]->bsums));
+        const __m256i sums32 = _mm256_madd_epi16(bsums, _mm256_set1_epi16(1));
+        const __m128i sums16 = _mm_packs_epi32(_mm256_castsi256_si128(sums32), _mm256_extracti128_si256(sums32, 1));
+        const __m512i s03 = _mm512_broadcastq_epi64(sums16), s47 = _mm512_broadcastq_epi64(_mm_unpackhi_epi64(sums16, sums16));
+        const __m512i mins = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(_mm512_setzero_si512(), s.min[0], s03), s.min[1], s47);
+        const __m512 block = _mm512_fmsub_ps(s.d, _mm512_cvtepi32_ps(sum[t]), _mm512_mul_ps(s.dmin, _mm512_cvtepi32_ps(mins)));
+        acc[t] = _mm512_fmadd_ps(block, _mm512_set1_ps(xb[t]->d), acc[t]);
+    }
+}
+
+struct Orders {
+    __m512i order[3] = {scale_order(0), scale_order(2), r8::lane_pair_order()};
+};
+
 template <int T>
 void gemm_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_stride, float* y, size_t y_stride) {
-    const __m512i nibble = _mm512_set1_epi8(0x0F);
-    const __m512i order[3] = {scale_order(0), scale_order(2), r8::lane_pair_order()};
+    const Orders o;
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / kQK_K; ++i) {
-        const uint8_t* unit = group + size_t(i) * kQ4_KR8UnitBytes;
-        UnitScales s;
-        unit_scales(unit, order, s);
         const BlockQ8_K* xb[T];
-        __m512i sum[T];
-        for (int t = 0; t < T; ++t) {
-            xb[t] = reinterpret_cast<const BlockQ8_K*>(x + size_t(t) * x_stride) + i;
-            sum[t] = _mm512_setzero_si512();
-        }
-        for (int p = 0; p < 4; ++p) {
-            __m512i lo[4], hi[4];
-            for (int c = 0; c < 4; ++c) {
-                const __m512i q = _mm512_loadu_si512(unit + 128 + 256 * p + 64 * c);
-                lo[c] = _mm512_and_si512(q, nibble);
-                hi[c] = _mm512_and_si512(_mm512_srli_epi64(q, 4), nibble);
-            }
-            for (int t = 0; t < T; ++t) {
-                const int8_t* xq = xb[t]->qs + 64 * p;
-                __m512i a = _mm512_setzero_si512(), b = _mm512_setzero_si512();
-                for (int c = 0; c < 4; ++c) {
-                    a = _mm512_dpbusd_epi32(a, lo[c], r8::broadcast8(xq + 8 * c));
-                    b = _mm512_dpbusd_epi32(b, hi[c], r8::broadcast8(xq + 32 + 8 * c));
-                }
-                // Sixteen products of a nibble and an int8 fit int16 (|a|, |b| <= 15 * 128 * 16),
-                // so a and b pair up in each lane and meet their scales in one vpdpwssd.
-                const __m512i ab = _mm512_mask_blend_epi16(0xAAAAAAAA, a, _mm512_slli_epi32(b, 16));
-                sum[t] = _mm512_dpwssd_epi32(sum[t], ab, s.scale[p]);
-            }
-        }
-        for (int t = 0; t < T; ++t) {
-            // Sub-block j's activation sum S_j (bsums 2j + 2j + 1), as int16: S_0..S_3 for min[0]'s
-            // pairs, S_4..S_7 for min[1]'s, repeated for the eight rows.
-            const __m256i bsums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(xb[t]->bsums));
-            const __m256i sums32 = _mm256_madd_epi16(bsums, _mm256_set1_epi16(1));
-            const __m128i sums16 = _mm_packs_epi32(_mm256_castsi256_si128(sums32), _mm256_extracti128_si256(sums32, 1));
-            const __m512i s03 = _mm512_broadcastq_epi64(sums16), s47 = _mm512_broadcastq_epi64(_mm_unpackhi_epi64(sums16, sums16));
-            const __m512i mins = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(_mm512_setzero_si512(), s.min[0], s03), s.min[1], s47);
-            const __m512 block = _mm512_fmsub_ps(s.d, _mm512_cvtepi32_ps(sum[t]), _mm512_mul_ps(s.dmin, _mm512_cvtepi32_ps(mins)));
-            acc[t] = _mm512_fmadd_ps(block, _mm512_set1_ps(xb[t]->d), acc[t]);
-        }
+        for (int t = 0; t < T; ++t) xb[t] = reinterpret_cast<const BlockQ8_K*>(x + size_t(t) * x_stride) + i;
+        unit_tile<T>(group + size_t(i) * kQ4_KR8UnitBytes, xb, o.order, acc);
     }
     r8::store_rows(acc, y, y_stride);
 }
@@ -128,4 +135,20 @@ void gemm_q4_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, si
     });
 }
 
+void gemv4_q4_k_r8_q8_k_avx512(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
+    const Orders o;
+    __m512 acc[4][1];
+    for (int s = 0; s < 4; ++s) acc[s][0] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n / kQK_K; ++i) {
+        const BlockQ8_K* xb[1] = {reinterpret_cast<const BlockQ8_K*>(x) + i};
+        for (int s = 0; s < 4; ++s) {
+            const uint8_t* unit = static_cast<const uint8_t*>(groups[s]) + size_t(i) * kQ4_KR8UnitBytes;
+            r8::prefetch_unit(unit + prefetch, kQ4_KR8UnitBytes);
+            unit_tile<1>(unit, xb, o.order, acc[s]);
+        }
+    }
+    for (int s = 0; s < 4; ++s) r8::store_rows(acc[s], y[s], 0);
+}
+
 }  // namespace ember::tensor
+

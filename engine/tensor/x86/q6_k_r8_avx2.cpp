@@ -42,14 +42,17 @@ inline __m256i group_scale(const uint8_t* scales, int g, __m128i index) {
 inline __m256i bits45(__m256i v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x30)); }
 inline __m256i low4(__m256i v) { return _mm256_and_si256(v, _mm256_set1_epi8(0x0F)); }
 
-// Rows 4h..4h + 3 of the group against T tokens: out[t] holds each row's sum in lanes 2r', 2r' + 1.
-template <int T>
-void half_tile(int64_t n, const uint8_t* group, int h, const uint8_t* x, size_t x_stride, __m256* out) {
-    const __m256i pairs = h ? _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7) : _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
-    const __m128i index = group_index(h), offsets[2] = {offset_index(h, 0), offset_index(h, 1)};
-    for (int t = 0; t < T; ++t) out[t] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n / kQK_K; ++i) {
-        const uint8_t* unit = group + size_t(i) * kQ6_KR8UnitBytes;
+template <int h>
+struct Q6_KHalf {
+    static constexpr size_t kUnitBytes = kQ6_KR8UnitBytes;
+    static constexpr int64_t kUnitElements = kQK_K;
+
+    explicit Q6_KHalf(int64_t) {}
+
+    template <int T>
+    void add(const uint8_t* unit, int64_t i, const uint8_t* x, size_t x_stride, __m256* out) const {
+        const __m256i pairs = h ? _mm256_setr_epi32(4, 4, 5, 5, 6, 6, 7, 7) : _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3);
+        const __m128i index = group_index(h), offsets[2] = {offset_index(h, 0), offset_index(h, 1)};
         const uint8_t* scales = unit + kQ6_KR8Scales;
         const __m256 d = _mm256_permutevar8x32_ps(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit))), pairs);
         const BlockQ8_K* xb[T];
@@ -60,7 +63,11 @@ void half_tile(int64_t n, const uint8_t* group, int h, const uint8_t* x, size_t 
         }
         // Element 128q + 32m + 8c + b of a row: ql chunk 8q + c (m = 0, 2) or 8q + 4 + c (m = 1, 3),
         // low nibble for m < 2; qh chunk 4q + c, bits 2m and 2m + 1; scale 8q + 2m + c / 2.
+        // Unrolled so that offsets and scale indices are constants: inlined into both drivers, the
+        // loops are otherwise kept, and the counters and scales spill.
+#pragma GCC unroll 2
         for (int q = 0; q < 2; ++q)
+#pragma GCC unroll 4
             for (int c = 0; c < 4; ++c) {
                 const auto chunk = [&](size_t at, int k) {
                     return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + at + 64 * k + 32 * h));
@@ -95,16 +102,17 @@ void half_tile(int64_t n, const uint8_t* group, int h, const uint8_t* x, size_t 
             out[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(xb[t]->d)), _mm256_cvtepi32_ps(sum[t]), out[t]);
         }
     }
-}
+};
 
 }  // namespace
 
 void gemm_q6_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
                             size_t y_stride) {
-    const auto* g = static_cast<const uint8_t*>(group);
-    r8_avx2::gemm_by_halves(n_tokens, x, x_stride, y, y_stride, [&](auto size, int h, const uint8_t* xt, __m256* out) {
-        half_tile<decltype(size)::value>(n, g, h, xt, x_stride, out);
-    });
+    r8_avx2::gemm_by_halves<Q6_KHalf>(n, group, x, x_stride, n_tokens, y, y_stride);
+}
+
+void gemv4_q6_k_r8_q8_k_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
+    r8_avx2::gemv4_by_halves<Q6_KHalf>(n, groups, x, y, prefetch);
 }
 
 }  // namespace ember::tensor

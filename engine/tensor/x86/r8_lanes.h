@@ -44,4 +44,9 @@ void store_rows(const __m512 (&acc)[T], float* y, size_t y_stride) {
     }
 }
 
+// Every cache line of a unit `bytes` long at p, into L1 (a no-op for addresses past the matrix).
+inline void prefetch_unit(const uint8_t* p, size_t bytes) {
+    for (size_t line = 0; line < bytes; line += 64) _mm_prefetch(reinterpret_cast<const char*>(p + line), _MM_HINT_T0);
+}
+
 }  // namespace ember::tensor::r8
