@@ -46,6 +46,7 @@ const char* dtype_name(DType t) {
         case DType::Q4_0_X16: return "Q4_0 (interleaved)";
         case DType::Q4_0_R8: return "Q4_0 (grouped rows)";
         case DType::Q4_K_R8: return "Q4_K (grouped rows)";
+        case DType::Q5_K_R8: return "Q5_K (grouped rows)";
         case DType::Q6_K_R8: return "Q6_K (grouped rows)";
     }
     return "?";
@@ -66,7 +67,7 @@ int64_t block_size(DType t) {
         case DType::Q8_0: case DType::IQ4_NL:
             return kQK;
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q4_K_R8: case DType::Q5_K:
-        case DType::Q6_K: case DType::Q6_K_R8: case DType::Q8_K: case DType::IQ4_XS:
+        case DType::Q5_K_R8: case DType::Q6_K: case DType::Q6_K_R8: case DType::Q8_K: case DType::IQ4_XS:
             return kQK_K;
     }
     return 1;
@@ -84,7 +85,7 @@ size_t block_bytes(DType t) {
         case DType::Q2_K: return sizeof(BlockQ2_K);
         case DType::Q3_K: return sizeof(BlockQ3_K);
         case DType::Q4_K: case DType::Q4_K_R8: return sizeof(BlockQ4_K);
-        case DType::Q5_K: return sizeof(BlockQ5_K);
+        case DType::Q5_K: case DType::Q5_K_R8: return sizeof(BlockQ5_K);
         case DType::Q6_K: case DType::Q6_K_R8: return sizeof(BlockQ6_K);
         case DType::Q8_K: return sizeof(BlockQ8_K);
         case DType::IQ4_NL: return sizeof(BlockIQ4_NL);
@@ -101,7 +102,7 @@ DType activation_type(DType weight) {
         case DType::Q8_0: case DType::IQ4_NL:
             return DType::Q8_0;
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q4_K_R8: case DType::Q5_K:
-        case DType::Q6_K: case DType::Q6_K_R8: case DType::IQ4_XS:
+        case DType::Q5_K_R8: case DType::Q6_K: case DType::Q6_K_R8: case DType::IQ4_XS:
             return DType::Q8_K;
         case DType::F16: return DType::F16;
         case DType::BF16: return DType::BF16;

@@ -66,38 +66,68 @@ void q4_0_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
     }
 }
 
+namespace {
+
+// Row r's d, dmin, scales, minimums and quants of a Q4_K or Q5_K block into a Q4_K_R8-shaped unit.
+template <typename Block>
+void place_k4(uint8_t* unit, int r, const Block& b) {
+    std::memcpy(unit + 2 * r, &b.d, 2);
+    std::memcpy(unit + 16 + 2 * r, &b.dmin, 2);
+    uint8_t sm[16];  // scales 0-7, minimums 8-15
+    k_scales_and_mins(b.scales, sm);
+    for (int j = 0; j < 8; ++j) unit[kScaleLow + 8 * j + r] = uint8_t((sm[j] & 15) | ((sm[8 + j] & 15) << 4));
+    for (int k = 0; k < 4; ++k)
+        unit[kScaleHigh + 8 * k + r] =
+            uint8_t((sm[k] >> 4) | ((sm[k + 4] >> 4) << 2) | ((sm[8 + k] >> 4) << 4) | ((sm[12 + k] >> 4) << 6));
+    for (int p = 0; p < 4; ++p)
+        for (int c = 0; c < 4; ++c) std::memcpy(unit + q4_k_quant_offset(p, c, r), b.qs + 32 * p + 8 * c, 8);
+}
+
+// The inverse of place_k4.
+template <typename Block>
+void take_k4(const uint8_t* unit, int r, Block& b) {
+    std::memcpy(&b.d, unit + 2 * r, 2);
+    std::memcpy(&b.dmin, unit + 16 + 2 * r, 2);
+    uint8_t sc[8], m[8];
+    for (int j = 0; j < 8; ++j) {
+        const uint8_t low = unit[kScaleLow + 8 * j + r], high = unit[kScaleHigh + 8 * (j % 4) + r];
+        const int shift = j < 4 ? 0 : 2;
+        sc[j] = uint8_t((low & 15) | (((high >> shift) & 3) << 4));
+        m[j] = uint8_t((low >> 4) | (((high >> (shift + 4)) & 3) << 4));
+    }
+    pack_scales_and_mins(sc, m, b.scales);
+    for (int p = 0; p < 4; ++p)
+        for (int c = 0; c < 4; ++c) std::memcpy(b.qs + 32 * p + 8 * c, unit + q4_k_quant_offset(p, c, r), 8);
+}
+
+}  // namespace
+
 void group_q4_k_rows(uint8_t* rows, int64_t n) {
-    group_rows<BlockQ4_K>(rows, n, kQK_K, [](uint8_t* unit, int r, const BlockQ4_K& b) {
-        std::memcpy(unit + 2 * r, &b.d, 2);
-        std::memcpy(unit + 16 + 2 * r, &b.dmin, 2);
-        uint8_t sm[16];  // scales 0-7, minimums 8-15
-        k_scales_and_mins(b.scales, sm);
-        for (int j = 0; j < 8; ++j) unit[kScaleLow + 8 * j + r] = uint8_t((sm[j] & 15) | ((sm[8 + j] & 15) << 4));
-        for (int k = 0; k < 4; ++k)
-            unit[kScaleHigh + 8 * k + r] =
-                uint8_t((sm[k] >> 4) | ((sm[k + 4] >> 4) << 2) | ((sm[8 + k] >> 4) << 4) | ((sm[12 + k] >> 4) << 6));
-        for (int p = 0; p < 4; ++p)
-            for (int c = 0; c < 4; ++c) std::memcpy(unit + q4_k_quant_offset(p, c, r), b.qs + 32 * p + 8 * c, 8);
-    });
+    group_rows<BlockQ4_K>(rows, n, kQK_K, [](uint8_t* unit, int r, const BlockQ4_K& b) { place_k4(unit, r, b); });
 }
 
 void q4_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
     for (int64_t i = 0; i < n / kQK_K; ++i) {
-        const uint8_t* unit = group + size_t(i) * kQ4_KR8UnitBytes;
         BlockQ4_K b;
-        std::memcpy(&b.d, unit + 2 * r, 2);
-        std::memcpy(&b.dmin, unit + 16 + 2 * r, 2);
-        uint8_t sc[8], m[8];
-        for (int j = 0; j < 8; ++j) {
-            const uint8_t low = unit[kScaleLow + 8 * j + r], high = unit[kScaleHigh + 8 * (j % 4) + r];
-            const int shift = j < 4 ? 0 : 2;
-            sc[j] = uint8_t((low & 15) | (((high >> shift) & 3) << 4));
-            m[j] = uint8_t((low >> 4) | (((high >> (shift + 4)) & 3) << 4));
-        }
-        pack_scales_and_mins(sc, m, b.scales);
-        for (int p = 0; p < 4; ++p)
-            for (int c = 0; c < 4; ++c) std::memcpy(b.qs + 32 * p + 8 * c, unit + q4_k_quant_offset(p, c, r), 8);
+        take_k4(group + size_t(i) * kQ4_KR8UnitBytes, r, b);
         std::memcpy(out + size_t(i) * sizeof(BlockQ4_K), &b, sizeof b);
+    }
+}
+
+void group_q5_k_rows(uint8_t* rows, int64_t n) {
+    group_rows<BlockQ5_K>(rows, n, kQK_K, [](uint8_t* unit, int r, const BlockQ5_K& b) {
+        place_k4(unit, r, b);
+        to_chunks(b.qh, int(sizeof b.qh), unit, kQ5_KR8High, r);
+    });
+}
+
+void q5_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
+    for (int64_t i = 0; i < n / kQK_K; ++i) {
+        const uint8_t* unit = group + size_t(i) * kQ5_KR8UnitBytes;
+        BlockQ5_K b;
+        take_k4(unit, r, b);
+        from_chunks(unit, kQ5_KR8High, r, int(sizeof b.qh), b.qh);
+        std::memcpy(out + size_t(i) * sizeof(BlockQ5_K), &b, sizeof b);
     }
 }
 
@@ -105,6 +135,7 @@ std::optional<Grouping> grouping(DType t) {
     switch (stored_type(t)) {
         case DType::Q4_0: return Grouping{DType::Q4_0_R8, group_q4_0_rows, q4_0_row_from_r8};
         case DType::Q4_K: return Grouping{DType::Q4_K_R8, group_q4_k_rows, q4_k_row_from_r8};
+        case DType::Q5_K: return Grouping{DType::Q5_K_R8, group_q5_k_rows, q5_k_row_from_r8};
         case DType::Q6_K: return Grouping{DType::Q6_K_R8, group_q6_k_rows, q6_k_row_from_r8};
         default: return std::nullopt;
     }

@@ -238,12 +238,15 @@ const KernelTable& reference_kernels() {
         .dot_iq4_xs_q8_k_x4 = dot_tokens4_by_calls<dot_iq4_xs_q8_k_ref>,
         .group_q4_0 = false,
         .group_q4_k = false,
+        .group_q5_k = false,
         .group_q6_k = false,
         .gemm_q4_0_r8_q8_0 = gemm_by_rows<q4_0_row_from_r8, dot_q4_0_q8_0, DType::Q4_0>,
         .gemm_q4_k_r8_q8_k = gemm_by_rows<q4_k_row_from_r8, dot_q4_k_q8_k_ref, DType::Q4_K>,
+        .gemm_q5_k_r8_q8_k = gemm_by_rows<q5_k_row_from_r8, dot_q5_k_q8_k_ref, DType::Q5_K>,
         .gemm_q6_k_r8_q8_k = gemm_by_rows<q6_k_row_from_r8, dot_q6_k_q8_k, DType::Q6_K>,
         .gemv4_q4_0_r8_q8_0 = gemv4_by_groups<gemm_by_rows<q4_0_row_from_r8, dot_q4_0_q8_0, DType::Q4_0>>,
         .gemv4_q4_k_r8_q8_k = gemv4_by_groups<gemm_by_rows<q4_k_row_from_r8, dot_q4_k_q8_k_ref, DType::Q4_K>>,
+        .gemv4_q5_k_r8_q8_k = gemv4_by_groups<gemm_by_rows<q5_k_row_from_r8, dot_q5_k_q8_k_ref, DType::Q5_K>>,
         .gemv4_q6_k_r8_q8_k = gemv4_by_groups<gemm_by_rows<q6_k_row_from_r8, dot_q6_k_q8_k, DType::Q6_K>>,
     };
     return table;

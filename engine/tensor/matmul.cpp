@@ -83,7 +83,7 @@ float dot_row(DType t, int64_t n, const uint8_t* w, const uint8_t* x) {
         case DType::Q5_K: return k.dot_q5_k_q8_k(n, w, x);
         case DType::Q6_K: return k.dot_q6_k_q8_k(n, w, x);
         case DType::IQ4_XS: return k.dot_iq4_xs_q8_k(n, w, x);
-        case DType::Q8_K: case DType::Q4_0_R8: case DType::Q4_K_R8: case DType::Q6_K_R8: break;
+        case DType::Q8_K: case DType::Q4_0_R8: case DType::Q4_K_R8: case DType::Q5_K_R8: case DType::Q6_K_R8: break;
     }
     fail(std::string("no single-row dot product for ") + dtype_name(t) + " weights");
 }
@@ -107,7 +107,7 @@ void axpy_row(DType t, int64_t n, float a, const uint8_t* w, float* y) {
             for (int64_t i = 0; i < n; ++i) y[i] += a * bf16_to_f32(r[i]);
             return;
         }
-        case DType::Q8_K: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_K_R8: case DType::Q6_K_R8: break;
+        case DType::Q8_K: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_K_R8: case DType::Q5_K_R8: case DType::Q6_K_R8: break;
         default: {
             // The other block types: a block at a time through its dequantizer. Correct, not tuned.
             const int64_t block = block_size(t);
@@ -155,15 +155,19 @@ namespace {
 
 using GroupedGemm = void (*)(int64_t, const void*, const uint8_t*, size_t, int64_t, float*, size_t);
 using GroupedGemv4 = void (*)(int64_t, const void* const*, const uint8_t*, float* const*, size_t);
+struct GroupedKernels {
+    GroupedGemm gemm;
+    GroupedGemv4 gemv4;
+};
 
-GroupedGemm grouped_gemm(DType t) {
+GroupedKernels grouped_kernels(DType t) {
     const KernelTable& k = kernels();
-    return t == DType::Q4_0_R8 ? k.gemm_q4_0_r8_q8_0 : t == DType::Q4_K_R8 ? k.gemm_q4_k_r8_q8_k : k.gemm_q6_k_r8_q8_k;
-}
-
-GroupedGemv4 grouped_gemv4(DType t) {
-    const KernelTable& k = kernels();
-    return t == DType::Q4_0_R8 ? k.gemv4_q4_0_r8_q8_0 : t == DType::Q4_K_R8 ? k.gemv4_q4_k_r8_q8_k : k.gemv4_q6_k_r8_q8_k;
+    switch (t) {
+        case DType::Q4_0_R8: return {k.gemm_q4_0_r8_q8_0, k.gemv4_q4_0_r8_q8_0};
+        case DType::Q4_K_R8: return {k.gemm_q4_k_r8_q8_k, k.gemv4_q4_k_r8_q8_k};
+        case DType::Q5_K_R8: return {k.gemm_q5_k_r8_q8_k, k.gemv4_q5_k_r8_q8_k};
+        default: return {k.gemm_q6_k_r8_q8_k, k.gemv4_q6_k_r8_q8_k};
+    }
 }
 
 // Grouped rows: each task takes whole groups of eight rows; a batch meets each group 64 tokens at a
@@ -176,8 +180,7 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
     if (n_tokens > 1) per_task = std::clamp<int64_t>(int64_t((128u << 10) / group_bytes), 1, per_task);
     const int64_t n_tasks = (n_groups + per_task - 1) / per_task;
     constexpr int64_t kTokenBlock = 64;
-    const GroupedGemm gemm = grouped_gemm(w.type);
-    const GroupedGemv4 gemv4 = grouped_gemv4(w.type);
+    const auto [gemm, gemv4] = grouped_kernels(w.type);
     pool.run(n_tasks, [&](int64_t task, int) {
         int64_t g0 = task * per_task;
         const int64_t g1 = std::min(n_groups, g0 + per_task);

@@ -117,12 +117,14 @@ void check_layouts_agree(const WeightView& a, const WeightView& b, std::initiali
 // The table entry that multiplies a stored type's groups.
 auto grouped_gemm(DType t) {
     return t == DType::Q4_K ? &KernelTable::gemm_q4_k_r8_q8_k
+         : t == DType::Q5_K ? &KernelTable::gemm_q5_k_r8_q8_k
          : t == DType::Q6_K ? &KernelTable::gemm_q6_k_r8_q8_k
                             : &KernelTable::gemm_q4_0_r8_q8_0;
 }
 
 auto grouped_gemv4(DType t) {
     return t == DType::Q4_K ? &KernelTable::gemv4_q4_k_r8_q8_k
+         : t == DType::Q5_K ? &KernelTable::gemv4_q5_k_r8_q8_k
          : t == DType::Q6_K ? &KernelTable::gemv4_q6_k_r8_q8_k
                             : &KernelTable::gemv4_q4_0_r8_q8_0;
 }
@@ -489,6 +491,7 @@ private slots:
         QTest::addColumn<int>("type");
         QTest::newRow("Q4_0") << int(DType::Q4_0);
         QTest::newRow("Q4_K") << int(DType::Q4_K);
+        QTest::newRow("Q5_K") << int(DType::Q5_K);
         QTest::newRow("Q6_K") << int(DType::Q6_K);
     }
     void grouped_kernels_match_exact_dots() {

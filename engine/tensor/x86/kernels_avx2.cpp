@@ -272,9 +272,12 @@ const KernelTable& avx2_kernels() {
         t.gemv4_q4_0_r8_q8_0 = gemv4_q4_0_r8_q8_0_avx2;
         t.group_q4_k = true;
         t.gemm_q4_k_r8_q8_k = gemm_q4_k_r8_q8_k_avx2;
+        t.group_q5_k = true;
         t.group_q6_k = true;
+        t.gemm_q5_k_r8_q8_k = gemm_q5_k_r8_q8_k_avx2;
         t.gemm_q6_k_r8_q8_k = gemm_q6_k_r8_q8_k_avx2;
         t.gemv4_q4_k_r8_q8_k = gemv4_q4_k_r8_q8_k_avx2;
+        t.gemv4_q5_k_r8_q8_k = gemv4_q5_k_r8_q8_k_avx2;
         t.gemv4_q6_k_r8_q8_k = gemv4_q6_k_r8_q8_k_avx2;
         return t;
     }();

@@ -477,12 +477,15 @@ const KernelTable& avx512_kernels() {
         t.dot_iq4_nl_q8_0_x4 = dot_iq4_nl_q8_0_x4;
         t.group_q4_0 = true;
         t.group_q4_k = true;
+        t.group_q5_k = true;
         t.group_q6_k = true;
         t.gemm_q4_0_r8_q8_0 = gemm_q4_0_r8_q8_0;
         t.gemv4_q4_0_r8_q8_0 = gemv4_q4_0_r8_q8_0;
         t.gemm_q4_k_r8_q8_k = gemm_q4_k_r8_q8_k_avx512;
+        t.gemm_q5_k_r8_q8_k = gemm_q5_k_r8_q8_k_avx512;
         t.gemm_q6_k_r8_q8_k = gemm_q6_k_r8_q8_k_avx512;
         t.gemv4_q4_k_r8_q8_k = gemv4_q4_k_r8_q8_k_avx512;
+        t.gemv4_q5_k_r8_q8_k = gemv4_q5_k_r8_q8_k_avx512;
         t.gemv4_q6_k_r8_q8_k = gemv4_q6_k_r8_q8_k_avx512;
         return t;
     }();

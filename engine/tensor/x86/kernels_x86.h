@@ -12,7 +12,7 @@ void quantize_q8_0_avx2(const float* x, void* y, int64_t n);
 // 64-byte boundary (avx2_q8_extras_offset) each block's scale as a float, then each block's
 // -8 · Σ x as an int32, which grouped Q4_0 rows need as their quants stay unsigned.
 size_t avx2_q8_extras_offset(int64_t n);
-// Grouped Q4_0, Q4_K and Q6_K rows (q4_0_r8_avx2.cpp, q4_k_r8_avx2.cpp, q6_k_r8_avx2.cpp).
+// Grouped Q4_0, Q4_K, Q5_K and Q6_K rows (q4_0_r8_avx2.cpp, q4_k_r8_avx2.cpp, q6_k_r8_avx2.cpp).
 void gemm_q4_0_r8_q8_0_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
                             size_t y_stride);
 void gemm_q4_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
@@ -20,7 +20,10 @@ void gemm_q4_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size
 void gemm_q6_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
                             size_t y_stride);
 void gemv4_q4_0_r8_q8_0_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
+void gemm_q5_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
+                            size_t y_stride);
 void gemv4_q4_k_r8_q8_k_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
+void gemv4_q5_k_r8_q8_k_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
 void gemv4_q6_k_r8_q8_k_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
 // K-quant dot products (kquants_avx2.cpp, kquants_avx512.cpp).
 float dot_q4_k_q8_k_avx2(int64_t n, const void* w, const void* x);
@@ -58,12 +61,15 @@ void dot_q2_k_q8_k_x4_avx512(int64_t n, const void* w, const void* const* x, flo
 void axpy_q4_k_avx2(int64_t n, float a, const void* x, float* y);
 void axpy_q5_k_avx2(int64_t n, float a, const void* x, float* y);
 void axpy_q6_k_avx2(int64_t n, float a, const void* x, float* y);
-// Q4_K_R8 and Q6_K_R8 groups (q4_k_r8_avx512.cpp, q6_k_r8_avx512.cpp).
+// Q4_K_R8, Q5_K_R8 and Q6_K_R8 groups (q4_k_r8_avx512.cpp, q6_k_r8_avx512.cpp).
 void gemm_q4_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
 void gemm_q6_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
+void gemm_q5_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
+                              float* y, size_t y_stride);
 void gemv4_q4_k_r8_q8_k_avx512(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
+void gemv4_q5_k_r8_q8_k_avx512(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
 void gemv4_q6_k_r8_q8_k_avx512(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
 
 // Calls tile(t, std::integral_constant<int, T>{}) over n_tokens tokens: tiles of kLargest, then

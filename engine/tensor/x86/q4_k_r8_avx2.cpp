@@ -1,10 +1,11 @@
-// AVX2 product of a Q4_K_R8 group (tensor/grouped_rows.h) with Q8_K activation rows. As for
-// Q4_0_R8 on AVX2, a unit's 64-byte words are read as rows 0-3 and rows 4-7, one half after the
-// other, lanes 2r and 2r + 1 of each for its row r. A super-block stays in integers: maddubs
-// sums a sub-block's nibble products exactly in 16 bits (4 · 2 · 15 · 128 < 2^15), madd weights
-// them by the row's 6-bit scale, and the minimums meet the activation's sub-block sums in two
-// more madds. Only d and dmin are floats, once per super-block and token. Only the order of the
-// float sums differs from dot_q4_k_q8_k_ref.
+// AVX2 product of a Q4_K_R8 or Q5_K_R8 group (tensor/grouped_rows.h) with Q8_K activation rows.
+// As for Q4_0_R8 on AVX2, a unit's 64-byte words are read as rows 0-3 and rows 4-7, one half
+// after the other, lanes 2r and 2r + 1 of each for its row r. A super-block stays in integers:
+// maddubs sums a sub-block's products exactly in 16 bits (4 · 2 · 31 · 128 < 2^15 even with
+// Q5_K's fifth bit or'ed into the nibbles), madd weights them by the row's 6-bit scale, and the
+// minimums meet the activation's sub-block sums in two more madds. Only d and dmin are floats,
+// once per super-block and token. Only the order of the float sums differs from
+// dot_q4_k_q8_k_ref and dot_q5_k_q8_k_ref.
 #include <immintrin.h>
 
 #include "tensor/grouped_rows.h"
@@ -71,16 +72,16 @@ inline void half_scales(const uint8_t* unit, int h, HalfScales& s) {
         s.min[k] = _mm256_or_si256(_mm256_shuffle_epi8(both_lanes(m[k], 0), from0), _mm256_shuffle_epi8(both_lanes(m[k], 1), from1));
 }
 
-template <int h>
-struct Q4_KHalf {
-    static constexpr size_t kUnitBytes = kQ4_KR8UnitBytes;
+template <int h, bool kFifth>
+struct KHalf {
+    static constexpr size_t kUnitBytes = kFifth ? kQ5_KR8UnitBytes : kQ4_KR8UnitBytes;
     static constexpr int64_t kUnitElements = kQK_K;
 
-    explicit Q4_KHalf(int64_t) {}
+    explicit KHalf(int64_t) {}
 
     template <int T>
     void add(const uint8_t* unit, int64_t i, const uint8_t* x, size_t x_stride, __m256* out) const {
-        const __m256i nibble = _mm256_set1_epi8(0x0F);
+        const __m256i nibble = _mm256_set1_epi8(0x0F), fifth = _mm256_set1_epi8(0x10);
         HalfScales s;
         half_scales(unit, h, s);
         const BlockQ8_K* xb[T];
@@ -89,12 +90,22 @@ struct Q4_KHalf {
             xb[t] = reinterpret_cast<const BlockQ8_K*>(x + size_t(t) * x_stride) + i;
             sum[t] = _mm256_setzero_si256();
         }
+        // Q5_K: the fifth bits of sub-block pair p are bits 2p (low nibbles) and 2p + 1 (high) of
+        // the qh chunk with the same bytes, so each pair takes bits 0 and 1 and shifts the rest down.
+        __m256i high[4];
+        if constexpr (kFifth)
+            for (int c = 0; c < 4; ++c) high[c] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + kQ5_KR8High + 64 * c + 32 * h));
         for (int p = 0; p < 4; ++p) {
             __m256i lo[4], hi[4];
             for (int c = 0; c < 4; ++c) {
                 const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(unit + 128 + 256 * p + 64 * c + 32 * h));
                 lo[c] = _mm256_and_si256(q, nibble);
                 hi[c] = _mm256_and_si256(_mm256_srli_epi16(q, 4), nibble);
+                if constexpr (kFifth) {
+                    lo[c] = _mm256_or_si256(lo[c], _mm256_and_si256(_mm256_slli_epi16(high[c], 4), fifth));
+                    hi[c] = _mm256_or_si256(hi[c], _mm256_and_si256(_mm256_slli_epi16(high[c], 3), fifth));
+                    high[c] = _mm256_srli_epi16(high[c], 2);
+                }
             }
             for (int t = 0; t < T; ++t) {
                 const int8_t* xq = xb[t]->qs + 64 * p;
@@ -120,6 +131,11 @@ struct Q4_KHalf {
     }
 };
 
+template <int h>
+using Q4_KHalf = KHalf<h, false>;
+template <int h>
+using Q5_KHalf = KHalf<h, true>;
+
 }  // namespace
 
 void gemm_q4_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
@@ -127,8 +143,17 @@ void gemm_q4_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size
     r8_avx2::gemm_by_halves<Q4_KHalf>(n, group, x, x_stride, n_tokens, y, y_stride);
 }
 
+void gemm_q5_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
+                            size_t y_stride) {
+    r8_avx2::gemm_by_halves<Q5_KHalf>(n, group, x, x_stride, n_tokens, y, y_stride);
+}
+
 void gemv4_q4_k_r8_q8_k_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
     r8_avx2::gemv4_by_halves<Q4_KHalf>(n, groups, x, y, prefetch);
+}
+
+void gemv4_q5_k_r8_q8_k_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
+    r8_avx2::gemv4_by_halves<Q5_KHalf>(n, groups, x, y, prefetch);
 }
 
 }  // namespace ember::tensor
