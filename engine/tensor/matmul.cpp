@@ -107,7 +107,9 @@ void axpy_row(DType t, int64_t n, float a, const uint8_t* w, float* y) {
             for (int64_t i = 0; i < n; ++i) y[i] += a * bf16_to_f32(r[i]);
             return;
         }
-        case DType::Q8_K: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_K_R8: case DType::Q5_K_R8: case DType::Q6_K_R8: break;
+        case DType::Q8_K: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_K_R8: case DType::Q5_K_R8:
+        case DType::Q6_K_R8:
+            break;
         default: {
             // The other block types: a block at a time through its dequantizer. Correct, not tuned.
             const int64_t block = block_size(t);

@@ -1,6 +1,7 @@
 #pragma once
-// What the AVX2 kernels of grouped rows (Q4_0_R8, Q4_K_R8; tensor/grouped_rows.h) share: a
-// group's eight rows taken as two halves of four, row r' of a half in lanes 2r' and 2r' + 1.
+// What the AVX2 kernels of grouped rows (Q4_0_R8, Q4_K_R8, Q5_K_R8, Q6_K_R8;
+// tensor/grouped_rows.h) share: a group's eight rows taken as two halves of four, row r' of a
+// half in lanes 2r' and 2r' + 1.
 #include <immintrin.h>
 
 #include <cstddef>
@@ -31,8 +32,8 @@ void store_rows(const __m256 (&low)[T], const __m256 (&high)[T], float* y, size_
 // A kernel's half, Half<h>(n) for rows 4h..4h + 3 of groups of rows n long, has add<T>(unit, i,
 // x, x_stride, out): it adds unit i's products with T tokens from x (x_stride apart) to
 // out[0..T), each row's sum in lanes 2r' and 2r' + 1. kUnitBytes and kUnitElements size a unit.
-// h is a template argument so that each half's offsets and shuffles are constants. The two drivers below
-// add a row's units in the same order, so they agree bit for bit.
+// h is a template argument so that each half's offsets and shuffles are constants. The two
+// drivers below add a row's units in the same order, so they agree bit for bit.
 
 // A group against n_tokens tokens, in tiles of four then the rest, one half after the other so
 // that a half's weights and a tile of tokens fit the sixteen registers.
@@ -55,7 +56,7 @@ void gemm_by_halves(int64_t n, const void* group, const uint8_t* x, size_t x_str
 }
 
 // Four groups against one token, unit by unit across the four streams, each prefetched
-// `prefetch` bytes ahead (KernelTable::gemv4_q4_0_r8_q8_0).
+// `prefetch` bytes ahead (KernelTable's gemv4 entries).
 template <template <int> class Half>
 void gemv4_by_halves(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
     constexpr size_t kUnitBytes = Half<0>::kUnitBytes;
