@@ -23,7 +23,7 @@ public:
     // a copy in memory (not a map).
     tensor::WeightView matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
     // Same, for a matrix only ever read whole by matrix products (attention's projections, a
-    // dense FFN, the LM head): a Q4_0, Q4_K or Q6_K one is grouped by eight rows (Q4_0_R8, …)
+    // dense FFN, the LM head): a Q4_0, Q8_0, Q4_K, Q5_K or Q6_K one is grouped by eight rows (Q4_0_R8, …)
     // when its row count allows, the CPU's kernels are faster on that and the file is a copy in
     // memory; a Q4_0 one not grouped is re-laid as matrix() does. A fused matrix names the row
     // counts of its parts, which must then be whole groups too.
@@ -66,7 +66,7 @@ private:
     // t's bytes as n_rows rows of n_cols, its shape already checked.
     tensor::WeightView bind_rows(const gguf::TensorInfo& t, int64_t n_cols, int64_t n_rows);
     // w in the layout its kernels are fastest on: for a matrix read only whole (whole_products)
-    // Q4_0_R8, Q4_K_R8, Q5_K_R8 or Q6_K_R8, else Q4_0_X16 for Q4_0.
+    // Q4_0_R8, Q8_0_R8, Q4_K_R8, Q5_K_R8 or Q6_K_R8, else Q4_0_X16 for Q4_0.
     tensor::WeightView relaid(const std::string& name, tensor::WeightView w, bool whole_products);
     [[noreturn]] void fail_bound_twice(const std::string& name) const;
     void check_shape(const gguf::TensorInfo& t, std::initializer_list<int64_t> expected) const;

@@ -200,7 +200,7 @@ void dequantize_row(DType t, const void* src, float* dst, int64_t n) {
         case DType::Q6_K: dequantize_q6_k(static_cast<const BlockQ6_K*>(src), dst, n); return;
         case DType::Q8_K: dequantize_q8_k(static_cast<const BlockQ8_K*>(src), dst, n); return;
         case DType::IQ4_XS: dequantize_iq4_xs(static_cast<const BlockIQ4_XS*>(src), dst, n); return;
-        case DType::Q4_0_R8: case DType::Q4_K_R8: case DType::Q5_K_R8: case DType::Q6_K_R8:
+        case DType::Q4_0_R8: case DType::Q8_0_R8: case DType::Q4_K_R8: case DType::Q5_K_R8: case DType::Q6_K_R8:
             fail(std::string("a ") + dtype_name(t) + " row is not contiguous: take it with row_as_stored first");
     }
 }

@@ -45,6 +45,7 @@ const char* dtype_name(DType t) {
         case DType::BF16: return "BF16";
         case DType::Q4_0_X16: return "Q4_0 (interleaved)";
         case DType::Q4_0_R8: return "Q4_0 (grouped rows)";
+        case DType::Q8_0_R8: return "Q8_0 (grouped rows)";
         case DType::Q4_K_R8: return "Q4_K (grouped rows)";
         case DType::Q5_K_R8: return "Q5_K (grouped rows)";
         case DType::Q6_K_R8: return "Q6_K (grouped rows)";
@@ -64,7 +65,7 @@ int64_t block_size(DType t) {
     switch (t) {
         case DType::F32: case DType::F16: case DType::BF16: return 1;
         case DType::Q4_0: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1:
-        case DType::Q8_0: case DType::IQ4_NL:
+        case DType::Q8_0: case DType::Q8_0_R8: case DType::IQ4_NL:
             return kQK;
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q4_K_R8: case DType::Q5_K:
         case DType::Q5_K_R8: case DType::Q6_K: case DType::Q6_K_R8: case DType::Q8_K: case DType::IQ4_XS:
@@ -81,7 +82,7 @@ size_t block_bytes(DType t) {
         case DType::Q4_1: return sizeof(BlockQ4_1);
         case DType::Q5_0: return sizeof(BlockQ5_0);
         case DType::Q5_1: return sizeof(BlockQ5_1);
-        case DType::Q8_0: return sizeof(BlockQ8_0);
+        case DType::Q8_0: case DType::Q8_0_R8: return sizeof(BlockQ8_0);
         case DType::Q2_K: return sizeof(BlockQ2_K);
         case DType::Q3_K: return sizeof(BlockQ3_K);
         case DType::Q4_K: case DType::Q4_K_R8: return sizeof(BlockQ4_K);
@@ -99,7 +100,7 @@ size_t row_bytes(DType t, int64_t n) { return size_t(n / block_size(t)) * block_
 DType activation_type(DType weight) {
     switch (weight) {
         case DType::Q4_0: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_1: case DType::Q5_0: case DType::Q5_1:
-        case DType::Q8_0: case DType::IQ4_NL:
+        case DType::Q8_0: case DType::Q8_0_R8: case DType::IQ4_NL:
             return DType::Q8_0;
         case DType::Q2_K: case DType::Q3_K: case DType::Q4_K: case DType::Q4_K_R8: case DType::Q5_K:
         case DType::Q5_K_R8: case DType::Q6_K: case DType::Q6_K_R8: case DType::IQ4_XS:

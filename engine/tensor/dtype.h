@@ -29,10 +29,11 @@ enum class DType : uint32_t {
     // Q4_0 re-laid in memory for the AVX-512 kernels (tensor/q4_0_x16.h): the same values and
     // row size as Q4_0; made at load, never read from or written to a file.
     Q4_0_X16 = 0x10002,
-    // Q4_0, Q4_K, Q5_K and Q6_K matrices re-laid in groups of eight rows (tensor/grouped_rows.h): the same
+    // Q4_0, Q8_0, Q4_K, Q5_K and Q6_K matrices re-laid in groups of eight rows (tensor/grouped_rows.h): the same
     // values and bytes per row as stored, but a row is no longer contiguous, so only
     // whole-matrix products read them. Made at load, never read from or written to a file.
     Q4_0_R8 = 0x10102,
+    Q8_0_R8 = 0x10108,
     Q4_K_R8 = 0x1010C,
     Q5_K_R8 = 0x1010D,
     Q6_K_R8 = 0x1010E,
@@ -40,13 +41,15 @@ enum class DType : uint32_t {
 
 // Whether a matrix of this type is grouped by eight rows (only whole-matrix products read it).
 inline bool is_grouped(DType t) {
-    return t == DType::Q4_0_R8 || t == DType::Q4_K_R8 || t == DType::Q5_K_R8 || t == DType::Q6_K_R8;
+    return t == DType::Q4_0_R8 || t == DType::Q8_0_R8 || t == DType::Q4_K_R8 || t == DType::Q5_K_R8 ||
+           t == DType::Q6_K_R8;
 }
 
 // The type a weight has in its file (Q4_0 for Q4_0_X16 and Q4_0_R8, Q4_K for Q4_K_R8, …).
 inline DType stored_type(DType t) {
     switch (t) {
         case DType::Q4_0_X16: case DType::Q4_0_R8: return DType::Q4_0;
+        case DType::Q8_0_R8: return DType::Q8_0;
         case DType::Q4_K_R8: return DType::Q4_K;
         case DType::Q5_K_R8: return DType::Q5_K;
         case DType::Q6_K_R8: return DType::Q6_K;

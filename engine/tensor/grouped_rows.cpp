@@ -102,6 +102,23 @@ void take_k4(const uint8_t* unit, int r, Block& b) {
 
 }  // namespace
 
+void group_q8_0_rows(uint8_t* rows, int64_t n) {
+    group_rows<BlockQ8_0>(rows, n, kQK, [](uint8_t* unit, int r, const BlockQ8_0& b) {
+        std::memcpy(unit + 2 * r, &b.d, 2);
+        to_chunks(reinterpret_cast<const uint8_t*>(b.qs), kQK, unit, 16, r);
+    });
+}
+
+void q8_0_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
+    for (int64_t i = 0; i < n / kQK; ++i) {
+        const uint8_t* unit = group + size_t(i) * kQ8_0R8UnitBytes;
+        BlockQ8_0 b;
+        std::memcpy(&b.d, unit + 2 * r, 2);
+        from_chunks(unit, 16, r, kQK, reinterpret_cast<uint8_t*>(b.qs));
+        std::memcpy(out + size_t(i) * sizeof(BlockQ8_0), &b, sizeof b);
+    }
+}
+
 void group_q4_k_rows(uint8_t* rows, int64_t n) {
     group_rows<BlockQ4_K>(rows, n, kQK_K, [](uint8_t* unit, int r, const BlockQ4_K& b) { place_k4(unit, r, b); });
 }
@@ -134,6 +151,7 @@ void q5_k_row_from_r8(const uint8_t* group, int64_t n, int r, uint8_t* out) {
 std::optional<Grouping> grouping(DType t) {
     switch (stored_type(t)) {
         case DType::Q4_0: return Grouping{DType::Q4_0_R8, group_q4_0_rows, q4_0_row_from_r8};
+        case DType::Q8_0: return Grouping{DType::Q8_0_R8, group_q8_0_rows, q8_0_row_from_r8};
         case DType::Q4_K: return Grouping{DType::Q4_K_R8, group_q4_k_rows, q4_k_row_from_r8};
         case DType::Q5_K: return Grouping{DType::Q5_K_R8, group_q5_k_rows, q5_k_row_from_r8};
         case DType::Q6_K: return Grouping{DType::Q6_K_R8, group_q6_k_rows, q6_k_row_from_r8};

@@ -79,14 +79,16 @@ struct KernelTable {
     void (*dot_iq4_xs_q8_k_x4)(int64_t n, const void* w, const void* const* x, float* out);
     // A group of eight grouped rows (tensor/grouped_rows.h) against n_tokens activation rows
     // x_stride bytes apart: y[t * y_stride + r] = row r's dot product with token t as the row
-    // kernels give it, to float rounding. group_q4_0, group_q4_k, group_q5_k and group_q6_k say
-    // whether this table's kernels beat its row kernels, and only then does a model re-lay its
-    // matrices at load.
+    // kernels give it, to float rounding. The group_* flags say whether this table's kernels for
+    // a type beat its row kernels, and only then does a model re-lay its matrices at load.
     bool group_q4_0;
+    bool group_q8_0;
     bool group_q4_k;
     bool group_q5_k;
     bool group_q6_k;
     void (*gemm_q4_0_r8_q8_0)(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
+                              float* y, size_t y_stride);
+    void (*gemm_q8_0_r8_q8_0)(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
     void (*gemm_q4_k_r8_q8_k)(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens,
                               float* y, size_t y_stride);
@@ -99,6 +101,7 @@ struct KernelTable {
     // apart keep more misses in flight than one. Each stream's bytes `prefetch` ahead are
     // prefetched (0: none), as for dot4_q4_0x16_q8_0.
     void (*gemv4_q4_0_r8_q8_0)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
+    void (*gemv4_q8_0_r8_q8_0)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
     void (*gemv4_q4_k_r8_q8_k)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
     void (*gemv4_q5_k_r8_q8_k)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
     void (*gemv4_q6_k_r8_q8_k)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
@@ -106,7 +109,8 @@ struct KernelTable {
 
 // Whether the table's grouped kernels for matrices of a stored type beat its row kernels.
 inline bool groups_rows(const KernelTable& k, DType stored) {
-    return (stored == DType::Q4_0 && k.group_q4_0) || (stored == DType::Q4_K && k.group_q4_k) ||
+    return (stored == DType::Q4_0 && k.group_q4_0) || (stored == DType::Q8_0 && k.group_q8_0) ||
+           (stored == DType::Q4_K && k.group_q4_k) ||
            (stored == DType::Q5_K && k.group_q5_k) || (stored == DType::Q6_K && k.group_q6_k);
 }
 

@@ -83,7 +83,9 @@ float dot_row(DType t, int64_t n, const uint8_t* w, const uint8_t* x) {
         case DType::Q5_K: return k.dot_q5_k_q8_k(n, w, x);
         case DType::Q6_K: return k.dot_q6_k_q8_k(n, w, x);
         case DType::IQ4_XS: return k.dot_iq4_xs_q8_k(n, w, x);
-        case DType::Q8_K: case DType::Q4_0_R8: case DType::Q4_K_R8: case DType::Q5_K_R8: case DType::Q6_K_R8: break;
+        case DType::Q8_K: case DType::Q4_0_R8: case DType::Q8_0_R8: case DType::Q4_K_R8: case DType::Q5_K_R8:
+        case DType::Q6_K_R8:
+            break;
     }
     fail(std::string("no single-row dot product for ") + dtype_name(t) + " weights");
 }
@@ -107,8 +109,8 @@ void axpy_row(DType t, int64_t n, float a, const uint8_t* w, float* y) {
             for (int64_t i = 0; i < n; ++i) y[i] += a * bf16_to_f32(r[i]);
             return;
         }
-        case DType::Q8_K: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q4_K_R8: case DType::Q5_K_R8:
-        case DType::Q6_K_R8:
+        case DType::Q8_K: case DType::Q4_0_X16: case DType::Q4_0_R8: case DType::Q8_0_R8: case DType::Q4_K_R8:
+        case DType::Q5_K_R8: case DType::Q6_K_R8:
             break;
         default: {
             // The other block types: a block at a time through its dequantizer. Correct, not tuned.
@@ -166,6 +168,7 @@ GroupedKernels grouped_kernels(DType t) {
     const KernelTable& k = kernels();
     switch (t) {
         case DType::Q4_0_R8: return {k.gemm_q4_0_r8_q8_0, k.gemv4_q4_0_r8_q8_0};
+        case DType::Q8_0_R8: return {k.gemm_q8_0_r8_q8_0, k.gemv4_q8_0_r8_q8_0};
         case DType::Q4_K_R8: return {k.gemm_q4_k_r8_q8_k, k.gemv4_q4_k_r8_q8_k};
         case DType::Q5_K_R8: return {k.gemm_q5_k_r8_q8_k, k.gemv4_q5_k_r8_q8_k};
         default: return {k.gemm_q6_k_r8_q8_k, k.gemv4_q6_k_r8_q8_k};

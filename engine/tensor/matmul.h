@@ -21,7 +21,7 @@ struct WeightView {
 
     const uint8_t* row(int64_t r) const { return data + size_t(r) * row_bytes; }
     // Rows [first, first + count): one part of a fused matrix (Phi 3's QKV, its gate and up);
-    // whole groups of a grouped matrix (Q4_0_R8, Q4_K_R8, Q5_K_R8, Q6_K_R8).
+    // whole groups of a grouped matrix (Q4_0_R8, Q8_0_R8, Q4_K_R8, Q5_K_R8, Q6_K_R8).
     WeightView rows(int64_t first, int64_t count) const;
 };
 

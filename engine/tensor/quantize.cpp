@@ -148,7 +148,7 @@ void quantize_row(DType t, const float* src, void* dst, int64_t n) {
         case DType::Q6_K: quantize_row_q6_k_ref(src, dst, n); return;
         case DType::Q8_K: quantize_row_q8_k_ref(src, dst, n); return;
         case DType::Q4_0_X16: fail("Q4_0_X16 rows are re-laid from Q4_0 at load, not quantized to");
-        case DType::Q4_0_R8: case DType::Q4_K_R8: case DType::Q5_K_R8: case DType::Q6_K_R8: fail("grouped rows are re-laid at load, not quantized to");
+        case DType::Q4_0_R8: case DType::Q8_0_R8: case DType::Q4_K_R8: case DType::Q5_K_R8: case DType::Q6_K_R8: fail("grouped rows are re-laid at load, not quantized to");
         default: fail(std::string("quantizing to ") + dtype_name(t) + " is not supported (it is read, not written)");
     }
 }

@@ -119,6 +119,7 @@ auto grouped_gemm(DType t) {
     return t == DType::Q4_K ? &KernelTable::gemm_q4_k_r8_q8_k
          : t == DType::Q5_K ? &KernelTable::gemm_q5_k_r8_q8_k
          : t == DType::Q6_K ? &KernelTable::gemm_q6_k_r8_q8_k
+         : t == DType::Q8_0 ? &KernelTable::gemm_q8_0_r8_q8_0
                             : &KernelTable::gemm_q4_0_r8_q8_0;
 }
 
@@ -126,6 +127,7 @@ auto grouped_gemv4(DType t) {
     return t == DType::Q4_K ? &KernelTable::gemv4_q4_k_r8_q8_k
          : t == DType::Q5_K ? &KernelTable::gemv4_q5_k_r8_q8_k
          : t == DType::Q6_K ? &KernelTable::gemv4_q6_k_r8_q8_k
+         : t == DType::Q8_0 ? &KernelTable::gemv4_q8_0_r8_q8_0
                             : &KernelTable::gemv4_q4_0_r8_q8_0;
 }
 
@@ -490,6 +492,7 @@ private slots:
     void grouped_kernels_match_exact_dots_data() {
         QTest::addColumn<int>("type");
         QTest::newRow("Q4_0") << int(DType::Q4_0);
+        QTest::newRow("Q8_0") << int(DType::Q8_0);
         QTest::newRow("Q4_K") << int(DType::Q4_K);
         QTest::newRow("Q5_K") << int(DType::Q5_K);
         QTest::newRow("Q6_K") << int(DType::Q6_K);

@@ -270,6 +270,9 @@ const KernelTable& avx2_kernels() {
         t.group_q4_0 = true;
         t.gemm_q4_0_r8_q8_0 = gemm_q4_0_r8_q8_0_avx2;
         t.gemv4_q4_0_r8_q8_0 = gemv4_q4_0_r8_q8_0_avx2;
+        t.group_q8_0 = true;
+        t.gemm_q8_0_r8_q8_0 = gemm_q8_0_r8_q8_0_avx2;
+        t.gemv4_q8_0_r8_q8_0 = gemv4_q8_0_r8_q8_0_avx2;
         t.group_q4_k = true;
         t.gemm_q4_k_r8_q8_k = gemm_q4_k_r8_q8_k_avx2;
         t.group_q5_k = true;

@@ -410,13 +410,52 @@ inline void store_row_sums(__m512 acc, float* y) {
     _mm256_storeu_ps(y, _mm512_castps512_ps256(_mm512_maskz_compress_ps(0x5555, rows)));
 }
 
-template <int T>
-void gemm_q4_0_r8_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_stride, float* y, size_t y_stride) {
+// Q8_0_R8 (tensor/grouped_rows.h) on the same activations: the quants as unsigned bytes w + 128
+// meet chunk c's broadcast (the activation's bytes 8c..8c+7), and the +128 comes off as 16 times
+// the block's -8·Σx offset. A lane's 32 products stay far inside int32.
+struct Q8_0Unit {
+    __m512 dw;
+    __m512i q[4];
+};
+
+inline Q8_0Unit q8_0_unit(const uint8_t* unit) {
+    const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
+    const __m512i bias = _mm512_set1_epi8(char(0x80));
+    Q8_0Unit u;
+    u.dw = _mm512_permutexvar_ps(pairs, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit)))));
+    for (int c = 0; c < 4; ++c) u.q[c] = _mm512_xor_si512(_mm512_loadu_si512(unit + 16 + 64 * c), bias);
+    return u;
+}
+
+inline __m512 q8_0_unit_dot(const Q8_0Unit& u, const Q4_0Activation& a, __m512 acc) {
+    // a.x holds the broadcasts in Q4_0's order (bytes 0, 16, 8, 24 onwards).
+    __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u.q[0], a.x[0]);
+    sum = _mm512_dpbusd_epi32(sum, u.q[1], a.x[2]);
+    sum = _mm512_dpbusd_epi32(sum, u.q[2], a.x[1]);
+    sum = _mm512_dpbusd_epi32(sum, u.q[3], a.x[3]);
+    sum = _mm512_mask_add_epi32(sum, 0x5555, sum, _mm512_set1_epi32(16 * a.offset));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(u.dw, _mm512_set1_ps(a.dx)), acc);
+}
+
+// The two grouped types on these activations, for the tile and four-group drivers below.
+struct Q4_0R8 {
+    static constexpr size_t kUnitBytes = kQ4_0R8UnitBytes;
+    static Q4_0Unit unit(const uint8_t* p) { return q4_0_unit(p); }
+    static __m512 dot(const Q4_0Unit& u, const Q4_0Activation& a, __m512 acc) { return q4_0_unit_dot(u, a, acc); }
+};
+struct Q8_0R8 {
+    static constexpr size_t kUnitBytes = kQ8_0R8UnitBytes;
+    static Q8_0Unit unit(const uint8_t* p) { return q8_0_unit(p); }
+    static __m512 dot(const Q8_0Unit& u, const Q4_0Activation& a, __m512 acc) { return q8_0_unit_dot(u, a, acc); }
+};
+
+template <int T, typename Kind>
+void gemm_r8_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_stride, float* y, size_t y_stride) {
     __m512 acc[T];
     for (int t = 0; t < T; ++t) acc[t] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / kQK; ++i) {
-        const Q4_0Unit u = q4_0_unit(group + size_t(i) * kQ4_0R8UnitBytes);
-        for (int t = 0; t < T; ++t) acc[t] = q4_0_unit_dot(u, q4_0_activation(x + size_t(t) * x_stride, n, i), acc[t]);
+        const auto u = Kind::unit(group + size_t(i) * Kind::kUnitBytes);
+        for (int t = 0; t < T; ++t) acc[t] = Kind::dot(u, q4_0_activation(x + size_t(t) * x_stride, n, i), acc[t]);
     }
     for (int t = 0; t < T; ++t) store_row_sums(acc[t], y + size_t(t) * y_stride);
 }
@@ -424,26 +463,27 @@ void gemm_q4_0_r8_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t
 // The single-token tile's arithmetic for four groups at once, each unit's bytes prefetched
 // `prefetch` ahead in its stream: the activation is read once for the four, and four runs of
 // memory are read at once.
-void gemv4_q4_0_r8_q8_0(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
+template <typename Kind>
+void gemv4_r8(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
     __m512 acc[4];
     for (int s = 0; s < 4; ++s) acc[s] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / kQK; ++i) {
         const Q4_0Activation a = q4_0_activation(x, n, i);
         for (int s = 0; s < 4; ++s) {
-            const uint8_t* unit = static_cast<const uint8_t*>(groups[s]) + size_t(i) * kQ4_0R8UnitBytes;
-            for (size_t line = 0; line < kQ4_0R8UnitBytes; line += 64)
+            const uint8_t* unit = static_cast<const uint8_t*>(groups[s]) + size_t(i) * Kind::kUnitBytes;
+            for (size_t line = 0; line < Kind::kUnitBytes; line += 64)
                 _mm_prefetch(reinterpret_cast<const char*>(unit + prefetch + line), _MM_HINT_T0);
-            acc[s] = q4_0_unit_dot(q4_0_unit(unit), a, acc[s]);
+            acc[s] = Kind::dot(Kind::unit(unit), a, acc[s]);
         }
     }
     for (int s = 0; s < 4; ++s) store_row_sums(acc[s], y[s]);
 }
 
-void gemm_q4_0_r8_q8_0(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
-                       size_t y_stride) {
+template <typename Kind>
+void gemm_r8(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y, size_t y_stride) {
     const auto* g = static_cast<const uint8_t*>(group);
     for_each_tile<8>(n_tokens, [&](int64_t t, auto size) {
-        gemm_q4_0_r8_tile<decltype(size)::value>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride);
+        gemm_r8_tile<decltype(size)::value, Kind>(n, g, x + size_t(t) * x_stride, x_stride, y + size_t(t) * y_stride, y_stride);
     });
 }
 
@@ -479,8 +519,11 @@ const KernelTable& avx512_kernels() {
         t.group_q4_k = true;
         t.group_q5_k = true;
         t.group_q6_k = true;
-        t.gemm_q4_0_r8_q8_0 = gemm_q4_0_r8_q8_0;
-        t.gemv4_q4_0_r8_q8_0 = gemv4_q4_0_r8_q8_0;
+        t.gemm_q4_0_r8_q8_0 = gemm_r8<Q4_0R8>;
+        t.gemv4_q4_0_r8_q8_0 = gemv4_r8<Q4_0R8>;
+        t.group_q8_0 = true;
+        t.gemm_q8_0_r8_q8_0 = gemm_r8<Q8_0R8>;
+        t.gemv4_q8_0_r8_q8_0 = gemv4_r8<Q8_0R8>;
         t.gemm_q4_k_r8_q8_k = gemm_q4_k_r8_q8_k_avx512;
         t.gemm_q5_k_r8_q8_k = gemm_q5_k_r8_q8_k_avx512;
         t.gemm_q6_k_r8_q8_k = gemm_q6_k_r8_q8_k_avx512;

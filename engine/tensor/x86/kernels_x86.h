@@ -12,7 +12,8 @@ void quantize_q8_0_avx2(const float* x, void* y, int64_t n);
 // 64-byte boundary (avx2_q8_extras_offset) each block's scale as a float, then each block's
 // -8 · Σ x as an int32, which grouped Q4_0 rows need as their quants stay unsigned.
 size_t avx2_q8_extras_offset(int64_t n);
-// Grouped Q4_0, Q4_K, Q5_K and Q6_K rows (q4_0_r8_avx2.cpp, q4_k_r8_avx2.cpp, q6_k_r8_avx2.cpp).
+// Grouped Q4_0, Q8_0, Q4_K, Q5_K and Q6_K rows (q4_0_r8_avx2.cpp, q4_k_r8_avx2.cpp,
+// q6_k_r8_avx2.cpp).
 void gemm_q4_0_r8_q8_0_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
                             size_t y_stride);
 void gemm_q4_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
@@ -20,6 +21,9 @@ void gemm_q4_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size
 void gemm_q6_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
                             size_t y_stride);
 void gemv4_q4_0_r8_q8_0_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
+void gemm_q8_0_r8_q8_0_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
+                            size_t y_stride);
+void gemv4_q8_0_r8_q8_0_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
 void gemm_q5_k_r8_q8_k_avx2(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
                             size_t y_stride);
 void gemv4_q4_k_r8_q8_k_avx2(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
