@@ -23,9 +23,9 @@ public:
     // a copy in memory (not a map).
     tensor::WeightView matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
     // Same, for a matrix only ever read whole by matrix products (attention's projections, a
-    // dense FFN, the LM head): a Q4_0, Q8_0, Q4_K, Q5_K or Q6_K one is grouped by eight rows (Q4_0_R8, …)
-    // when its row count allows, the CPU's kernels are faster on that and the file is a copy in
-    // memory; a Q4_0 one not grouped is re-laid as matrix() does. A fused matrix names the row
+    // dense FFN, the LM head): a Q4_0, Q8_0, Q4_K, Q5_K or Q6_K one is grouped by eight rows
+    // (Q4_0_R8, …) when its row count allows, the CPU's kernels are faster on that and the file
+    // is a copy in memory; a Q4_0 one not grouped is re-laid as matrix() does. A fused matrix names the row
     // counts of its parts, which must then be whole groups too.
     tensor::WeightView product_matrix(const std::string& name, int64_t n_cols, int64_t n_rows,
                                       std::initializer_list<int64_t> part_rows = {});

@@ -29,9 +29,10 @@ enum class DType : uint32_t {
     // Q4_0 re-laid in memory for the AVX-512 kernels (tensor/q4_0_x16.h): the same values and
     // row size as Q4_0; made at load, never read from or written to a file.
     Q4_0_X16 = 0x10002,
-    // Q4_0, Q8_0, Q4_K, Q5_K and Q6_K matrices re-laid in groups of eight rows (tensor/grouped_rows.h): the same
-    // values and bytes per row as stored, but a row is no longer contiguous, so only
-    // whole-matrix products read them. Made at load, never read from or written to a file.
+    // Q4_0, Q8_0, Q4_K, Q5_K and Q6_K matrices re-laid in groups of eight rows
+    // (tensor/grouped_rows.h): the same values and bytes per row as stored, but a row is no
+    // longer contiguous, so only whole-matrix products read them. Made at load, never read from
+    // or written to a file.
     Q4_0_R8 = 0x10102,
     Q8_0_R8 = 0x10108,
     Q4_K_R8 = 0x1010C,
