@@ -352,27 +352,42 @@ void axpy4_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
 // layout's per-block float scales and -8·Σx offsets. Lanes 2r and 2r + 1 belong to row r; the
 // offset goes into lane 2r only, as the two lanes are added at the end.
 
-// One unit's weights: the rows' scales in lanes 2r, 2r + 1, and the nibbles of its two words.
-struct Q4_0Unit {
+// One unit's weights: the rows' scales in lanes 2r, 2r + 1, and four words of unsigned quants in
+// the order of the activation's broadcasts (Q4_0Activation::x).
+struct R8Unit {
     __m512 dw;
-    __m512i lo[2], hi[2];
+    __m512i w[4];
 };
 
-inline Q4_0Unit q4_0_unit(const uint8_t* unit) {
-    const __m512i nibble = _mm512_set1_epi8(0x0F);
+inline __m512 unit_scales(const uint8_t* unit) {
     const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
-    Q4_0Unit u;
-    u.dw = _mm512_permutexvar_ps(pairs, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit)))));
+    return _mm512_permutexvar_ps(pairs, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit)))));
+}
+
+// Q4_0_R8: the low and high nibbles of its two words.
+inline R8Unit q4_0_unit(const uint8_t* unit) {
+    const __m512i nibble = _mm512_set1_epi8(0x0F);
+    R8Unit u;
+    u.dw = unit_scales(unit);
     for (int c = 0; c < 2; ++c) {
         const __m512i q = _mm512_loadu_si512(unit + 16 + 64 * c);
-        u.lo[c] = _mm512_and_si512(q, nibble);
-        u.hi[c] = _mm512_and_si512(_mm512_srli_epi64(q, 4), nibble);
+        u.w[2 * c] = _mm512_and_si512(q, nibble);
+        u.w[2 * c + 1] = _mm512_and_si512(_mm512_srli_epi64(q, 4), nibble);
     }
     return u;
 }
 
-// One token's block i: the eight-byte broadcasts that meet lo[0], hi[0], lo[1], hi[1], and the
-// block's scale and offset from the row's Q4_0_X16 runs.
+// Q8_0_R8: the quants as unsigned bytes w + 128; chunk c meets the activation's bytes 8c..8c+7.
+inline R8Unit q8_0_unit(const uint8_t* unit) {
+    const __m512i bias = _mm512_set1_epi8(char(0x80));
+    R8Unit u;
+    u.dw = unit_scales(unit);
+    for (int c = 0; c < 4; ++c) u.w[2 * (c % 2) + c / 2] = _mm512_xor_si512(_mm512_loadu_si512(unit + 16 + 64 * c), bias);
+    return u;
+}
+
+// One token's block i: the eight-byte broadcasts that meet R8Unit::w[0..3] (its bytes 0, 16, 8
+// and 24 onwards), and the block's scale and offset from the row's Q4_0_X16 runs.
 struct Q4_0Activation {
     __m512i x[4];
     float dx;
@@ -394,13 +409,13 @@ inline Q4_0Activation q4_0_activation(const uint8_t* row, int64_t n, int64_t i) 
     return a;
 }
 
-// acc plus the unit's eight row products with one token's block.
-inline __m512 q4_0_unit_dot(const Q4_0Unit& u, const Q4_0Activation& a, __m512 acc) {
-    __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u.lo[0], a.x[0]);
-    sum = _mm512_dpbusd_epi32(sum, u.hi[0], a.x[1]);
-    sum = _mm512_dpbusd_epi32(sum, u.lo[1], a.x[2]);
-    sum = _mm512_dpbusd_epi32(sum, u.hi[1], a.x[3]);
-    sum = _mm512_mask_add_epi32(sum, 0x5555, sum, _mm512_set1_epi32(a.offset));
+// acc plus the unit's eight row products with one token's block, its quants biased by
+// kBias: Q4_0's +8 comes off as the block's -8·Σx offset, Q8_0's +128 as 16 times it.
+template <int kBias>
+inline __m512 unit_dot(const R8Unit& u, const Q4_0Activation& a, __m512 acc) {
+    __m512i sum = _mm512_setzero_si512();
+    for (int k = 0; k < 4; ++k) sum = _mm512_dpbusd_epi32(sum, u.w[k], a.x[k]);
+    sum = _mm512_mask_add_epi32(sum, 0x5555, sum, _mm512_set1_epi32(kBias / 8 * a.offset));
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(u.dw, _mm512_set1_ps(a.dx)), acc);
 }
 
@@ -410,43 +425,16 @@ inline void store_row_sums(__m512 acc, float* y) {
     _mm256_storeu_ps(y, _mm512_castps512_ps256(_mm512_maskz_compress_ps(0x5555, rows)));
 }
 
-// Q8_0_R8 (tensor/grouped_rows.h) on the same activations: the quants as unsigned bytes w + 128
-// meet chunk c's broadcast (the activation's bytes 8c..8c+7), and the +128 comes off as 16 times
-// the block's -8·Σx offset. A lane's 32 products stay far inside int32.
-struct Q8_0Unit {
-    __m512 dw;
-    __m512i q[4];
-};
-
-inline Q8_0Unit q8_0_unit(const uint8_t* unit) {
-    const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
-    const __m512i bias = _mm512_set1_epi8(char(0x80));
-    Q8_0Unit u;
-    u.dw = _mm512_permutexvar_ps(pairs, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit)))));
-    for (int c = 0; c < 4; ++c) u.q[c] = _mm512_xor_si512(_mm512_loadu_si512(unit + 16 + 64 * c), bias);
-    return u;
-}
-
-inline __m512 q8_0_unit_dot(const Q8_0Unit& u, const Q4_0Activation& a, __m512 acc) {
-    // a.x holds the broadcasts in Q4_0's order (bytes 0, 16, 8, 24 onwards).
-    __m512i sum = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u.q[0], a.x[0]);
-    sum = _mm512_dpbusd_epi32(sum, u.q[1], a.x[2]);
-    sum = _mm512_dpbusd_epi32(sum, u.q[2], a.x[1]);
-    sum = _mm512_dpbusd_epi32(sum, u.q[3], a.x[3]);
-    sum = _mm512_mask_add_epi32(sum, 0x5555, sum, _mm512_set1_epi32(16 * a.offset));
-    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(u.dw, _mm512_set1_ps(a.dx)), acc);
-}
-
 // The two grouped types on these activations, for the tile and four-group drivers below.
 struct Q4_0R8 {
     static constexpr size_t kUnitBytes = kQ4_0R8UnitBytes;
-    static Q4_0Unit unit(const uint8_t* p) { return q4_0_unit(p); }
-    static __m512 dot(const Q4_0Unit& u, const Q4_0Activation& a, __m512 acc) { return q4_0_unit_dot(u, a, acc); }
+    static R8Unit unit(const uint8_t* p) { return q4_0_unit(p); }
+    static __m512 dot(const R8Unit& u, const Q4_0Activation& a, __m512 acc) { return unit_dot<8>(u, a, acc); }
 };
 struct Q8_0R8 {
     static constexpr size_t kUnitBytes = kQ8_0R8UnitBytes;
-    static Q8_0Unit unit(const uint8_t* p) { return q8_0_unit(p); }
-    static __m512 dot(const Q8_0Unit& u, const Q4_0Activation& a, __m512 acc) { return q8_0_unit_dot(u, a, acc); }
+    static R8Unit unit(const uint8_t* p) { return q8_0_unit(p); }
+    static __m512 dot(const R8Unit& u, const Q4_0Activation& a, __m512 acc) { return unit_dot<128>(u, a, acc); }
 };
 
 template <int T, typename Kind>

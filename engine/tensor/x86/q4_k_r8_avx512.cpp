@@ -181,19 +181,10 @@ void gemm(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64
 
 template <bool kFifth>
 void gemv4(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
-    constexpr size_t kUnitBytes = kFifth ? kQ5_KR8UnitBytes : kQ4_KR8UnitBytes;
     const Orders<kFifth> o;
-    __m512 acc[4][1];
-    for (int s = 0; s < 4; ++s) acc[s][0] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < n / kQK_K; ++i) {
-        const BlockQ8_K* xb[1] = {reinterpret_cast<const BlockQ8_K*>(x) + i};
-        for (int s = 0; s < 4; ++s) {
-            const uint8_t* unit = static_cast<const uint8_t*>(groups[s]) + size_t(i) * kUnitBytes;
-            r8::prefetch_unit(unit + prefetch, kUnitBytes);
-            unit_tile<1, kFifth>(unit, xb, o, acc[s]);
-        }
-    }
-    for (int s = 0; s < 4; ++s) r8::store_rows(acc[s], y[s], 0);
+    r8::gemv4_by_units<kFifth ? kQ5_KR8UnitBytes : kQ4_KR8UnitBytes>(
+        n, groups, x, y, prefetch,
+        [&](const uint8_t* unit, const BlockQ8_K* const (&xb)[1], __m512 (&acc)[1]) { unit_tile<1, kFifth>(unit, xb, o, acc); });
 }
 
 }  // namespace

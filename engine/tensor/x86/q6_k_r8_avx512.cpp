@@ -114,17 +114,9 @@ void gemm_q6_k_r8_q8_k_avx512(int64_t n, const void* group, const uint8_t* x, si
 
 void gemv4_q6_k_r8_q8_k_avx512(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
     const Constants k;
-    __m512 acc[4][1];
-    for (int s = 0; s < 4; ++s) acc[s][0] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < n / kQK_K; ++i) {
-        const BlockQ8_K* xb[1] = {reinterpret_cast<const BlockQ8_K*>(x) + i};
-        for (int s = 0; s < 4; ++s) {
-            const uint8_t* unit = static_cast<const uint8_t*>(groups[s]) + size_t(i) * kQ6_KR8UnitBytes;
-            r8::prefetch_unit(unit + prefetch, kQ6_KR8UnitBytes);
-            unit_tile<1>(unit, xb, k, acc[s]);
-        }
-    }
-    for (int s = 0; s < 4; ++s) r8::store_rows(acc[s], y[s], 0);
+    r8::gemv4_by_units<kQ6_KR8UnitBytes>(
+        n, groups, x, y, prefetch,
+        [&](const uint8_t* unit, const BlockQ8_K* const (&xb)[1], __m512 (&acc)[1]) { unit_tile<1>(unit, xb, k, acc); });
 }
 
 }  // namespace ember::tensor

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "tensor/quant_blocks.h"
+
 namespace ember::tensor::r8 {
 
 inline __m512i broadcast8(const void* p) {
@@ -47,6 +49,25 @@ void store_rows(const __m512 (&acc)[T], float* y, size_t y_stride) {
 // Every cache line of a unit `bytes` long at p, into L1 (a no-op for addresses past the matrix).
 inline void prefetch_unit(const uint8_t* p, size_t bytes) {
     for (size_t line = 0; line < bytes; line += 64) _mm_prefetch(reinterpret_cast<const char*>(p + line), _MM_HINT_T0);
+}
+
+// Four groups against one token (KernelTable's gemv4 entries): unit i of each group in turn,
+// prefetched `prefetch` bytes ahead in its stream, added by unit_tile(unit, xb, acc) with
+// xb = {token's super-block i} and acc[s] = {group s's sums}.
+template <size_t kUnitBytes, typename UnitTile>
+void gemv4_by_units(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch,
+                    UnitTile unit_tile) {
+    __m512 acc[4][1];
+    for (int s = 0; s < 4; ++s) acc[s][0] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < n / kQK_K; ++i) {
+        const BlockQ8_K* xb[1] = {reinterpret_cast<const BlockQ8_K*>(x) + i};
+        for (int s = 0; s < 4; ++s) {
+            const uint8_t* unit = static_cast<const uint8_t*>(groups[s]) + size_t(i) * kUnitBytes;
+            prefetch_unit(unit + prefetch, kUnitBytes);
+            unit_tile(unit, xb, acc[s]);
+        }
+    }
+    for (int s = 0; s < 4; ++s) store_rows(acc[s], y[s], 0);
 }
 
 }  // namespace ember::tensor::r8
