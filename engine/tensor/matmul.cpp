@@ -185,7 +185,7 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
     if (n_tokens > 1) per_task = std::clamp<int64_t>(int64_t((128u << 10) / group_bytes), 1, per_task);
     const int64_t n_tasks = (n_groups + per_task - 1) / per_task;
     constexpr int64_t kTokenBlock = 64;
-    const auto [gemm, gemv4] = grouped_kernels(w.type);
+    const GroupedKernels entries = grouped_kernels(w.type);
     pool.run(n_tasks, [&](int64_t task, int) {
         int64_t g0 = task * per_task;
         const int64_t g1 = std::min(n_groups, g0 + per_task);
@@ -199,15 +199,15 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
                     groups[s] = w.row((g0 + s * q + i) * kR8Rows);
                     ys[s] = y + (g0 + s * q + i) * kR8Rows;
                 }
-                gemv4(w.n_cols, groups, x, ys, kStreamPrefetch);
+                entries.gemv4(w.n_cols, groups, x, ys, kStreamPrefetch);
             }
             g0 += 4 * q;
         }
         for (int64_t t0 = 0; t0 < n_tokens; t0 += kTokenBlock) {
             const int64_t nt = std::min(kTokenBlock, n_tokens - t0);
             for (int64_t g = g0; g < g1; ++g)
-                gemm(w.n_cols, w.row(g * kR8Rows), x + size_t(t0) * x_stride, x_stride, nt,
-                     y + t0 * w.n_rows + g * kR8Rows, size_t(w.n_rows));
+                entries.gemm(w.n_cols, w.row(g * kR8Rows), x + size_t(t0) * x_stride, x_stride, nt,
+                             y + t0 * w.n_rows + g * kR8Rows, size_t(w.n_rows));
         }
     });
 }
