@@ -1,9 +1,10 @@
 #pragma once
 // Q4_0, Q8_0, Q4_K, Q5_K and Q6_K matrices re-laid in groups of eight rows for whole-matrix
-// products (DType::Q4_0_R8, Q8_0_R8, Q4_K_R8, Q5_K_R8, Q6_K_R8; never in a file). Group g holds rows 8g..8g+7 in the bytes
-// those rows take as stored, as one unit per block column: a 64-byte load then holds eight quant
-// bytes of every row, which one broadcast activation meets for all eight rows at once, each
-// row's sums in their own lanes, and a unit's scales are read for eight rows together.
+// products (DType::Q4_0_R8, Q8_0_R8, Q4_K_R8, Q5_K_R8, Q6_K_R8; never in a file). Group g holds
+// rows 8g..8g+7 in the bytes those rows take as stored, as one unit per block column: a 64-byte
+// load then holds eight quant bytes of every row, which one broadcast activation meets for all
+// eight rows at once, each row's sums in their own lanes, and a unit's scales are read for eight
+// rows together.
 //
 // Q4_0_R8, one 144-byte unit per 32-column block i (the eight rows' block i):
 //   [0, 16)      the eight rows' d (fp16)

@@ -107,12 +107,27 @@ struct KernelTable {
     void (*gemv4_q6_k_r8_q8_k)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
 };
 
-// Whether the table's grouped kernels for matrices of a stored type beat its row kernels.
-inline bool groups_rows(const KernelTable& k, DType stored) {
-    return (stored == DType::Q4_0 && k.group_q4_0) || (stored == DType::Q8_0 && k.group_q8_0) ||
-           (stored == DType::Q4_K && k.group_q4_k) ||
-           (stored == DType::Q5_K && k.group_q5_k) || (stored == DType::Q6_K && k.group_q6_k);
+// A grouped type's entries in a table (by its stored or grouped type): whether they beat the
+// table's row kernels, the tile kernel and the four-group one-token kernel. All null for a type
+// without a grouped layout.
+struct GroupedEntries {
+    bool beats_rows;
+    decltype(KernelTable::gemm_q4_0_r8_q8_0) gemm;
+    decltype(KernelTable::gemv4_q4_0_r8_q8_0) gemv4;
+};
+inline GroupedEntries grouped_entries(const KernelTable& k, DType t) {
+    switch (stored_type(t)) {
+        case DType::Q4_0: return {k.group_q4_0, k.gemm_q4_0_r8_q8_0, k.gemv4_q4_0_r8_q8_0};
+        case DType::Q8_0: return {k.group_q8_0, k.gemm_q8_0_r8_q8_0, k.gemv4_q8_0_r8_q8_0};
+        case DType::Q4_K: return {k.group_q4_k, k.gemm_q4_k_r8_q8_k, k.gemv4_q4_k_r8_q8_k};
+        case DType::Q5_K: return {k.group_q5_k, k.gemm_q5_k_r8_q8_k, k.gemv4_q5_k_r8_q8_k};
+        case DType::Q6_K: return {k.group_q6_k, k.gemm_q6_k_r8_q8_k, k.gemv4_q6_k_r8_q8_k};
+        default: return {false, nullptr, nullptr};
+    }
 }
+
+// Whether the table's grouped kernels for matrices of a stored type beat its row kernels.
+inline bool groups_rows(const KernelTable& k, DType stored) { return grouped_entries(k, stored).beats_rows; }
 
 // The four-token entries of a table without a fused kernel: four single calls.
 template <float (*Dot)(int64_t, const void*, const void*)>

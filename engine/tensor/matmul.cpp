@@ -157,24 +157,6 @@ constexpr size_t kStreamPrefetch = 2048;
 
 namespace {
 
-using GroupedGemm = void (*)(int64_t, const void*, const uint8_t*, size_t, int64_t, float*, size_t);
-using GroupedGemv4 = void (*)(int64_t, const void* const*, const uint8_t*, float* const*, size_t);
-struct GroupedKernels {
-    GroupedGemm gemm;
-    GroupedGemv4 gemv4;
-};
-
-GroupedKernels grouped_kernels(DType t) {
-    const KernelTable& k = kernels();
-    switch (t) {
-        case DType::Q4_0_R8: return {k.gemm_q4_0_r8_q8_0, k.gemv4_q4_0_r8_q8_0};
-        case DType::Q8_0_R8: return {k.gemm_q8_0_r8_q8_0, k.gemv4_q8_0_r8_q8_0};
-        case DType::Q4_K_R8: return {k.gemm_q4_k_r8_q8_k, k.gemv4_q4_k_r8_q8_k};
-        case DType::Q5_K_R8: return {k.gemm_q5_k_r8_q8_k, k.gemv4_q5_k_r8_q8_k};
-        default: return {k.gemm_q6_k_r8_q8_k, k.gemv4_q6_k_r8_q8_k};
-    }
-}
-
 // Grouped rows: each task takes whole groups of eight rows; a batch meets each group 64 tokens at a
 // time, which keeps the task's rows and those tokens' activations in L2.
 void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, size_t x_stride, int64_t n_tokens,
@@ -185,7 +167,7 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
     if (n_tokens > 1) per_task = std::clamp<int64_t>(int64_t((128u << 10) / group_bytes), 1, per_task);
     const int64_t n_tasks = (n_groups + per_task - 1) / per_task;
     constexpr int64_t kTokenBlock = 64;
-    const GroupedKernels entries = grouped_kernels(w.type);
+    const GroupedEntries entries = grouped_entries(kernels(), w.type);
     pool.run(n_tasks, [&](int64_t task, int) {
         int64_t g0 = task * per_task;
         const int64_t g1 = std::min(n_groups, g0 + per_task);

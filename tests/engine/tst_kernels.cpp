@@ -115,21 +115,6 @@ void check_layouts_agree(const WeightView& a, const WeightView& b, std::initiali
 }
 
 // The table entry that multiplies a stored type's groups.
-// A grouped type's two table entries: the tile kernel and the four-group one-token kernel.
-struct GroupedEntries {
-    decltype(&KernelTable::gemm_q4_0_r8_q8_0) gemm;
-    decltype(&KernelTable::gemv4_q4_0_r8_q8_0) gemv4;
-};
-GroupedEntries grouped_entries(DType t) {
-    switch (t) {
-        case DType::Q8_0: return {&KernelTable::gemm_q8_0_r8_q8_0, &KernelTable::gemv4_q8_0_r8_q8_0};
-        case DType::Q4_K: return {&KernelTable::gemm_q4_k_r8_q8_k, &KernelTable::gemv4_q4_k_r8_q8_k};
-        case DType::Q5_K: return {&KernelTable::gemm_q5_k_r8_q8_k, &KernelTable::gemv4_q5_k_r8_q8_k};
-        case DType::Q6_K: return {&KernelTable::gemm_q6_k_r8_q8_k, &KernelTable::gemv4_q6_k_r8_q8_k};
-        default: return {&KernelTable::gemm_q4_0_r8_q8_0, &KernelTable::gemv4_q4_0_r8_q8_0};
-    }
-}
-
 }  // namespace
 
 class TestKernels : public QObject {
@@ -530,7 +515,7 @@ private slots:
                 else
                     k.prepare_q8_activation(xf[size_t(j)].data(), dst, n);
             }
-            const auto gemm = k.*grouped_entries(t).gemm;
+            const auto gemm = grouped_entries(k, t).gemm;
             for (int64_t nt : {1, 2, 3, 4, 5, 7, 8, 13}) {
                 std::vector<float> y(size_t(nt * kR8Rows), NAN);
                 gemm(n, group.data(), x.data(), x_stride, nt, y.data(), kR8Rows);
@@ -676,9 +661,9 @@ private slots:
             for (int g = 0; g < 4; ++g) {
                 gs[g] = groups.data() + size_t(g) * kR8Rows * rb;
                 ys[g] = four[g];
-                (k.*grouped_entries(t).gemm)(n, gs[g], x.data(), 0, 1, one[g], 0);
+                grouped_entries(k, t).gemm(n, gs[g], x.data(), 0, 1, one[g], 0);
             }
-            (k.*grouped_entries(t).gemv4)(n, gs, x.data(), ys, 2048);
+            grouped_entries(k, t).gemv4(n, gs, x.data(), ys, 2048);
             QVERIFY2(std::memcmp(four, one, sizeof four) == 0, k.isa);
         }
     }

@@ -12,6 +12,7 @@
 #include "tensor/q4_0_x16.h"
 #include "tensor/quant_blocks.h"
 #include "tensor/x86/kernels_x86.h"
+#include "tensor/x86/r8_lanes.h"
 #include "tensor/x86/simd_common.h"
 
 namespace ember::tensor {
@@ -359,16 +360,11 @@ struct R8Unit {
     __m512i w[4];
 };
 
-inline __m512 unit_scales(const uint8_t* unit) {
-    const __m512i pairs = _mm512_set_epi32(7, 7, 6, 6, 5, 5, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0);
-    return _mm512_permutexvar_ps(pairs, _mm512_castps256_ps512(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(unit)))));
-}
-
 // Q4_0_R8: the low and high nibbles of its two words.
 inline R8Unit q4_0_unit(const uint8_t* unit) {
     const __m512i nibble = _mm512_set1_epi8(0x0F);
     R8Unit u;
-    u.dw = unit_scales(unit);
+    u.dw = r8::row_pairs(unit);
     for (int c = 0; c < 2; ++c) {
         const __m512i q = _mm512_loadu_si512(unit + 16 + 64 * c);
         u.w[2 * c] = _mm512_and_si512(q, nibble);
@@ -381,7 +377,7 @@ inline R8Unit q4_0_unit(const uint8_t* unit) {
 inline R8Unit q8_0_unit(const uint8_t* unit) {
     const __m512i bias = _mm512_set1_epi8(char(0x80));
     R8Unit u;
-    u.dw = unit_scales(unit);
+    u.dw = r8::row_pairs(unit);
     for (int c = 0; c < 4; ++c) u.w[2 * (c % 2) + c / 2] = _mm512_xor_si512(_mm512_loadu_si512(unit + 16 + 64 * c), bias);
     return u;
 }
@@ -419,12 +415,6 @@ inline __m512 unit_dot(const R8Unit& u, const Q4_0Activation& a, __m512 acc) {
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum), _mm512_mul_ps(u.dw, _mm512_set1_ps(a.dx)), acc);
 }
 
-// Row r's two lanes added, the eight rows stored.
-inline void store_row_sums(__m512 acc, float* y) {
-    const __m512 rows = _mm512_add_ps(acc, _mm512_permute_ps(acc, 0xB1));  // row r in lane 2r
-    _mm256_storeu_ps(y, _mm512_castps512_ps256(_mm512_maskz_compress_ps(0x5555, rows)));
-}
-
 // The two grouped types on these activations, for the tile and four-group drivers below.
 struct Q4_0R8 {
     static constexpr size_t kUnitBytes = kQ4_0R8UnitBytes;
@@ -445,7 +435,7 @@ void gemm_r8_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_st
         const auto u = Kind::unit(group + size_t(i) * Kind::kUnitBytes);
         for (int t = 0; t < T; ++t) acc[t] = Kind::dot(u, q4_0_activation(x + size_t(t) * x_stride, n, i), acc[t]);
     }
-    for (int t = 0; t < T; ++t) store_row_sums(acc[t], y + size_t(t) * y_stride);
+    r8::store_rows(acc, y, y_stride);
 }
 
 // The single-token tile's arithmetic for four groups at once, each unit's bytes prefetched
@@ -453,18 +443,17 @@ void gemm_r8_tile(int64_t n, const uint8_t* group, const uint8_t* x, size_t x_st
 // memory are read at once.
 template <typename Kind>
 void gemv4_r8(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch) {
-    __m512 acc[4];
-    for (int s = 0; s < 4; ++s) acc[s] = _mm512_setzero_ps();
+    __m512 acc[4][1];
+    for (int s = 0; s < 4; ++s) acc[s][0] = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / kQK; ++i) {
         const Q4_0Activation a = q4_0_activation(x, n, i);
         for (int s = 0; s < 4; ++s) {
             const uint8_t* unit = static_cast<const uint8_t*>(groups[s]) + size_t(i) * Kind::kUnitBytes;
-            for (size_t line = 0; line < Kind::kUnitBytes; line += 64)
-                _mm_prefetch(reinterpret_cast<const char*>(unit + prefetch + line), _MM_HINT_T0);
-            acc[s] = Kind::dot(Kind::unit(unit), a, acc[s]);
+            r8::prefetch_unit(unit + prefetch, Kind::kUnitBytes);
+            acc[s][0] = Kind::dot(Kind::unit(unit), a, acc[s][0]);
         }
     }
-    for (int s = 0; s < 4; ++s) store_row_sums(acc[s], y[s]);
+    for (int s = 0; s < 4; ++s) r8::store_rows(acc[s], y[s], 0);
 }
 
 template <typename Kind>

@@ -1,7 +1,7 @@
 #pragma once
-// What the AVX-512 kernels of K-quant groups (Q4_K_R8, Q5_K_R8, Q6_K_R8; tensor/grouped_rows.h)
-// share: row r's sums in lanes 2r and 2r + 1 of every vector, eight-byte activation broadcasts,
-// prefetches, and the fold of each row's two lanes into its dot product.
+// What the AVX-512 kernels of grouped rows (tensor/grouped_rows.h) share: row r's sums in lanes
+// 2r and 2r + 1 of every vector, eight-byte activation broadcasts, prefetches, and the fold of
+// each row's two lanes into its dot product.
 #include <immintrin.h>
 
 #include <cstddef>
