@@ -19,11 +19,14 @@ std::vector<const KernelTable*> detect() {
     if (cpu.avx2 && cpu.fma && cpu.f16c) tables.push_back(&avx2_kernels());
     if (tables.size() == 2 && cpu.avx512f && cpu.avx512bw && cpu.avx512vl && cpu.avx512vnni && cpu.avx512vbmi)
         tables.push_back(&avx512_kernels());
+#if defined(EMBER_AMX)
+    if (tables.size() == 3 && cpu.amx_tile && cpu.amx_int8 && amx_permitted()) tables.push_back(&amx_kernels());
+#endif
 #endif
 #if defined(__aarch64__) && defined(__ARM_NEON)
     tables.push_back(&neon_kernels());
 #endif
-    // EMBER_ISA=scalar|avx2 stops at that table: what a CPU without the later ones runs, for
+    // EMBER_ISA=scalar|avx2|avx512 stops at that table: what a CPU without the later ones runs, for
     // benchmarks on one that has them (BENCHMARKS.md). ember-bench prints the table in use.
     if (const char* cap = std::getenv("EMBER_ISA"))
         while (tables.size() > 1 && std::strcmp(tables.back()->isa, cap) != 0) tables.pop_back();

@@ -2,6 +2,11 @@
 
 #include <cstdint>
 
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
 #if defined(_MSC_VER) && (defined(_M_X64) || defined(_M_IX86))
 #include <immintrin.h>
 #include <intrin.h>
@@ -68,10 +73,26 @@ X86Features x86_features() {
     f.avx512vl = bit(l7.ebx, 31);
     f.avx512vbmi = bit(l7.ecx, 1);
     f.avx512vnni = bit(l7.ecx, 11);
+    const bool tiles = (saved & 0x60000) == 0x60000;  // tile configuration and tile data
+    f.amx_tile = tiles && bit(l7.edx, 24);
+    f.amx_int8 = tiles && bit(l7.edx, 25);
     return f;
 }
 #else
 X86Features x86_features() { return {}; }
 #endif
+
+bool amx_permitted() {
+#if defined(__linux__) && defined(__x86_64__)
+    static const bool permitted = [] {
+        constexpr long kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
+        constexpr long kTileData = 18;               // XFEATURE_XTILEDATA
+        return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+    }();
+    return permitted;
+#else
+    return false;
+#endif
+}
 
 }  // namespace ember::tensor

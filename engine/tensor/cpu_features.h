@@ -13,8 +13,15 @@ struct X86Features {
     bool avx512vl = false;
     bool avx512vnni = false;
     bool avx512vbmi = false;
+    bool amx_tile = false;  // the OS saves tile state too
+    bool amx_int8 = false;
 };
 
 X86Features x86_features();
+
+// Whether this process may use AMX tile registers: Linux hands out the (8 KiB per thread) tile
+// state only on request, once per process; the first call asks. False on other systems, where
+// Ember does not build its AMX kernels.
+bool amx_permitted();
 
 }  // namespace ember::tensor

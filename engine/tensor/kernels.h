@@ -105,24 +105,32 @@ struct KernelTable {
     void (*gemv4_q4_k_r8_q8_k)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
     void (*gemv4_q5_k_r8_q8_k)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
     void (*gemv4_q6_k_r8_q8_k)(int64_t n, const void* const* groups, const uint8_t* x, float* const* y, size_t prefetch);
+    // n_groups consecutive groups against n_tokens tokens, as n_groups calls of the type's gemm
+    // entry would give them: for tables with a matrix unit (AMX), which wants sixteen rows and
+    // sixteen tokens at once and the weights unpacked once for every token; null elsewhere.
+    void (*gemm_groups_q4_0_r8_q8_0)(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x,
+                                     size_t x_stride, int64_t n_tokens, float* y, size_t y_stride);
+    void (*gemm_groups_q8_0_r8_q8_0)(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x,
+                                     size_t x_stride, int64_t n_tokens, float* y, size_t y_stride);
 };
 
 // A grouped type's entries in a table (by its stored or grouped type): whether they beat the
-// table's row kernels, the tile kernel and the four-group one-token kernel. All null for a type
-// without a grouped layout.
+// table's row kernels, the tile kernel, the four-group one-token kernel and the many-group batch
+// kernel (null where the table has none). All null for a type without a grouped layout.
 struct GroupedEntries {
     bool beats_rows;
     decltype(KernelTable::gemm_q4_0_r8_q8_0) gemm;
     decltype(KernelTable::gemv4_q4_0_r8_q8_0) gemv4;
+    decltype(KernelTable::gemm_groups_q4_0_r8_q8_0) gemm_groups;
 };
 inline GroupedEntries grouped_entries(const KernelTable& k, DType t) {
     switch (stored_type(t)) {
-        case DType::Q4_0: return {k.group_q4_0, k.gemm_q4_0_r8_q8_0, k.gemv4_q4_0_r8_q8_0};
-        case DType::Q8_0: return {k.group_q8_0, k.gemm_q8_0_r8_q8_0, k.gemv4_q8_0_r8_q8_0};
-        case DType::Q4_K: return {k.group_q4_k, k.gemm_q4_k_r8_q8_k, k.gemv4_q4_k_r8_q8_k};
-        case DType::Q5_K: return {k.group_q5_k, k.gemm_q5_k_r8_q8_k, k.gemv4_q5_k_r8_q8_k};
-        case DType::Q6_K: return {k.group_q6_k, k.gemm_q6_k_r8_q8_k, k.gemv4_q6_k_r8_q8_k};
-        default: return {false, nullptr, nullptr};
+        case DType::Q4_0: return {k.group_q4_0, k.gemm_q4_0_r8_q8_0, k.gemv4_q4_0_r8_q8_0, k.gemm_groups_q4_0_r8_q8_0};
+        case DType::Q8_0: return {k.group_q8_0, k.gemm_q8_0_r8_q8_0, k.gemv4_q8_0_r8_q8_0, k.gemm_groups_q8_0_r8_q8_0};
+        case DType::Q4_K: return {k.group_q4_k, k.gemm_q4_k_r8_q8_k, k.gemv4_q4_k_r8_q8_k, nullptr};
+        case DType::Q5_K: return {k.group_q5_k, k.gemm_q5_k_r8_q8_k, k.gemv4_q5_k_r8_q8_k, nullptr};
+        case DType::Q6_K: return {k.group_q6_k, k.gemm_q6_k_r8_q8_k, k.gemv4_q6_k_r8_q8_k, nullptr};
+        default: return {false, nullptr, nullptr, nullptr};
     }
 }
 

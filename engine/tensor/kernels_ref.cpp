@@ -251,6 +251,8 @@ const KernelTable& reference_kernels() {
         .gemv4_q4_k_r8_q8_k = gemv4_by_groups<gemm_by_rows<q4_k_row_from_r8, dot_q4_k_q8_k_ref, DType::Q4_K>>,
         .gemv4_q5_k_r8_q8_k = gemv4_by_groups<gemm_by_rows<q5_k_row_from_r8, dot_q5_k_q8_k_ref, DType::Q5_K>>,
         .gemv4_q6_k_r8_q8_k = gemv4_by_groups<gemm_by_rows<q6_k_row_from_r8, dot_q6_k_q8_k, DType::Q6_K>>,
+        .gemm_groups_q4_0_r8_q8_0 = nullptr,
+        .gemm_groups_q8_0_r8_q8_0 = nullptr,
     };
     return table;
 }

@@ -163,14 +163,20 @@ void matmul_grouped(ThreadPool& pool, const WeightView& w, const uint8_t* x, siz
                     float* y) {
     const int64_t n_groups = w.n_rows / kR8Rows;
     const size_t group_bytes = size_t(kR8Rows) * w.row_bytes;
+    const GroupedEntries entries = grouped_entries(kernels(), w.type);
+    // A matrix unit takes groups in pairs and sixteen tokens at a time.
+    const bool whole_task = entries.gemm_groups && n_tokens >= 16;
     int64_t per_task = std::max<int64_t>(1, n_groups / (int64_t(pool.size()) * 8));
     if (n_tokens > 1) per_task = std::clamp<int64_t>(int64_t((128u << 10) / group_bytes), 1, per_task);
+    if (whole_task) per_task = (per_task + 1) / 2 * 2;
     const int64_t n_tasks = (n_groups + per_task - 1) / per_task;
     constexpr int64_t kTokenBlock = 64;
-    const GroupedEntries entries = grouped_entries(kernels(), w.type);
     pool.run(n_tasks, [&](int64_t task, int) {
         int64_t g0 = task * per_task;
         const int64_t g1 = std::min(n_groups, g0 + per_task);
+        if (whole_task)
+            return entries.gemm_groups(w.n_cols, w.row(g0 * kR8Rows), g1 - g0, x, x_stride, n_tokens,
+                                       y + g0 * kR8Rows, size_t(w.n_rows));
         if (n_tokens == 1) {
             // Four streams a quarter of the task apart, as for Q4_0 rows as stored.
             const int64_t q = (g1 - g0) / 4;

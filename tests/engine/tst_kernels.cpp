@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 
@@ -134,8 +135,11 @@ private slots:
         QCOMPARE(f.avx512vl, bool(__builtin_cpu_supports("avx512vl")));
         QCOMPARE(f.avx512vnni, bool(__builtin_cpu_supports("avx512vnni")));
         QCOMPARE(f.avx512vbmi, bool(__builtin_cpu_supports("avx512vbmi")));
-        const int expected = 1 + (f.avx2 && f.fma && f.f16c) +
-                             (f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni && f.avx512vbmi);
+        QCOMPARE(f.amx_tile, bool(__builtin_cpu_supports("amx-tile")));
+        QCOMPARE(f.amx_int8, bool(__builtin_cpu_supports("amx-int8")));
+        const bool avx512 = f.avx2 && f.fma && f.f16c && f.avx512f && f.avx512bw && f.avx512vl && f.avx512vnni && f.avx512vbmi;
+        const int expected = 1 + (f.avx2 && f.fma && f.f16c) + avx512 + (avx512 && f.amx_tile && f.amx_int8 && amx_permitted());
+        if (const char* cap = std::getenv("EMBER_ISA")) QSKIP(qPrintable(QString("EMBER_ISA=%1 caps the tables").arg(cap)));
         QCOMPARE(available_kernel_count(), expected);
 #else
         QSKIP("GCC's __builtin_cpu_supports on x86 is the reference here");
@@ -531,6 +535,57 @@ private slots:
                     }
             }
         }
+    }
+
+    // A table with a matrix unit (AMX) takes many groups and a whole batch at once: pairs of
+    // groups sixteen tokens at a time, the rest (an odd group, the tokens after the last full
+    // sixteen) by its gemm entry. Every row and token must be the exact dot product.
+    void batch_kernel_over_groups_matches_exact_dots_data() {
+        QTest::addColumn<int>("type");
+        QTest::newRow("Q4_0") << int(DType::Q4_0);
+        QTest::newRow("Q8_0") << int(DType::Q8_0);
+    }
+    void batch_kernel_over_groups_matches_exact_dots() {
+        QFETCH(int, type);
+        const DType t = DType(type);
+        const Grouping grouped = *grouping(t);
+        const int64_t n = 352, n_groups = 5, n_rows = n_groups * kR8Rows;  // 11 blocks: an odd last block
+        const size_t rb = row_bytes(t, n);
+        std::mt19937_64 rng{79};
+        std::vector<uint8_t> stored(rb * size_t(n_rows));
+        for (int64_t r = 0; r < n_rows; ++r) random_row(t, n, 0.05f, rng, stored.data() + size_t(r) * rb);
+        std::vector<uint8_t> groups(stored);
+        for (int64_t g = 0; g < n_groups; ++g) grouped.group(groups.data() + size_t(g * kR8Rows) * rb, n);
+        const int64_t n_tokens = 35;
+        std::vector<std::vector<float>> xf;
+        for (int64_t j = 0; j < n_tokens; ++j) xf.push_back(random_floats(size_t(n), 90 + uint32_t(j)));
+        int tested = 0;
+        for (int i = 0; i < available_kernel_count(); ++i) {
+            const KernelTable& k = available_kernels(i);
+            const auto gemm_groups = grouped_entries(k, t).gemm_groups;
+            if (!gemm_groups) continue;
+            ++tested;
+            const size_t x_stride = k.q8_activation_bytes(n);
+            std::vector<uint8_t> x(x_stride * size_t(n_tokens));
+            for (int64_t j = 0; j < n_tokens; ++j) k.prepare_q8_activation(xf[size_t(j)].data(), x.data() + size_t(j) * x_stride, n);
+            for (int64_t nt : {16, 32, 35, 19, 13, 1}) {
+                for (int64_t ng : {n_groups, int64_t(2), int64_t(1)}) {
+                    std::vector<float> y(size_t(nt * n_rows), NAN);
+                    gemm_groups(n, groups.data(), ng, x.data(), x_stride, nt, y.data(), size_t(n_rows));
+                    for (int64_t j = 0; j < nt; ++j)
+                        for (int64_t r = 0; r < ng * kR8Rows; ++r) {
+                            const std::vector<uint8_t> w(stored.begin() + std::ptrdiff_t(size_t(r) * rb), stored.begin() + std::ptrdiff_t(size_t(r + 1) * rb));
+                            const std::vector<uint8_t> xj(x.begin() + std::ptrdiff_t(size_t(j) * x_stride),
+                                                          x.begin() + std::ptrdiff_t(size_t(j) * x_stride + row_bytes(DType::Q8_0, n)));
+                            const Exact e = exact_dot(t, w, DType::Q8_0, xj, n);
+                            const float got = y[size_t(j * n_rows + r)];
+                            QVERIFY2(std::fabs(got - e.dot) <= 1e-5 * e.magnitude,
+                                     qPrintable(QString("%1, %2 groups, %3 tokens: token %4 row %5: %6, exact %7").arg(k.isa).arg(ng).arg(nt).arg(j).arg(r).arg(got).arg(e.dot)));
+                        }
+                }
+            }
+        }
+        if (tested == 0) QSKIP("no kernel table with a matrix unit on this CPU");
     }
 
     // Attention's weighted sum of values is bit for bit one axpy_f16 per row, in order, in

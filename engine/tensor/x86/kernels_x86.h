@@ -6,6 +6,8 @@
 namespace ember::tensor {
 const KernelTable& avx2_kernels();
 const KernelTable& avx512_kernels();
+// The AVX-512 table with AMX tiles for grouped Q4_0/Q8_0 batches (r8_tiles_amx.cpp).
+const KernelTable& amx_kernels();
 // Q8_0 activation quantization, shared by the AVX2 and AVX-512 tables.
 void quantize_q8_0_avx2(const float* x, void* y, int64_t n);
 // The AVX2 table's activation row for Q4_0/Q8_0 weights: the Q8_0 blocks, then from the next
