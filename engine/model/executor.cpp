@@ -55,7 +55,7 @@ void Executor::linear(Where where, const tensor::WeightView& w, const float* x, 
         tensor::matmul(s_.pool, w, x, n, y, s_.prepared);
         return;
     }
-    s_.prepared.prepare(w.type, x, n, w.n_cols);
+    s_.prepared.prepare(w.type, x, n, w.n_cols, &s_.pool);
     device_->begin_matmul(w, s_.prepared.row(0), s_.prepared.row_stride(), int32_t(n), y);
     device_->wait();
 }
@@ -81,7 +81,7 @@ void Executor::attention_sublayer(int32_t il, const backend::AttentionLayer& lay
     } else if (products == Where::Device && tensor::activation_type(layer.qkv[0].type) == tensor::activation_type(layer.qkv[1].type) &&
                tensor::activation_type(layer.qkv[0].type) == tensor::activation_type(layer.qkv[2].type)) {
         // Q, K and V read the input in the same form: one upload, one round trip for the three.
-        s_.prepared.prepare(layer.qkv[0].type, s_.attn_in.data(), n, n_embd);
+        s_.prepared.prepare(layer.qkv[0].type, s_.attn_in.data(), n, n_embd, &s_.pool);
         float* dst[] = {s_.q.data(), s_.k.data(), s_.v.data()};
         for (size_t m = 0; m < 3; ++m)
             device_->begin_matmul(layer.qkv[m], s_.prepared.row(0), s_.prepared.row_stride(), n, dst[m]);
@@ -160,7 +160,7 @@ void Executor::dense_ffn(int32_t il, const DenseFfnWeights& w, const float* x, f
         tensor::matmul(s_.pool, w.up, x, n, s_.ffn_up.data(), s_.prepared);
     } else {
         // Gate and up read the same prepared input: one round trip for both.
-        s_.prepared.prepare(w.up.type, x, n, w.up.n_cols);
+        s_.prepared.prepare(w.up.type, x, n, w.up.n_cols, &s_.pool);
         if (gated) device_->begin_matmul(w.gate, s_.prepared.row(0), s_.prepared.row_stride(), int32_t(n), s_.ffn_gate.data());
         device_->begin_matmul(w.up, s_.prepared.row(0), s_.prepared.row_stride(), int32_t(n), s_.ffn_up.data());
         device_->wait();
@@ -246,11 +246,11 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
 // A resident expert, whole, for the m gathered rows of s.expert_in into s.expert_out.
 void Executor::device_expert(const ExpertWeights& w, int32_t m) {
     const int64_t n_ff = w.gate.n_rows;
-    s_.prepared.prepare(w.gate.type, s_.expert_in.data(), m, w.gate.n_cols);
+    s_.prepared.prepare(w.gate.type, s_.expert_in.data(), m, w.gate.n_cols, &s_.pool);
     device_->begin_matmul(w.gate, s_.prepared.row(0), s_.prepared.row_stride(), m, s_.ffn_gate.data());
     if (tensor::activation_type(w.up.type) != tensor::activation_type(w.gate.type)) {
         device_->wait();
-        s_.prepared.prepare(w.up.type, s_.expert_in.data(), m, w.up.n_cols);
+        s_.prepared.prepare(w.up.type, s_.expert_in.data(), m, w.up.n_cols, &s_.pool);
     }
     device_->begin_matmul(w.up, s_.prepared.row(0), s_.prepared.row_stride(), m, s_.ffn_up.data());
     device_->wait();

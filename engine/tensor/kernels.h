@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "tensor/dtype.h"
+#include "tensor/quantize.h"
 
 namespace ember::tensor {
 
@@ -28,6 +29,8 @@ struct KernelTable {
     // row rather than once per weight row.
     size_t (*q8_activation_bytes)(int64_t n);
     void (*prepare_q8_activation)(const float* x, void* y, int64_t n);
+    // Activations for K-quant weights: Q8_K blocks bit for bit as quantize_row_q8_k_ref writes them.
+    void (*quantize_q8_k)(const float* x, void* y, int64_t n, Q8KScale scale);
     void (*f32_to_f16)(const float* x, uint16_t* y, int64_t n);
     // y += a * x over n elements of one weight row (attention's weighted sum of cached
     // values; the sparse FFN's down projection, one active neuron at a time).
@@ -112,6 +115,8 @@ struct KernelTable {
                                      size_t x_stride, int64_t n_tokens, float* y, size_t y_stride);
     void (*gemm_groups_q8_0_r8_q8_0)(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x,
                                      size_t x_stride, int64_t n_tokens, float* y, size_t y_stride);
+    void (*gemm_groups_q4_k_r8_q8_k)(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x,
+                                     size_t x_stride, int64_t n_tokens, float* y, size_t y_stride);
 };
 
 // A grouped type's entries in a table (by its stored or grouped type): whether they beat the
@@ -127,7 +132,7 @@ inline GroupedEntries grouped_entries(const KernelTable& k, DType t) {
     switch (stored_type(t)) {
         case DType::Q4_0: return {k.group_q4_0, k.gemm_q4_0_r8_q8_0, k.gemv4_q4_0_r8_q8_0, k.gemm_groups_q4_0_r8_q8_0};
         case DType::Q8_0: return {k.group_q8_0, k.gemm_q8_0_r8_q8_0, k.gemv4_q8_0_r8_q8_0, k.gemm_groups_q8_0_r8_q8_0};
-        case DType::Q4_K: return {k.group_q4_k, k.gemm_q4_k_r8_q8_k, k.gemv4_q4_k_r8_q8_k, nullptr};
+        case DType::Q4_K: return {k.group_q4_k, k.gemm_q4_k_r8_q8_k, k.gemv4_q4_k_r8_q8_k, k.gemm_groups_q4_k_r8_q8_k};
         case DType::Q5_K: return {k.group_q5_k, k.gemm_q5_k_r8_q8_k, k.gemv4_q5_k_r8_q8_k, nullptr};
         case DType::Q6_K: return {k.group_q6_k, k.gemm_q6_k_r8_q8_k, k.gemv4_q6_k_r8_q8_k, nullptr};
         default: return {false, nullptr, nullptr, nullptr};

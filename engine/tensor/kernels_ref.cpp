@@ -204,6 +204,7 @@ const KernelTable& reference_kernels() {
         .dot_q6_k_q8_k = dot_q6_k_q8_k,
         .q8_activation_bytes = q8_activation_bytes,
         .prepare_q8_activation = quantize_activation_q8_0,
+        .quantize_q8_k = quantize_row_q8_k_ref,
         .f32_to_f16 = f32_to_f16,
         .axpy_f16 = axpy_f16,
         .axpy_q4_0 = axpy_q4_0,
@@ -253,6 +254,7 @@ const KernelTable& reference_kernels() {
         .gemv4_q6_k_r8_q8_k = gemv4_by_groups<gemm_by_rows<q6_k_row_from_r8, dot_q6_k_q8_k, DType::Q6_K>>,
         .gemm_groups_q4_0_r8_q8_0 = nullptr,
         .gemm_groups_q8_0_r8_q8_0 = nullptr,
+        .gemm_groups_q4_k_r8_q8_k = nullptr,
     };
     return table;
 }

@@ -35,7 +35,8 @@ class PreparedActivations {
 public:
     void reserve(int64_t max_tokens, int64_t max_cols);
     void set_q8_k_scale(Q8KScale scale) { q8_k_scale_ = scale; }
-    void prepare(DType weight_type, const float* x, int64_t n_tokens, int64_t n_cols);
+    // With a pool, a batch's rows are prepared on its threads.
+    void prepare(DType weight_type, const float* x, int64_t n_tokens, int64_t n_cols, ThreadPool* pool = nullptr);
 
     const uint8_t* row(int64_t t) const { return data_ + size_t(t) * row_bytes_; }
     size_t row_stride() const { return row_bytes_; }

@@ -196,6 +196,30 @@ private slots:
         if (available_kernel_count() == 1) QTest::newRow("scalar only") << 0;
     }
 
+    // K-quant activations are quantized by each table's own code; the blocks must be the
+    // reference's bit for bit (upstream's outputs and PowerInfer's depend on them), for both
+    // scales, with the largest magnitude met twice with opposite signs (the first one sets the
+    // sign of the scale), a block of zeros and values that round half-way.
+    void q8_k_quantization_is_the_reference() {
+        const int64_t n = 4 * 256;
+        auto x = random_floats(size_t(n), 33, 3.0f);
+        x[7] = 9.5f;
+        x[300] = -9.5f;
+        std::fill(x.begin() + 512, x.begin() + 768, 0.0f);
+        for (int j = 0; j < 256; ++j) x[size_t(768 + j)] = float(j % 7 - 3) * 0.5f;  // ties: halves of the scale step
+        x[768 + 255] = 127.0f;
+        for (const Q8KScale scale : {Q8KScale::Upstream, Q8KScale::PowerInfer}) {
+            std::vector<uint8_t> expected(row_bytes(DType::Q8_K, n));
+            quantize_row_q8_k_ref(x.data(), expected.data(), n, scale);
+            for (int i = 0; i < available_kernel_count(); ++i) {
+                const KernelTable& k = available_kernels(i);
+                std::vector<uint8_t> got(expected.size(), 0xAB);
+                k.quantize_q8_k(x.data(), got.data(), n, scale);
+                QVERIFY2(got == expected, k.isa);
+            }
+        }
+    }
+
     void simd_matches_reference() {
         QFETCH(int, table);
         const KernelTable& k = available_kernels(table);
@@ -542,14 +566,19 @@ private slots:
     // sixteen) by its gemm entry. Every row and token must be the exact dot product.
     void batch_kernel_over_groups_matches_exact_dots_data() {
         QTest::addColumn<int>("type");
-        QTest::newRow("Q4_0") << int(DType::Q4_0);
-        QTest::newRow("Q8_0") << int(DType::Q8_0);
+        QTest::addColumn<int>("n");
+        QTest::newRow("Q4_0") << int(DType::Q4_0) << 352;  // 11 blocks: an odd last one
+        QTest::newRow("Q8_0") << int(DType::Q8_0) << 352;
+        QTest::newRow("Q4_K") << int(DType::Q4_K) << 768;  // 3 super-blocks: an odd last one
     }
     void batch_kernel_over_groups_matches_exact_dots() {
         QFETCH(int, type);
+        QFETCH(int, n);
         const DType t = DType(type);
+        const DType xt = activation_type(t);
+        const bool k_quant = xt == DType::Q8_K;
         const Grouping grouped = *grouping(t);
-        const int64_t n = 352, n_groups = 5, n_rows = n_groups * kR8Rows;  // 11 blocks: an odd last block
+        const int64_t n_groups = 5, n_rows = n_groups * kR8Rows;
         const size_t rb = row_bytes(t, n);
         std::mt19937_64 rng{79};
         std::vector<uint8_t> stored(rb * size_t(n_rows));
@@ -565,9 +594,15 @@ private slots:
             const auto gemm_groups = grouped_entries(k, t).gemm_groups;
             if (!gemm_groups) continue;
             ++tested;
-            const size_t x_stride = k.q8_activation_bytes(n);
+            const size_t x_stride = k_quant ? row_bytes(xt, n) : k.q8_activation_bytes(n);
             std::vector<uint8_t> x(x_stride * size_t(n_tokens));
-            for (int64_t j = 0; j < n_tokens; ++j) k.prepare_q8_activation(xf[size_t(j)].data(), x.data() + size_t(j) * x_stride, n);
+            for (int64_t j = 0; j < n_tokens; ++j) {
+                uint8_t* dst = x.data() + size_t(j) * x_stride;
+                if (k_quant)
+                    quantize_row_q8_k_ref(xf[size_t(j)].data(), dst, n);
+                else
+                    k.prepare_q8_activation(xf[size_t(j)].data(), dst, n);
+            }
             for (int64_t nt : {16, 32, 35, 19, 13, 1}) {
                 for (int64_t ng : {n_groups, int64_t(2), int64_t(1)}) {
                     std::vector<float> y(size_t(nt * n_rows), NAN);
@@ -576,8 +611,8 @@ private slots:
                         for (int64_t r = 0; r < ng * kR8Rows; ++r) {
                             const std::vector<uint8_t> w(stored.begin() + std::ptrdiff_t(size_t(r) * rb), stored.begin() + std::ptrdiff_t(size_t(r + 1) * rb));
                             const std::vector<uint8_t> xj(x.begin() + std::ptrdiff_t(size_t(j) * x_stride),
-                                                          x.begin() + std::ptrdiff_t(size_t(j) * x_stride + row_bytes(DType::Q8_0, n)));
-                            const Exact e = exact_dot(t, w, DType::Q8_0, xj, n);
+                                                          x.begin() + std::ptrdiff_t(size_t(j) * x_stride + row_bytes(xt, n)));
+                            const Exact e = exact_dot(t, w, xt, xj, n);
                             const float got = y[size_t(j * n_rows + r)];
                             QVERIFY2(std::fabs(got - e.dot) <= 1e-5 * e.magnitude,
                                      qPrintable(QString("%1, %2 groups, %3 tokens: token %4 row %5: %6, exact %7").arg(k.isa).arg(ng).arg(nt).arg(j).arg(r).arg(got).arg(e.dot)));

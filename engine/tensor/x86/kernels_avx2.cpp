@@ -2,6 +2,9 @@
 // CPU reports all three (cpu_dispatch.cpp).
 #include <immintrin.h>
 
+#include <bit>
+#include <cstring>
+
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
 #include "tensor/quant_blocks.h"
@@ -129,6 +132,57 @@ void quantize_q8_0_avx2(const float* x, void* yv, int64_t n) {
     }
 }
 
+// Bit-identical to quantize_row_q8_k_ref: the first value of the largest magnitude sets the
+// scale, quants round half to even.
+void quantize_q8_k_avx2(const float* x, void* yv, int64_t n, Q8KScale scale) {
+    auto* y = static_cast<BlockQ8_K*>(yv);
+    const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+    const float numerator = scale == Q8KScale::Upstream ? -127.0f : -128.0f;
+    for (int64_t i = 0; i < n / kQK_K; ++i) {
+        const float* v = x + i * kQK_K;
+        __m256 amax = _mm256_setzero_ps();
+        for (int k = 0; k < kQK_K / 8; ++k) amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_mask, _mm256_loadu_ps(v + 8 * k)));
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        m = _mm_max_ss(m, _mm_movehdup_ps(m));
+        const __m256 largest = _mm256_set1_ps(_mm_cvtss_f32(m));
+        float max = 0.0f;
+        for (int k = 0; k < kQK_K / 8; ++k) {
+            const int hits = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign_mask, _mm256_loadu_ps(v + 8 * k)), largest, _CMP_EQ_OQ));
+            if (hits) {
+                max = v[8 * k + std::countr_zero(unsigned(hits))];
+                break;
+            }
+        }
+        if (max == 0.0f) {
+            std::memset(&y[i], 0, sizeof(BlockQ8_K));
+            continue;
+        }
+        const float iscale = numerator / max;
+        const __m256 mul = _mm256_set1_ps(iscale);
+        const __m256i top = _mm256_set1_epi32(127);
+        for (int k = 0; k < kQK_K / 32; ++k) {
+            __m256i q[4];
+            for (int j = 0; j < 4; ++j)
+                q[j] = _mm256_min_epi32(top, _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(mul, _mm256_loadu_ps(v + 32 * k + 8 * j)),
+                                                                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+            for (int g = 0; g < 2; ++g) {
+                __m256i s = _mm256_add_epi32(q[2 * g], q[2 * g + 1]);
+                __m128i h = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
+                h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
+                h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
+                y[i].bsums[2 * k + g] = int16_t(_mm_cvtsi128_si32(h));
+            }
+            const __m256i p01 = _mm256_packs_epi32(q[0], q[1]);
+            const __m256i p23 = _mm256_packs_epi32(q[2], q[3]);
+            __m256i p = _mm256_packs_epi16(p01, p23);
+            p = _mm256_permutevar8x32_epi32(p, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+            _mm256_storeu_si256(reinterpret_cast<__m256i*>(y[i].qs + 32 * k), p);
+        }
+        y[i].d = 1.0f / iscale;
+    }
+}
+
 namespace {
 
 void f32_to_f16(const float* x, uint16_t* y, int64_t n) {
@@ -238,6 +292,7 @@ const KernelTable& avx2_kernels() {
         t.q8_activation_bytes = q8_activation_bytes;
         t.prepare_q8_activation = prepare_q8_activation;
         t.f32_to_f16 = f32_to_f16;
+        t.quantize_q8_k = quantize_q8_k_avx2;
         t.axpy_f16 = axpy_f16;
         t.axpy_q4_0 = axpy_q4_0;
         t.axpy_q8_0 = axpy_q8_0;

@@ -1,0 +1,134 @@
+#pragma once
+// What the AMX kernels share (r8_tiles_amx.cpp, q4_k_tiles_amx.cpp): the tile shapes, one block's
+// tile product, and the driver that takes a task's groups in pairs, sixteen tokens at a time.
+// Include only from files compiled with AMX flags.
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "tensor/grouped_rows.h"
+
+namespace ember::tensor::amx {
+
+constexpr int kTileTokens = 16;
+constexpr int kTileRows = 16;  // two groups
+// A weight tile: 32 columns of sixteen rows as the tile unit reads them, row k of the tile
+// holding columns 4k..4k+3 of each row in turn.
+constexpr size_t kWeightTileBytes = 512;
+
+// The tiles' shapes: 0, 1 sixteen tokens' 32 bytes; 2, 3 a weight tile; 4, 5 sixteen tokens'
+// sixteen int32 sums. Two of each, so one block's sums are scaled while the next is multiplied.
+struct alignas(64) TileConfig {
+    uint8_t palette = 1;
+    uint8_t start_row = 0;
+    uint8_t reserved[14] = {};
+    uint16_t colsb[16] = {32, 32, 64, 64, 64, 64};
+    uint8_t rows[16] = {16, 16, 8, 8, 16, 16};
+};
+
+// vpermt2b indices: byte 4n + j of a weight tile row from byte 8n + 4h + j of the two groups'
+// eight-byte chunks (n < 8 the first group, n >= 8 the second, whose bytes come 64 later).
+inline __m512i chunk_half(int h) {
+    alignas(64) uint8_t idx[64];
+    for (int i = 0; i < 64; ++i) idx[i] = uint8_t(8 * (i / 4) + 4 * h + i % 4);
+    return _mm512_load_si512(idx);
+}
+
+// Sixteen tokens' 32 quants (x_stride apart) times a weight tile into sums[t * 16 + r], on tiles
+// 0, 2, 4 (kSet 0) or 1, 3, 5. (The intrinsics paste the tile number into the instruction:
+// literals only.)
+template <int kSet>
+inline void multiply_block(const void* quants, size_t x_stride, const uint8_t* weights, int32_t* sums) {
+    if constexpr (kSet == 0) {
+        _tile_loadd(0, quants, long(x_stride));
+        _tile_loadd(2, weights, 64);
+        _tile_zero(4);
+        _tile_dpbssd(4, 0, 2);
+        _tile_stored(4, sums, 64);
+    } else {
+        _tile_loadd(1, quants, long(x_stride));
+        _tile_loadd(3, weights, 64);
+        _tile_zero(5);
+        _tile_dpbssd(5, 1, 3);
+        _tile_stored(5, sums, 64);
+    }
+}
+
+// r[t] = column t of the 16 × 16 floats in r.
+inline void transpose16(__m512* r) {
+    __m512 t[16], u[16];
+    for (int i = 0; i < 8; ++i) {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    const auto pd = [](__m512 v) { return _mm512_castps_pd(v); };
+    for (int i = 0; i < 4; ++i) {
+        u[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(pd(t[4 * i]), pd(t[4 * i + 2])));
+        u[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(pd(t[4 * i]), pd(t[4 * i + 2])));
+        u[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(pd(t[4 * i + 1]), pd(t[4 * i + 3])));
+        u[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(pd(t[4 * i + 1]), pd(t[4 * i + 3])));
+    }
+    // u[4i + j], 128-bit lane L: rows 4i..4i+3 of column 4L + j.
+    for (int j = 0; j < 4; ++j) {
+        t[j] = _mm512_shuffle_f32x4(u[j], u[4 + j], 0x88);
+        t[4 + j] = _mm512_shuffle_f32x4(u[j], u[4 + j], 0xdd);
+        t[8 + j] = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0x88);
+        t[12 + j] = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], 0xdd);
+    }
+    for (int j = 0; j < 4; ++j) {
+        r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+        r[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+        r[4 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0x88);
+        r[12 + j] = _mm512_shuffle_f32x4(t[4 + j], t[12 + j], 0xdd);
+    }
+}
+
+// A per-thread buffer of at least `bytes`, 64-byte aligned, kept between calls.
+template <int kWhich>
+uint8_t* scratch(size_t bytes) {
+    thread_local std::vector<uint8_t> buffer;
+    if (buffer.size() < bytes + 64) buffer.resize(bytes + 64);
+    return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(buffer.data()) + 63) & ~uintptr_t(63));
+}
+
+using GemmEntry = void (*)(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
+                           size_t y_stride);
+
+// n_groups consecutive groups against n_tokens tokens: pairs of groups on the tile unit, sixteen
+// tokens at a time, each pair unpacked once for all of them (Kind::unpack_pair), each sixteen
+// tokens' scales gathered once for all pairs (Kind::tile_scales); the tokens after the last full
+// sixteen and a last odd group go to the AVX-512 entry `gemm`.
+template <class Kind>
+void gemm_groups(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x, size_t x_stride, int64_t n_tokens,
+                 float* y, size_t y_stride, GemmEntry gemm) {
+    const size_t group_bytes = size_t(n) / Kind::kUnitColumns * Kind::kUnitBytes;
+    const auto* g = static_cast<const uint8_t*>(groups);
+    const int64_t n_pairs = n_groups / 2, n_tiled = n_tokens / kTileTokens * kTileTokens;
+    if (n_pairs > 0 && n_tiled > 0) {
+        const size_t pair_bytes = Kind::pair_bytes(n);
+        uint8_t* const unpacked = scratch<0>(size_t(n_pairs) * pair_bytes);
+        for (int64_t p = 0; p < n_pairs; ++p)
+            Kind::unpack_pair(g + size_t(2 * p) * group_bytes, g + size_t(2 * p + 1) * group_bytes, n,
+                              unpacked + size_t(p) * pair_bytes);
+        auto* const scales = reinterpret_cast<float*>(scratch<1>(Kind::tile_scale_bytes(n)));
+        const TileConfig config;
+        _tile_loadconfig(&config);
+        for (int64_t t = 0; t < n_tiled; t += kTileTokens) {
+            Kind::tile_scales(x + size_t(t) * x_stride, x_stride, n, scales);
+            for (int64_t p = 0; p < n_pairs; ++p)
+                Kind::product(n, unpacked + size_t(p) * pair_bytes, x + size_t(t) * x_stride, x_stride, scales,
+                              y + size_t(t) * y_stride + size_t(p * kTileRows), y_stride);
+        }
+        _tile_release();
+    }
+    for (int64_t k = 0; k < n_groups; ++k) {
+        const int64_t t0 = k < 2 * n_pairs ? n_tiled : 0;
+        if (t0 < n_tokens)
+            gemm(n, g + size_t(k) * group_bytes, x + size_t(t0) * x_stride, x_stride, n_tokens - t0,
+                 y + size_t(t0) * y_stride + size_t(k * kR8Rows), y_stride);
+    }
+}
+
+}  // namespace ember::tensor::amx
