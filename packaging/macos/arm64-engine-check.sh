@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The engine's CPU path on a 64-bit ARM CPU, the one an Apple Silicon Mac runs (the NEON kernels
-# for F16, Q4_0, Q8_0, Q4_K and Q6_K, the scalar ones for the rest; the ARM spin-wait hint): builds ember-cli,
+# The engine's CPU path on a 64-bit ARM CPU, the one an Apple Silicon Mac runs (the NEON kernels:
+# a dot product for every weight type, the F16/Q4_0/Q8_0 row axpys; the ARM spin-wait hint): builds ember-cli,
 # ember-quantize and the kernel check with Debian's g++-aarch64-linux-gnu and runs them under
 # qemu-user (Debian's qemu-user) on Linux. The NEON kernels must agree with the scalar ones; given
 # the x86 build's tools, the same greedy text on the demo model and a Q4_0 PowerInfer model, and
