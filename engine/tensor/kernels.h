@@ -117,6 +117,8 @@ struct KernelTable {
                                      size_t x_stride, int64_t n_tokens, float* y, size_t y_stride);
     void (*gemm_groups_q4_k_r8_q8_k)(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x,
                                      size_t x_stride, int64_t n_tokens, float* y, size_t y_stride);
+    void (*gemm_groups_q5_k_r8_q8_k)(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x,
+                                     size_t x_stride, int64_t n_tokens, float* y, size_t y_stride);
 };
 
 // A grouped type's entries in a table (by its stored or grouped type): whether they beat the
@@ -133,7 +135,7 @@ inline GroupedEntries grouped_entries(const KernelTable& k, DType t) {
         case DType::Q4_0: return {k.group_q4_0, k.gemm_q4_0_r8_q8_0, k.gemv4_q4_0_r8_q8_0, k.gemm_groups_q4_0_r8_q8_0};
         case DType::Q8_0: return {k.group_q8_0, k.gemm_q8_0_r8_q8_0, k.gemv4_q8_0_r8_q8_0, k.gemm_groups_q8_0_r8_q8_0};
         case DType::Q4_K: return {k.group_q4_k, k.gemm_q4_k_r8_q8_k, k.gemv4_q4_k_r8_q8_k, k.gemm_groups_q4_k_r8_q8_k};
-        case DType::Q5_K: return {k.group_q5_k, k.gemm_q5_k_r8_q8_k, k.gemv4_q5_k_r8_q8_k, nullptr};
+        case DType::Q5_K: return {k.group_q5_k, k.gemm_q5_k_r8_q8_k, k.gemv4_q5_k_r8_q8_k, k.gemm_groups_q5_k_r8_q8_k};
         case DType::Q6_K: return {k.group_q6_k, k.gemm_q6_k_r8_q8_k, k.gemv4_q6_k_r8_q8_k, nullptr};
         default: return {false, nullptr, nullptr, nullptr};
     }

@@ -255,6 +255,7 @@ const KernelTable& reference_kernels() {
         .gemm_groups_q4_0_r8_q8_0 = nullptr,
         .gemm_groups_q8_0_r8_q8_0 = nullptr,
         .gemm_groups_q4_k_r8_q8_k = nullptr,
+        .gemm_groups_q5_k_r8_q8_k = nullptr,
     };
     return table;
 }

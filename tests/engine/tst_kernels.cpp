@@ -570,6 +570,7 @@ private slots:
         QTest::newRow("Q4_0") << int(DType::Q4_0) << 352;  // 11 blocks: an odd last one
         QTest::newRow("Q8_0") << int(DType::Q8_0) << 352;
         QTest::newRow("Q4_K") << int(DType::Q4_K) << 768;  // 3 super-blocks: an odd last one
+        QTest::newRow("Q5_K") << int(DType::Q5_K) << 768;
     }
     void batch_kernel_over_groups_matches_exact_dots() {
         QFETCH(int, type);

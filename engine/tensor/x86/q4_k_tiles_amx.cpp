@@ -1,4 +1,4 @@
-// Grouped Q4_K rows against batches of tokens on AMX's tile unit: each 32-column sub-block is one
+// Grouped Q4_K and Q5_K rows against batches of tokens on AMX's tile unit: each 32-column sub-block is one
 // tile product of sixteen tokens by sixteen rows, scaled in AVX-512 by its row scales (d · scale)
 // and the token's super-block scale, its minimum taken off through the activations' sums
 // (dmin · minimum · Σx). Compiled with AMX flags only for this file (see r8_tiles_amx.cpp).
@@ -29,14 +29,17 @@ constexpr size_t kUnpackedBytes = kRowMins + kSubBlocks * kTileRows * sizeof(flo
 // A tile's scales per super-block: the sixteen tokens' d, then per sub-block their d · Σx.
 constexpr int64_t kTileScaleFloats = (1 + kSubBlocks) * kTileTokens;
 
-struct Q4_KTiles {
+// kFifth: Q5_K, whose units add each quant's fifth bit after Q4_K's (tensor/grouped_rows.h).
+template <bool kFifth>
+struct KTiles {
     static constexpr int64_t kUnitColumns = kQK_K;
-    static constexpr size_t kUnitBytes = kQ4_KR8UnitBytes;
+    static constexpr size_t kUnitBytes = kFifth ? kQ5_KR8UnitBytes : kQ4_KR8UnitBytes;
 
     static size_t pair_bytes(int64_t n) { return size_t(n / kQK_K) * kUnpackedBytes; }
 
     // Sub-block 2p's quants are the low nibbles of chunks 128 + 256p + 64c, sub-block 2p + 1's the
-    // high ones; chunk c holds columns 8c..8c+7 of each: tile rows 2c and 2c + 1.
+    // high ones; chunk c holds columns 8c..8c+7 of each: tile rows 2c and 2c + 1. Q5_K's fifth
+    // bits are bits 2p and 2p + 1 of the qh chunk c.
     static void unpack_pair(const uint8_t* first, const uint8_t* second, int64_t n, uint8_t* out) {
         const __m512i half0 = amx::chunk_half(0), half1 = amx::chunk_half(1), nibble = _mm512_set1_epi8(0x0F);
         for (int64_t i = 0; i < n / kQK_K; ++i) {
@@ -46,9 +49,24 @@ struct Q4_KTiles {
                 for (int c = 0; c < 4; ++c) {
                     const __m512i a = _mm512_loadu_si512(u[0] + 128 + 256 * p + 64 * c);
                     const __m512i b = _mm512_loadu_si512(u[1] + 128 + 256 * p + 64 * c);
-                    const __m512i a_lo = _mm512_and_si512(a, nibble), b_lo = _mm512_and_si512(b, nibble);
-                    const __m512i a_hi = _mm512_and_si512(_mm512_srli_epi16(a, 4), nibble);
-                    const __m512i b_hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), nibble);
+                    __m512i a_lo = _mm512_and_si512(a, nibble), b_lo = _mm512_and_si512(b, nibble);
+                    __m512i a_hi = _mm512_and_si512(_mm512_srli_epi16(a, 4), nibble);
+                    __m512i b_hi = _mm512_and_si512(_mm512_srli_epi16(b, 4), nibble);
+                    if constexpr (kFifth) {
+                        const __m512i ha = _mm512_loadu_si512(u[0] + kQ5_KR8High + 64 * c);
+                        const __m512i hb = _mm512_loadu_si512(u[1] + kQ5_KR8High + 64 * c);
+                        // Bit k of every byte moved to bit 4: shifts of 16-bit lanes, then masked.
+                        const auto fifth = [](__m512i h, int k) {
+                            const __m512i bit = _mm512_set1_epi8(0x10);
+                            return _mm512_and_si512(k <= 4 ? _mm512_sll_epi16(h, _mm_cvtsi32_si128(4 - k))
+                                                           : _mm512_srl_epi16(h, _mm_cvtsi32_si128(k - 4)),
+                                                    bit);
+                        };
+                        a_lo = _mm512_or_si512(a_lo, fifth(ha, 2 * p));
+                        b_lo = _mm512_or_si512(b_lo, fifth(hb, 2 * p));
+                        a_hi = _mm512_or_si512(a_hi, fifth(ha, 2 * p + 1));
+                        b_hi = _mm512_or_si512(b_hi, fifth(hb, 2 * p + 1));
+                    }
                     uint8_t* low = sb + size_t(2 * p) * kWeightTileBytes + 128 * c;
                     uint8_t* high = low + kWeightTileBytes;
                     _mm512_store_si512(low, _mm512_permutex2var_epi8(a_lo, half0, b_lo));
@@ -150,8 +168,14 @@ struct Q4_KTiles {
 
 void gemm_groups_q4_k_r8_q8_k_amx(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x, size_t x_stride,
                                   int64_t n_tokens, float* y, size_t y_stride) {
-    amx::gemm_groups<Q4_KTiles>(n, groups, n_groups, x, x_stride, n_tokens, y, y_stride,
-                                avx512_kernels().gemm_q4_k_r8_q8_k);
+    amx::gemm_groups<KTiles<false>>(n, groups, n_groups, x, x_stride, n_tokens, y, y_stride,
+                                    avx512_kernels().gemm_q4_k_r8_q8_k);
+}
+
+void gemm_groups_q5_k_r8_q8_k_amx(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x, size_t x_stride,
+                                  int64_t n_tokens, float* y, size_t y_stride) {
+    amx::gemm_groups<KTiles<true>>(n, groups, n_groups, x, x_stride, n_tokens, y, y_stride,
+                                   avx512_kernels().gemm_q5_k_r8_q8_k);
 }
 
 }  // namespace ember::tensor

@@ -179,6 +179,7 @@ const KernelTable& amx_kernels() {
         t.gemm_groups_q4_0_r8_q8_0 = gemm_groups_q4_0;
         t.gemm_groups_q8_0_r8_q8_0 = gemm_groups_q8_0;
         t.gemm_groups_q4_k_r8_q8_k = gemm_groups_q4_k_r8_q8_k_amx;
+        t.gemm_groups_q5_k_r8_q8_k = gemm_groups_q5_k_r8_q8_k_amx;
         return t;
     }();
     return table;
