@@ -26,6 +26,10 @@ ChatController* g_instance = nullptr;
 constexpr int kFlushIntervalMs = 100;
 // A killed app loses at most this much of the answer it was writing.
 constexpr int kSaveIntervalMs = 300;
+// The question is stored this long after it is sent: after the frame that shows it, while the
+// prompt is evaluated. A first write to the database takes several ms (~7 on a 2-core VM), which,
+// left to the first flush, came between the first text and the frame that shows it.
+constexpr int kStoreQuestionAfterMs = 25;
 // In a chat's stored settings: the message the model's context starts at (older turns dropped).
 const QString kContextFromKey = QStringLiteral("contextFrom");
 
@@ -115,9 +119,10 @@ void ChatController::send(const QString& text) {
     const qint64 parent = messages_.messages().isEmpty() ? 0 : messages_.messages().back().id;
     messages_.append(ChatMessage{0, QStringLiteral("user"), text, false, {}});
     unsaved_question_ = UnsavedQuestion{text, parent};
-    // Stored by the first flush: the frame that shows the question does not wait for the database
-    // writes (a few ms), and they come before anything of the answer is stored.
+    // Stored after the frame that shows it, or by the first flush if the answer's text comes
+    // first; always before anything of the answer is stored.
     start_answer();
+    QTimer::singleShot(kStoreQuestionAfterMs, this, &ChatController::save_question);
 }
 
 void ChatController::save_question() {
