@@ -118,6 +118,25 @@ void check_layouts_agree(const WeightView& a, const WeightView& b, std::initiali
 // The table entry that multiplies a stored type's groups.
 }  // namespace
 
+// Tokens' activations as table k prepares them for its own kernels (Q8_0 blocks and the table's
+// extras, or Q8_K), one token every `stride` bytes.
+struct Activations {
+    std::vector<uint8_t> bytes;
+    size_t stride;
+};
+Activations prepared_tokens(const KernelTable& k, DType xt, const std::vector<std::vector<float>>& xf, int64_t n) {
+    const size_t stride = xt == DType::Q8_K ? row_bytes(xt, n) : k.q8_activation_bytes(n);
+    Activations a{std::vector<uint8_t>(stride * xf.size()), stride};
+    for (size_t j = 0; j < xf.size(); ++j) {
+        uint8_t* dst = a.bytes.data() + j * stride;
+        if (xt == DType::Q8_K)
+            quantize_row_q8_k_ref(xf[j].data(), dst, n);
+        else
+            k.prepare_q8_activation(xf[j].data(), dst, n);
+    }
+    return a;
+}
+
 class TestKernels : public QObject {
     Q_OBJECT
 
@@ -513,7 +532,6 @@ private slots:
         QFETCH(int, type);
         const DType t = DType(type);
         const Grouping grouped = *grouping(t);
-        const bool k_quant = activation_type(t) == DType::Q8_K;
         const int64_t n = 2048;
         const size_t rb = row_bytes(t, n);
         std::mt19937_64 rng{77};
@@ -533,16 +551,7 @@ private slots:
         for (int64_t j = 0; j < n_tokens; ++j) xf.push_back(random_floats(size_t(n), 60 + uint32_t(j)));
         for (int i = 0; i < available_kernel_count(); ++i) {
             const KernelTable& k = available_kernels(i);
-            // The activations as this table prepares them for its own kernels.
-            const size_t x_stride = k_quant ? row_bytes(xt, n) : k.q8_activation_bytes(n);
-            std::vector<uint8_t> x(x_stride * n_tokens);
-            for (int64_t j = 0; j < n_tokens; ++j) {
-                uint8_t* dst = x.data() + size_t(j) * x_stride;
-                if (k_quant)
-                    quantize_row_q8_k_ref(xf[size_t(j)].data(), dst, n);
-                else
-                    k.prepare_q8_activation(xf[size_t(j)].data(), dst, n);
-            }
+            const auto [x, x_stride] = prepared_tokens(k, xt, xf, n);
             const auto gemm = grouped_entries(k, t).gemm;
             for (int64_t nt : {1, 2, 3, 4, 5, 7, 8, 13}) {
                 std::vector<float> y(size_t(nt * kR8Rows), NAN);
@@ -577,7 +586,6 @@ private slots:
         QFETCH(int, n);
         const DType t = DType(type);
         const DType xt = activation_type(t);
-        const bool k_quant = xt == DType::Q8_K;
         const Grouping grouped = *grouping(t);
         const int64_t n_groups = 5, n_rows = n_groups * kR8Rows;
         const size_t rb = row_bytes(t, n);
@@ -595,15 +603,7 @@ private slots:
             const auto gemm_groups = grouped_entries(k, t).gemm_groups;
             if (!gemm_groups) continue;
             ++tested;
-            const size_t x_stride = k_quant ? row_bytes(xt, n) : k.q8_activation_bytes(n);
-            std::vector<uint8_t> x(x_stride * size_t(n_tokens));
-            for (int64_t j = 0; j < n_tokens; ++j) {
-                uint8_t* dst = x.data() + size_t(j) * x_stride;
-                if (k_quant)
-                    quantize_row_q8_k_ref(xf[size_t(j)].data(), dst, n);
-                else
-                    k.prepare_q8_activation(xf[size_t(j)].data(), dst, n);
-            }
+            const auto [x, x_stride] = prepared_tokens(k, xt, xf, n);
             for (int64_t nt : {16, 32, 35, 19, 13, 1}) {
                 for (int64_t ng : {n_groups, int64_t(2), int64_t(1)}) {
                     std::vector<float> y(size_t(nt * n_rows), NAN);

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "tensor/grouped_rows.h"
+#include "tensor/kernels.h"
+#include "tensor/x86/kernels_x86.h"
 
 namespace ember::tensor::amx {
 
@@ -56,6 +58,30 @@ inline void multiply_block(const void* quants, size_t x_stride, const uint8_t* w
     }
 }
 
+// Units 0..n-1 (n >= 1) of sixteen tokens against sixteen rows: quants(i) the tokens' 32 quants
+// of unit i (x_stride apart), weights(i) its weight tile, scale(sums, i) what is done with its
+// int32 sums. Software-pipelined: unit i's sums are scaled while unit i + 1 is multiplied, so
+// neither the tile unit nor the vector unit waits for the other's results.
+template <class Quants, class Weights, class Scale>
+inline void pipelined(int64_t n, size_t x_stride, Quants quants, Weights weights, Scale scale) {
+    alignas(64) int32_t sums[2][kTileTokens * kTileRows];
+    multiply_block<0>(quants(0), x_stride, weights(0), sums[0]);
+    int64_t i = 1;
+    for (; i + 2 <= n; i += 2) {
+        multiply_block<1>(quants(i), x_stride, weights(i), sums[1]);
+        scale(sums[0], i - 1);
+        multiply_block<0>(quants(i + 1), x_stride, weights(i + 1), sums[0]);
+        scale(sums[1], i);
+    }
+    if (i < n) {
+        multiply_block<1>(quants(i), x_stride, weights(i), sums[1]);
+        scale(sums[0], i - 1);
+        scale(sums[1], i);
+    } else {
+        scale(sums[0], i - 1);
+    }
+}
+
 // r[t] = column t of the 16 × 16 floats in r.
 inline void transpose16(__m512* r) {
     __m512 t[16], u[16];
@@ -93,8 +119,7 @@ uint8_t* scratch(size_t bytes) {
     return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(buffer.data()) + 63) & ~uintptr_t(63));
 }
 
-using GemmEntry = void (*)(int64_t n, const void* group, const uint8_t* x, size_t x_stride, int64_t n_tokens, float* y,
-                           size_t y_stride);
+using GemmEntry = decltype(KernelTable::gemm_q4_0_r8_q8_0);
 
 // n_groups consecutive groups against n_tokens tokens: pairs of groups on the tile unit, sixteen
 // tokens at a time, each pair unpacked once for all of them (Kind::unpack_pair), each sixteen
@@ -129,6 +154,14 @@ void gemm_groups(int64_t n, const void* groups, int64_t n_groups, const uint8_t*
             gemm(n, g + size_t(k) * group_bytes, x + size_t(t0) * x_stride, x_stride, n_tokens - t0,
                  y + size_t(t0) * y_stride + size_t(k * kR8Rows), y_stride);
     }
+}
+
+// The kernel-table entry for Kind: gemm_groups with the AVX-512 table's gemm entry kGemm for what
+// the tiles leave.
+template <class Kind, GemmEntry KernelTable::*kGemm>
+void entry(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x, size_t x_stride, int64_t n_tokens,
+           float* y, size_t y_stride) {
+    gemm_groups<Kind>(n, groups, n_groups, x, x_stride, n_tokens, y, y_stride, avx512_kernels().*kGemm);
 }
 
 }  // namespace ember::tensor::amx

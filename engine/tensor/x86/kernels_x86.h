@@ -9,10 +9,8 @@ const KernelTable& avx512_kernels();
 // The AVX-512 table with AMX tiles for grouped Q4_0, Q8_0, Q4_K and Q5_K batches (r8_tiles_amx.cpp,
 // q4_k_tiles_amx.cpp).
 const KernelTable& amx_kernels();
-void gemm_groups_q4_k_r8_q8_k_amx(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x, size_t x_stride,
-                                  int64_t n_tokens, float* y, size_t y_stride);
-void gemm_groups_q5_k_r8_q8_k_amx(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x, size_t x_stride,
-                                  int64_t n_tokens, float* y, size_t y_stride);
+// The AMX table's Q4_K and Q5_K batch entries, set in t (q4_k_tiles_amx.cpp).
+void add_k_quant_tiles(KernelTable& t);
 // Q8_0 activation quantization, shared by the AVX2 and AVX-512 tables.
 void quantize_q8_0_avx2(const float* x, void* y, int64_t n);
 // The AVX2 table's activation row for Q4_0/Q8_0 weights: the Q8_0 blocks, then from the next

@@ -121,12 +121,9 @@ struct KTiles {
         }
     }
 
-    // Sixteen tokens (x at the first) against an unpacked pair: y[t * y_stride + r], r < 16,
-    // software-pipelined over the sub-blocks as the Q4_0 product is over blocks.
+    // Sixteen tokens (x at the first) against an unpacked pair: y[t * y_stride + r], r < 16.
     static void product(int64_t n, const uint8_t* unpacked, const uint8_t* x, size_t x_stride, const float* ts,
                         float* y, size_t y_stride) {
-        const int64_t n_sub = n / kQK_K * kSubBlocks;
-        alignas(64) int32_t sums[2][kTileTokens * kTileRows];
         __m512 acc[kTileTokens];
         for (__m512& a : acc) a = _mm512_setzero_ps();
         const auto weights = [&](int64_t k) {
@@ -148,34 +145,16 @@ struct KTiles {
                 acc[t] = _mm512_fmadd_ps(mw, _mm512_set1_ps(dsum[t]), _mm512_fmadd_ps(v, _mm512_set1_ps(d[t]), acc[t]));
             }
         };
-        // n_sub is a multiple of eight: the loop ends on the last sub-block.
-        amx::multiply_block<0>(quants(0), x_stride, weights(0), sums[0]);
-        int64_t k = 1;
-        for (; k + 2 <= n_sub; k += 2) {
-            amx::multiply_block<1>(quants(k), x_stride, weights(k), sums[1]);
-            scale(sums[0], k - 1);
-            amx::multiply_block<0>(quants(k + 1), x_stride, weights(k + 1), sums[0]);
-            scale(sums[1], k);
-        }
-        amx::multiply_block<1>(quants(k), x_stride, weights(k), sums[1]);
-        scale(sums[0], k - 1);
-        scale(sums[1], k);
+        amx::pipelined(n / kQK_K * kSubBlocks, x_stride, quants, weights, scale);
         for (int t = 0; t < kTileTokens; ++t) _mm512_storeu_ps(y + size_t(t) * y_stride, acc[t]);
     }
 };
 
 }  // namespace
 
-void gemm_groups_q4_k_r8_q8_k_amx(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x, size_t x_stride,
-                                  int64_t n_tokens, float* y, size_t y_stride) {
-    amx::gemm_groups<KTiles<false>>(n, groups, n_groups, x, x_stride, n_tokens, y, y_stride,
-                                    avx512_kernels().gemm_q4_k_r8_q8_k);
-}
-
-void gemm_groups_q5_k_r8_q8_k_amx(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x, size_t x_stride,
-                                  int64_t n_tokens, float* y, size_t y_stride) {
-    amx::gemm_groups<KTiles<true>>(n, groups, n_groups, x, x_stride, n_tokens, y, y_stride,
-                                   avx512_kernels().gemm_q5_k_r8_q8_k);
+void add_k_quant_tiles(KernelTable& t) {
+    t.gemm_groups_q4_k_r8_q8_k = amx::entry<KTiles<false>, &KernelTable::gemm_q4_k_r8_q8_k>;
+    t.gemm_groups_q5_k_r8_q8_k = amx::entry<KTiles<true>, &KernelTable::gemm_q5_k_r8_q8_k>;
 }
 
 }  // namespace ember::tensor

@@ -84,12 +84,8 @@ struct BlockTiles {
     }
 
     // Sixteen tokens (x at the first) against an unpacked pair: y[t * y_stride + r], r < 16.
-    // Software-pipelined: block i's sums are scaled while block i + 1 is multiplied, so neither
-    // unit waits for the other's results.
     static void product(int64_t n, const uint8_t* unpacked, const uint8_t* x, size_t x_stride, const float* dx,
                         float* y, size_t y_stride) {
-        const int64_t n_blocks = n / kQK;
-        alignas(64) int32_t sums[2][kTileTokens * kTileRows];
         __m512 acc[kTileTokens];
         for (__m512& a : acc) a = _mm512_setzero_ps();
         const auto weights = [&](int64_t i) { return unpacked + size_t(i) * kUnpackedBlockBytes; };
@@ -103,21 +99,7 @@ struct BlockTiles {
                 acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_load_si512(s + 16 * t)), dw),
                                          _mm512_set1_ps(d[t]), acc[t]);
         };
-        amx::multiply_block<0>(quants(0), x_stride, weights(0), sums[0]);
-        int64_t i = 1;
-        for (; i + 2 <= n_blocks; i += 2) {
-            amx::multiply_block<1>(quants(i), x_stride, weights(i), sums[1]);
-            scale(sums[0], i - 1);
-            amx::multiply_block<0>(quants(i + 1), x_stride, weights(i + 1), sums[0]);
-            scale(sums[1], i);
-        }
-        if (i < n_blocks) {
-            amx::multiply_block<1>(quants(i), x_stride, weights(i), sums[1]);
-            scale(sums[0], i - 1);
-            scale(sums[1], i);
-        } else {
-            scale(sums[0], i - 1);
-        }
+        amx::pipelined(n / kQK, x_stride, quants, weights, scale);
         for (int t = 0; t < kTileTokens; ++t) _mm512_storeu_ps(y + size_t(t) * y_stride, acc[t]);
     }
 };
@@ -156,18 +138,6 @@ struct Q8_0Quants {
     }
 };
 
-void gemm_groups_q4_0(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x, size_t x_stride,
-                      int64_t n_tokens, float* y, size_t y_stride) {
-    amx::gemm_groups<BlockTiles<Q4_0Quants>>(n, groups, n_groups, x, x_stride, n_tokens, y, y_stride,
-                                             avx512_kernels().gemm_q4_0_r8_q8_0);
-}
-
-void gemm_groups_q8_0(int64_t n, const void* groups, int64_t n_groups, const uint8_t* x, size_t x_stride,
-                      int64_t n_tokens, float* y, size_t y_stride) {
-    amx::gemm_groups<BlockTiles<Q8_0Quants>>(n, groups, n_groups, x, x_stride, n_tokens, y, y_stride,
-                                             avx512_kernels().gemm_q8_0_r8_q8_0);
-}
-
 }  // namespace
 
 const KernelTable& amx_kernels() {
@@ -176,10 +146,9 @@ const KernelTable& amx_kernels() {
         t.isa = "amx";
         t.q8_activation_bytes = q8_activation_bytes;
         t.prepare_q8_activation = prepare_q8_activation;
-        t.gemm_groups_q4_0_r8_q8_0 = gemm_groups_q4_0;
-        t.gemm_groups_q8_0_r8_q8_0 = gemm_groups_q8_0;
-        t.gemm_groups_q4_k_r8_q8_k = gemm_groups_q4_k_r8_q8_k_amx;
-        t.gemm_groups_q5_k_r8_q8_k = gemm_groups_q5_k_r8_q8_k_amx;
+        t.gemm_groups_q4_0_r8_q8_0 = amx::entry<BlockTiles<Q4_0Quants>, &KernelTable::gemm_q4_0_r8_q8_0>;
+        t.gemm_groups_q8_0_r8_q8_0 = amx::entry<BlockTiles<Q8_0Quants>, &KernelTable::gemm_q8_0_r8_q8_0>;
+        add_k_quant_tiles(t);
         return t;
     }();
     return table;
