@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 
 #include "tensor/fp16.h"
 #include "tensor/kernels.h"
@@ -141,13 +142,18 @@ inline void nibbles(const uint8_t* qs, const uint8_t* qh, uint8x16_t& lo, uint8x
     }
 }
 
-float dot_q4_1_q8_0(int64_t n, const void* wv, const void* xv) {
-    auto* w = static_cast<const BlockQ4_1*>(wv);
+// Q4_1 and Q5_1 (x = d·q + m): the quants' sums, and the minimum against the activation's sum.
+template <typename Block>
+float dot_with_min_q8_0(int64_t n, const void* wv, const void* xv) {
+    auto* w = static_cast<const Block*>(wv);
     auto* x = static_cast<const BlockQ8_0*>(xv);
     float sum = 0.0f;
     for (int64_t i = 0; i < n / kQK; ++i) {
         uint8x16_t lo, hi;
-        nibbles(w[i].qs, nullptr, lo, hi);
+        if constexpr (std::is_same_v<Block, BlockQ5_1>)
+            nibbles(w[i].qs, w[i].qh, lo, hi);
+        else
+            nibbles(w[i].qs, nullptr, lo, hi);
         const int32_t isum = dot32(vreinterpretq_s8_u8(lo), vreinterpretq_s8_u8(hi), x[i].qs);
         const float dx = fp16_to_f32(x[i].d);
         sum += fp16_to_f32(w[i].d) * dx * float(isum);
@@ -166,21 +172,6 @@ float dot_q5_0_q8_0(int64_t n, const void* wv, const void* xv) {
         nibbles(w[i].qs, w[i].qh, lo, hi);
         const int32_t isum = dot32(vsubq_s8(vreinterpretq_s8_u8(lo), sixteen), vsubq_s8(vreinterpretq_s8_u8(hi), sixteen), x[i].qs);
         sum += fp16_to_f32(w[i].d) * fp16_to_f32(x[i].d) * float(isum);
-    }
-    return sum;
-}
-
-float dot_q5_1_q8_0(int64_t n, const void* wv, const void* xv) {
-    auto* w = static_cast<const BlockQ5_1*>(wv);
-    auto* x = static_cast<const BlockQ8_0*>(xv);
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / kQK; ++i) {
-        uint8x16_t lo, hi;
-        nibbles(w[i].qs, w[i].qh, lo, hi);
-        const int32_t isum = dot32(vreinterpretq_s8_u8(lo), vreinterpretq_s8_u8(hi), x[i].qs);
-        const float dx = fp16_to_f32(x[i].d);
-        sum += fp16_to_f32(w[i].d) * dx * float(isum);
-        sum += fp16_to_f32(w[i].m) * dx * float(block_sum(x[i].qs));
     }
     return sum;
 }
@@ -380,12 +371,12 @@ const KernelTable& neon_kernels() {
         t.dot_q6_k_q8_k_x4 = dot_tokens4_by_calls<dot_q6_k_q8_k>;
         t.dot_q5_k_q8_k = dot_q5_k_q8_k;
         t.dot_q5_k_q8_k_x4 = dot_tokens4_by_calls<dot_q5_k_q8_k>;
-        t.dot_q4_1_q8_0 = dot_q4_1_q8_0;
-        t.dot_q4_1_q8_0_x4 = dot_tokens4_by_calls<dot_q4_1_q8_0>;
+        t.dot_q4_1_q8_0 = dot_with_min_q8_0<BlockQ4_1>;
+        t.dot_q4_1_q8_0_x4 = dot_tokens4_by_calls<dot_with_min_q8_0<BlockQ4_1>>;
         t.dot_q5_0_q8_0 = dot_q5_0_q8_0;
         t.dot_q5_0_q8_0_x4 = dot_tokens4_by_calls<dot_q5_0_q8_0>;
-        t.dot_q5_1_q8_0 = dot_q5_1_q8_0;
-        t.dot_q5_1_q8_0_x4 = dot_tokens4_by_calls<dot_q5_1_q8_0>;
+        t.dot_q5_1_q8_0 = dot_with_min_q8_0<BlockQ5_1>;
+        t.dot_q5_1_q8_0_x4 = dot_tokens4_by_calls<dot_with_min_q8_0<BlockQ5_1>>;
         t.dot_iq4_nl_q8_0 = dot_iq4_nl_q8_0;
         t.dot_iq4_nl_q8_0_x4 = dot_tokens4_by_calls<dot_iq4_nl_q8_0>;
         t.dot_q2_k_q8_k = dot_q2_k_q8_k;
