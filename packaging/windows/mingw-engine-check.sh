@@ -19,8 +19,10 @@ flags=(-std=c++20 -O1 -Wall -Wextra -Werror -Iengine -Iengine/include -DEMBER_X8
 avx2=(-mavx2 -mfma -mf16c)
 avx512=(-mavx512f -mavx512bw -mavx512vl -mavx512vnni -mavx512vbmi "${avx2[@]}" -Wno-uninitialized -Wno-maybe-uninitialized)
 
+# The AMX kernels are Linux-only, as in engine/CMakeLists.txt.
 library=$(ls engine/{gguf,tensor,tensor/x86,tokenizer,sampling,sparse,model,session}/*.cpp \
-             engine/backend/*.cpp engine/backend/arena/*.cpp engine/backend/sim/*.cpp engine/backend/no_gpu/*.cpp)
+             engine/backend/*.cpp engine/backend/arena/*.cpp engine/backend/sim/*.cpp engine/backend/no_gpu/*.cpp |
+          grep -v '_amx\.cpp$')
 tools="engine/tools/ember_cli.cpp engine/tools/intermediate_dump.cpp engine/tools/ember_quantize.cpp engine/tools/ember_bench.cpp engine/tools/memory_bandwidth.cpp"
 sources="$library $tools"
 compile() {
