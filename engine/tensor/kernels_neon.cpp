@@ -59,21 +59,36 @@ inline int32_t dot32(int8x16_t a0, int8x16_t a1, const int8_t* b) {
     return vaddvq_s32(add_dot16(add_dot16(vdupq_n_s32(0), a0, vld1q_s8(b)), a1, vld1q_s8(b + 16)));
 }
 
-// Q4_K against Q8_K: sub-block j's scale weights Σ q·x, its minimum the activation's group sums.
-float dot_q4_k_q8_k(int64_t n, const void* wv, const void* xv) {
-    auto* w = static_cast<const BlockQ4_K*>(wv);
+// Q4_K and Q5_K against Q8_K: sub-block j's scale weights Σ q·x, its minimum the activation's
+// group sums; Q5_K's quants take their fifth bit from qh (bit j for sub-block j).
+template <typename Block>
+float dot_k_with_mins(int64_t n, const void* wv, const void* xv) {
+    constexpr bool kFifth = std::is_same_v<Block, BlockQ5_K>;
+    auto* w = static_cast<const Block*>(wv);
     auto* x = static_cast<const BlockQ8_K*>(xv);
-    const uint8x16_t low = vdupq_n_u8(0x0F);
+    const uint8x16_t low = vdupq_n_u8(0x0F), one = vdupq_n_u8(1);
     float sum = 0.0f;
     for (int64_t i = 0; i < n / kQK_K; ++i) {
         uint8_t sm[16];
         k_scales_and_mins(w[i].scales, sm);
+        uint8x16_t h0 = vdupq_n_u8(0), h1 = vdupq_n_u8(0);
+        if constexpr (kFifth) {
+            h0 = vld1q_u8(w[i].qh);
+            h1 = vld1q_u8(w[i].qh + 16);
+        }
+        // Bit j of each qh byte as 0x10, or nothing for Q4_K.
+        const auto fifth = [&](uint8x16_t h, int j) {
+            if constexpr (!kFifth) return vdupq_n_u8(0);
+            return vshlq_n_u8(vandq_u8(vshlq_u8(h, vdupq_n_s8(int8_t(-j))), one), 4);
+        };
         int32_t isum = 0, msum = 0;
         for (int p = 0; p < 4; ++p) {
             const uint8x16_t q0 = vld1q_u8(w[i].qs + 32 * p), q1 = vld1q_u8(w[i].qs + 32 * p + 16);
             const int8_t* xq = x[i].qs + 64 * p;
-            isum += sm[2 * p] * dot32(vreinterpretq_s8_u8(vandq_u8(q0, low)), vreinterpretq_s8_u8(vandq_u8(q1, low)), xq);
-            isum += sm[2 * p + 1] * dot32(vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), vreinterpretq_s8_u8(vshrq_n_u8(q1, 4)), xq + 32);
+            isum += sm[2 * p] * dot32(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q0, low), fifth(h0, 2 * p))),
+                                      vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q1, low), fifth(h1, 2 * p))), xq);
+            isum += sm[2 * p + 1] * dot32(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q0, 4), fifth(h0, 2 * p + 1))),
+                                          vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q1, 4), fifth(h1, 2 * p + 1))), xq + 32);
         }
         for (int j = 0; j < 8; ++j) msum += sm[8 + j] * (x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
         sum += fp16_to_f32(w[i].d) * x[i].d * float(isum);
@@ -186,34 +201,6 @@ float dot_iq4_nl_q8_0(int64_t n, const void* wv, const void* xv) {
         nibbles(w[i].qs, nullptr, lo, hi);
         const int32_t isum = dot32(vqtbl1q_s8(levels, lo), vqtbl1q_s8(levels, hi), x[i].qs);
         sum += fp16_to_f32(w[i].d) * fp16_to_f32(x[i].d) * float(isum);
-    }
-    return sum;
-}
-
-// Q5_K against Q8_K: Q4_K's sums with each quant's fifth bit from qh (bit j for sub-block j).
-float dot_q5_k_q8_k(int64_t n, const void* wv, const void* xv) {
-    auto* w = static_cast<const BlockQ5_K*>(wv);
-    auto* x = static_cast<const BlockQ8_K*>(xv);
-    const uint8x16_t low = vdupq_n_u8(0x0F), one = vdupq_n_u8(1);
-    float sum = 0.0f;
-    for (int64_t i = 0; i < n / kQK_K; ++i) {
-        uint8_t sm[16];
-        k_scales_and_mins(w[i].scales, sm);
-        const uint8x16_t h0 = vld1q_u8(w[i].qh), h1 = vld1q_u8(w[i].qh + 16);
-        int32_t isum = 0, msum = 0;
-        for (int p = 0; p < 4; ++p) {
-            const uint8x16_t q0 = vld1q_u8(w[i].qs + 32 * p), q1 = vld1q_u8(w[i].qs + 32 * p + 16);
-            const int8x16_t shift_lo = vdupq_n_s8(int8_t(-2 * p)), shift_hi = vdupq_n_s8(int8_t(-2 * p - 1));
-            const auto fifth = [&](uint8x16_t h, int8x16_t shift) { return vshlq_n_u8(vandq_u8(vshlq_u8(h, shift), one), 4); };
-            const int8_t* xq = x[i].qs + 64 * p;
-            isum += sm[2 * p] * dot32(vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q0, low), fifth(h0, shift_lo))),
-                                      vreinterpretq_s8_u8(vorrq_u8(vandq_u8(q1, low), fifth(h1, shift_lo))), xq);
-            isum += sm[2 * p + 1] * dot32(vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q0, 4), fifth(h0, shift_hi))),
-                                          vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(q1, 4), fifth(h1, shift_hi))), xq + 32);
-        }
-        for (int j = 0; j < 8; ++j) msum += sm[8 + j] * (x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
-        sum += fp16_to_f32(w[i].d) * x[i].d * float(isum);
-        sum -= fp16_to_f32(w[i].dmin) * x[i].d * float(msum);
     }
     return sum;
 }
@@ -365,12 +352,12 @@ const KernelTable& neon_kernels() {
         t.axpy_q4_0 = axpy_q4_0;
         t.axpy_q8_0 = axpy_q8_0;
         t.axpy4_q4_0 = axpy4_by_rows<axpy_q4_0>;
-        t.dot_q4_k_q8_k = dot_q4_k_q8_k;
+        t.dot_q4_k_q8_k = dot_k_with_mins<BlockQ4_K>;
         t.dot_q6_k_q8_k = dot_q6_k_q8_k;
-        t.dot_q4_k_q8_k_x4 = dot_tokens4_by_calls<dot_q4_k_q8_k>;
+        t.dot_q4_k_q8_k_x4 = dot_tokens4_by_calls<dot_k_with_mins<BlockQ4_K>>;
         t.dot_q6_k_q8_k_x4 = dot_tokens4_by_calls<dot_q6_k_q8_k>;
-        t.dot_q5_k_q8_k = dot_q5_k_q8_k;
-        t.dot_q5_k_q8_k_x4 = dot_tokens4_by_calls<dot_q5_k_q8_k>;
+        t.dot_q5_k_q8_k = dot_k_with_mins<BlockQ5_K>;
+        t.dot_q5_k_q8_k_x4 = dot_tokens4_by_calls<dot_k_with_mins<BlockQ5_K>>;
         t.dot_q4_1_q8_0 = dot_with_min_q8_0<BlockQ4_1>;
         t.dot_q4_1_q8_0_x4 = dot_tokens4_by_calls<dot_with_min_q8_0<BlockQ4_1>>;
         t.dot_q5_0_q8_0 = dot_q5_0_q8_0;

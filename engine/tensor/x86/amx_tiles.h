@@ -38,6 +38,13 @@ inline __m512i chunk_half(int h) {
     return _mm512_load_si512(idx);
 }
 
+// Two weight tile rows at `rows`, from the two groups' eight-byte chunks a (rows 0..7) and b
+// (rows 8..15) of eight columns: the chunks' first four columns, then their last four.
+inline void store_chunk_rows(uint8_t* rows, __m512i a, __m512i b, __m512i half0, __m512i half1) {
+    _mm512_store_si512(rows, _mm512_permutex2var_epi8(a, half0, b));
+    _mm512_store_si512(rows + 64, _mm512_permutex2var_epi8(a, half1, b));
+}
+
 // Sixteen tokens' 32 quants (x_stride apart) times a weight tile into sums[t * 16 + r], on tiles
 // 0, 2, 4 (kSet 0) or 1, 3, 5. (The intrinsics paste the tile number into the instruction:
 // literals only.)

@@ -68,11 +68,8 @@ struct KTiles {
                         b_hi = _mm512_or_si512(b_hi, fifth(hb, 2 * p + 1));
                     }
                     uint8_t* low = sb + size_t(2 * p) * kWeightTileBytes + 128 * c;
-                    uint8_t* high = low + kWeightTileBytes;
-                    _mm512_store_si512(low, _mm512_permutex2var_epi8(a_lo, half0, b_lo));
-                    _mm512_store_si512(low + 64, _mm512_permutex2var_epi8(a_lo, half1, b_lo));
-                    _mm512_store_si512(high, _mm512_permutex2var_epi8(a_hi, half0, b_hi));
-                    _mm512_store_si512(high + 64, _mm512_permutex2var_epi8(a_hi, half1, b_hi));
+                    amx::store_chunk_rows(low, a_lo, b_lo, half0, half1);
+                    amx::store_chunk_rows(low + kWeightTileBytes, a_hi, b_hi, half0, half1);
                 }
             auto* scales = reinterpret_cast<float*>(sb + kRowScales);
             auto* mins = reinterpret_cast<float*>(sb + kRowMins);

@@ -117,10 +117,8 @@ struct Q4_0Quants {
             const __m512i b_lo = _mm512_sub_epi8(_mm512_and_si512(b, nibble), eight);
             const __m512i a_hi = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(a, 4), nibble), eight);
             const __m512i b_hi = _mm512_sub_epi8(_mm512_and_si512(_mm512_srli_epi16(b, 4), nibble), eight);
-            _mm512_store_si512(tile + 64 * (2 * c), _mm512_permutex2var_epi8(a_lo, half0, b_lo));
-            _mm512_store_si512(tile + 64 * (2 * c + 1), _mm512_permutex2var_epi8(a_lo, half1, b_lo));
-            _mm512_store_si512(tile + 64 * (4 + 2 * c), _mm512_permutex2var_epi8(a_hi, half0, b_hi));
-            _mm512_store_si512(tile + 64 * (5 + 2 * c), _mm512_permutex2var_epi8(a_hi, half1, b_hi));
+            amx::store_chunk_rows(tile + 64 * (2 * c), a_lo, b_lo, half0, half1);
+            amx::store_chunk_rows(tile + 64 * (4 + 2 * c), a_hi, b_hi, half0, half1);
         }
     }
 };
@@ -132,8 +130,7 @@ struct Q8_0Quants {
         for (int c = 0; c < 4; ++c) {
             const __m512i a = _mm512_loadu_si512(u0 + 16 + 64 * c);
             const __m512i b = _mm512_loadu_si512(u1 + 16 + 64 * c);
-            _mm512_store_si512(tile + 64 * (2 * c), _mm512_permutex2var_epi8(a, half0, b));
-            _mm512_store_si512(tile + 64 * (2 * c + 1), _mm512_permutex2var_epi8(a, half1, b));
+            amx::store_chunk_rows(tile + 64 * (2 * c), a, b, half0, half1);
         }
     }
 };
