@@ -51,6 +51,10 @@ AppShell::AppShell(const AppOptions& options)
     engine_.set_sparsity_choices(settings_.activation_sparsities());
     QObject::connect(&engine_, &EngineController::sparsityChoiceChanged, &settings_,
                      [this](const QString& path, double level) { settings_.set_activation_sparsity_for(path, level); });
+    engine_.calibration()->set_setup(options.calibration);
+    engine_.calibration()->set_declined(settings_.calibrations_declined());
+    QObject::connect(engine_.calibration(), &SparsityCalibrator::declined_changed, &settings_,
+                     [this](const QStringList& models) { settings_.set_calibrations_declined(models); });
     engine_.set_gpu_index_folders(options.data_dir + QStringLiteral("/models"), options.data_dir + QStringLiteral("/gpu-index"));
     engine_.set_budget_choices(settings_.budgets());
     QObject::connect(&engine_, &EngineController::budgetChoiceChanged, &settings_,

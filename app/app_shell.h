@@ -29,6 +29,10 @@ struct AppOptions {
     // The first-run screen (this computer, a model that fits) until the user has closed it once.
     // main() turns it on; tests that are not about it leave it off.
     bool welcome = false;
+    // Measuring a dense model's activation sparsity in the background (ember-calibrate and the
+    // text it runs on). main() gives the installed text; tests that are not about it leave the
+    // text empty, and a model is then measured only when the user asks.
+    CalibrationSetup calibration;
 };
 
 class AppShell {

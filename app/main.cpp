@@ -28,6 +28,16 @@ QString bundled_model() {
     return QStringLiteral(EMBER_DEMO_MODEL);
 }
 
+// The same for the calibration text; ember-calibrate is installed (and built) beside ember.
+ember::app::CalibrationSetup calibration() {
+    const QDir here(QCoreApplication::applicationDirPath());
+    ember::app::CalibrationSetup setup;
+    setup.program = here.filePath(QStringLiteral("ember-calibrate"));
+    const QString installed = here.filePath(QStringLiteral(EMBER_CALIBRATION_TEXT_INSTALLED));
+    setup.text = QFileInfo::exists(installed) ? QDir::cleanPath(installed) : QStringLiteral(EMBER_CALIBRATION_TEXT);
+    return setup;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -68,6 +78,7 @@ int main(int argc, char** argv) {
     options.model_path = cli.value(model);
     options.hub_endpoint = cli.value(hub_endpoint);
     options.bundled_model = bundled_model();
+    options.calibration = calibration();
     options.welcome = !cli.isSet(self_check);
     ember::app::AppShell shell(options);
     std::unique_ptr<ember::app::SelfCheck> check;

@@ -10,3 +10,6 @@ else()
 endif()
 file(RELATIVE_PATH EMBER_DEMO_MODEL_INSTALLED /prefix/${EMBER_BIN_INSTALL_DIR}
      /prefix/${EMBER_DATA_INSTALL_DIR}/models/ember-demo/ember-demo.powerinfer.gguf)
+# Likewise the text the app measures a dense model's activation sparsity on.
+file(RELATIVE_PATH EMBER_CALIBRATION_TEXT_INSTALLED /prefix/${EMBER_BIN_INSTALL_DIR}
+     /prefix/${EMBER_DATA_INSTALL_DIR}/calibration/calibration.txt)

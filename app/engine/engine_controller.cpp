@@ -27,7 +27,21 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         emit modelChanged();
         set_load_error({});
         awaiting_device_ = true;
+        calibrator_.model_loaded(m.path, m.calibratable);
     }, Qt::QueuedConnection);
+    // A calibration made while the model runs dense: its levels are offered at once, and a level
+    // chosen loads the model again with it.
+    connect(&calibrator_, &SparsityCalibrator::calibrated, this, [this](const QString& path) {
+        if (path != model_.path || !model_.handle) return;
+        const std::optional<SparsityChoices> measured = measured_sparsity(*model_.handle);
+        if (!measured) return;
+        model_.sparsity_levels = measured->levels;
+        model_.recommended_sparsity = measured->recommended;
+        model_.sparsity_note.clear();
+        model_.calibratable = false;
+        calibrator_.model_loaded(path, false);
+        emit modelChanged();
+    });
     connect(worker_, &EngineWorker::load_failed, this, [this](const QString& path, const QString& e, bool kept) {
         const QString why = tr("%1 could not be loaded: %2").arg(QFileInfo(path).fileName(), e);
         if (kept) {
@@ -38,6 +52,7 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         }
         if (!model_.path.isEmpty()) {
             model_ = {};
+            calibrator_.model_unloaded();
             emit modelChanged();
         }
         set_load_error(why);
@@ -45,6 +60,7 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
     }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::unloaded, this, [this] {
         model_ = {};
+        calibrator_.model_unloaded();
         device_ = {};
         awaiting_device_ = false;
         context_used_ = context_size_ = 0;

@@ -9,6 +9,7 @@
 
 #include "app/engine/engine_worker.h"
 #include "app/engine/layer_split_model.h"
+#include "app/engine/sparsity_calibrator.h"
 
 class QQmlEngine;
 class QJSEngine;
@@ -51,6 +52,8 @@ class EngineController : public QObject {
     Q_PROPERTY(QList<double> recentShares READ recent_shares NOTIFY splitChanged)
     Q_PROPERTY(int recentTokens READ recent_tokens CONSTANT)
     Q_PROPERTY(ember::app::LayerSplitModel* layers READ layers CONSTANT)
+    // Measuring the loaded model's activation sparsity in the background.
+    Q_PROPERTY(ember::app::SparsityCalibrator* calibration READ calibration CONSTANT)
     // The context meter: tokens of the conversation in the model's context, and its size.
     Q_PROPERTY(int contextUsed READ context_used NOTIFY contextChanged)
     Q_PROPERTY(int contextSize READ context_size NOTIFY contextChanged)
@@ -129,6 +132,7 @@ public:
     static constexpr int kRecentTokens = 64;
     int recent_tokens() const { return kRecentTokens; }
     LayerSplitModel* layers() { return &layers_; }
+    SparsityCalibrator* calibration() { return &calibrator_; }
     int context_used() const { return context_used_; }
     int context_size() const { return context_size_; }
 
@@ -165,6 +169,7 @@ private:
     QThread thread_;
     EngineWorker* worker_;  // lives on thread_, deleted when it finishes
     LayerSplitModel layers_;
+    SparsityCalibrator calibrator_;
     SplitSnapshot pending_split_;  // the latest token's, shown by split_timer_
     QTimer split_timer_;
     Status status_ = Status::Empty;

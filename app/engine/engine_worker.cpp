@@ -12,8 +12,8 @@
 
 #include "app/engine/device_choice.h"
 #include "app/engine/reusable_prefix.h"
+#include "app/engine/sparsity_calibrator.h"
 #include "ember/gpu.h"
-#include "ember/sparsity.h"
 
 namespace ember::app {
 namespace {
@@ -166,12 +166,11 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, boo
                              QString::fromStdString(info.bos_token), QString::fromStdString(info.eos_token),
                              info.control_pieces, QString::fromStdString(info.architecture), model_,
                              info.activation_sparsity, {}, 0.0, sparsity_note};
-    if (const auto cal = ember::read_sparsity_calibration(*model_); cal && cal->ppl_dense > 0.0f) {
-        for (const ember::SparsityLevelCost& l : cal->levels)
-            loaded_model.sparsity_levels.append(QVariantMap{{"level", l.level},
-                                                            {"pplIncrease", l.ppl / cal->ppl_dense - 1.0f},
-                                                            {"sameTop", l.same_top}});
-        loaded_model.recommended_sparsity = cal->recommended;
+    if (const std::optional<SparsityChoices> measured = measured_sparsity(*model_)) {
+        loaded_model.sparsity_levels = measured->levels;
+        loaded_model.recommended_sparsity = measured->recommended;
+    } else {
+        loaded_model.calibratable = info.activation_sparsity_possible;
     }
     emit loaded(loaded_model);
     emit context_changed(0, session_->n_ctx());

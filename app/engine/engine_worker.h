@@ -51,6 +51,8 @@ struct LoadedModel {
     QVariantList sparsity_levels;
     double recommended_sparsity = 0.0;
     QString sparsity_note;
+    // Dense with a gated FFN and no calibration with its cost measured: the app can make one.
+    bool calibratable = false;
 };
 
 struct DeviceState {

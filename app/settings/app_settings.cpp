@@ -52,6 +52,9 @@ AppSettings::AppSettings(const QString& path, QObject* parent) : QObject(parent)
     const QJsonObject sparsity = o.value(QStringLiteral("activationSparsity")).toObject();
     for (auto it = sparsity.begin(); it != sparsity.end(); ++it)
         if (const double v = it.value().toDouble(); v > 0.0 && v <= 0.95) activation_sparsity_.insert(it.key(), v);
+    for (const QJsonValue& m : o.value(QStringLiteral("calibrationsDeclined")).toArray())
+        if (m.isString() && !m.toString().isEmpty() && !calibrations_declined_.contains(m.toString()))
+            calibrations_declined_.push_back(m.toString());
     const QJsonObject prompts = o.value(QStringLiteral("systemPrompts")).toObject();
     for (auto it = prompts.begin(); it != prompts.end(); ++it)
         if (it.value().isString() && !it.value().toString().isEmpty()) system_prompts_.insert(it.key(), it.value().toString());
@@ -171,6 +174,13 @@ void AppSettings::set_activation_sparsity_for(const QString& model, double level
     emit changed();
 }
 
+void AppSettings::set_calibrations_declined(const QStringList& models) {
+    if (models == calibrations_declined_) return;
+    calibrations_declined_ = models;
+    save();
+    emit changed();
+}
+
 void AppSettings::add_library_folder(const QString& folder) {
     if (folder.isEmpty() || library_folders_.contains(folder)) return;
     library_folders_.push_back(folder);
@@ -203,6 +213,8 @@ void AppSettings::save() {
     }
     if (!activation_sparsity_.isEmpty()) o.insert(QStringLiteral("activationSparsity"), QJsonObject::fromVariantMap(activation_sparsity_));
     if (!library_folders_.isEmpty()) o.insert(QStringLiteral("libraryFolders"), QJsonArray::fromStringList(library_folders_));
+    if (!calibrations_declined_.isEmpty())
+        o.insert(QStringLiteral("calibrationsDeclined"), QJsonArray::fromStringList(calibrations_declined_));
     if (geometry_.isValid())
         o.insert(QStringLiteral("window"), QJsonObject{{"x", geometry_.x()},
                                                        {"y", geometry_.y()},

@@ -79,6 +79,9 @@ public:
     // The activation sparsity chosen for a model (by path): level 0 (off) is not kept.
     QVariantMap activation_sparsities() const { return activation_sparsity_; }
     void set_activation_sparsity_for(const QString& model, double level);
+    // Models whose activation sparsity the user stopped measuring: not measured on their own again.
+    QStringList calibrations_declined() const { return calibrations_declined_; }
+    void set_calibrations_declined(const QStringList& models);
     // Folders of GGUF files the user added to the library in place (not copied).
     QStringList library_folders() const { return library_folders_; }
     void add_library_folder(const QString& folder);
@@ -108,6 +111,7 @@ private:
     QHash<QString, QString> prompt_formats_;  // model path -> prompt format name
     QHash<QString, QString> system_prompts_;  // model path -> default system prompt
     QVariantMap activation_sparsity_;          // model path -> level
+    QStringList calibrations_declined_;        // model paths
     QStringList library_folders_;
     QString error_;
 };

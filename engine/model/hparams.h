@@ -107,6 +107,8 @@ struct HParams : ModelShape {
     // exceeds its layer's calibrated threshold.
     bool gate_first = false;
     float activation_sparsity = 0.0f;
+    // Whether it could: a dense (not PowerInfer, not mixture-of-experts) model with a gated FFN.
+    bool gate_first_possible = false;
 
     // Runs the sparse FFN (model/sparse_ffn.h): a predictor's, or gate first.
     bool sparse() const { return max_predictor_rank > 0 || gate_first; }

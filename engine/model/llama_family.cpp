@@ -76,8 +76,9 @@ public:
         const bool fused_qkv = file.find_tensor("blk.0.attn_qkv.weight") != nullptr;
         const bool sparse = is_powerinfer_layout(file);
         const bool gated = hp_.ffn_gate == FfnGate::SiluPar || hp_.ffn_gate == FfnGate::ReluPar;
+        hp_.gate_first_possible = !sparse && !hp_.moe() && gated;
         const std::optional<sparse::SparsityCalibration> calibration =
-            !sparse && !hp_.moe() && gated && params.activation_sparsity > 0.0f
+            hp_.gate_first_possible && params.activation_sparsity > 0.0f
                 ? std::optional(read_calibration(file, params, hp_))
                 : std::nullopt;
         hp_.gate_first = calibration.has_value();

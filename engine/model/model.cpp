@@ -24,6 +24,7 @@ ModelInfo describe(const gguf::File& file, const model::Architecture& arch) {
     info.sparse = hp.sparse();
     info.sparse_threshold = hp.sparse_threshold;
     info.activation_sparsity = hp.activation_sparsity;
+    info.activation_sparsity_possible = hp.gate_first_possible;
     info.n_params = arch.n_params();
     info.weight_bytes = arch.weight_bytes();
     info.bytes_per_token = arch.bytes_per_token();

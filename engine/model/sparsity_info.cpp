@@ -8,6 +8,8 @@
 
 namespace ember {
 
+std::string sparsity_calibration_path(const std::string& model_path) { return sparse::default_sparsity_path(model_path); }
+
 Result<SparsityCalibrationInfo> read_sparsity_calibration(const Model& model, const std::string& path) {
     const ModelInfo& info = model.info();
     SparsityCalibrationInfo out;

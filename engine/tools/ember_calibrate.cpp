@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,22 @@ struct Options {
     int32_t quality_tokens = 4096;
     int32_t n_threads = 0;
     ember::FfnActivation ffn_act = ember::FfnActivation::Auto;
+    bool progress = false;
+};
+
+// --progress: a line "progress DONE TOTAL" on stdout after each chunk, in tokens evaluated, for a
+// program that runs this one (the app) to show how far it is.
+struct Progress {
+    bool on = false;
+    uint64_t done = 0;
+    uint64_t total = 0;
+
+    void add(uint64_t tokens) {
+        done += tokens;
+        if (!on) return;
+        std::printf("progress %llu %llu\n", (unsigned long long)done, (unsigned long long)total);
+        std::fflush(stdout);
+    }
 };
 
 const char* kUsage =
@@ -59,7 +76,8 @@ const char* kUsage =
     "  --quality-tokens N    hold the last N tokens of the text out (at most a quarter of it) and\n"
     "                        measure each level's perplexity on them (default 4096; 0: do not)\n"
     "  -t, --threads N       CPU threads (default: all available)\n"
-    "  --ffn-act relu|silu   FFN activation for dense llama files, which do not record it\n";
+    "  --ffn-act relu|silu   FFN activation for dense llama files, which do not record it\n"
+    "  --progress            print \"progress DONE TOTAL\" (tokens evaluated) after each chunk\n";
 
 Options parse(int argc, char** argv) {
     Options o;
@@ -73,6 +91,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--quality-tokens") o.quality_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 30));
         else if (a == "-t" || a == "--threads") o.n_threads = int32_t(parse_int(a, next_value(argc, argv, i), 1, 1024));
         else if (a == "--ffn-act") o.ffn_act = parse_ffn_act(a, next_value(argc, argv, i));
+        else if (a == "--progress") o.progress = true;
         else if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
             std::exit(0);
@@ -123,23 +142,26 @@ struct Scores {
     std::vector<int32_t> top;
 };
 
-Scores score(const std::shared_ptr<ember::Model>& model, const std::vector<int32_t>& tokens, const Options& opt) {
+Scores score(const std::shared_ptr<ember::Model>& model, const std::vector<int32_t>& tokens, const Options& opt,
+             Progress& progress) {
     const std::unique_ptr<ember::Session> session = new_session(model, opt);
     Scores s;
-    for (size_t c = 0; c + size_t(opt.n_ctx) <= tokens.size(); c += size_t(opt.n_ctx))
+    for (size_t c = 0; c + size_t(opt.n_ctx) <= tokens.size(); c += size_t(opt.n_ctx)) {
         score_chunk(*session, std::span<const int32_t>(tokens).subspan(c, size_t(opt.n_ctx)), 64,
                     [&](std::span<const float> logits, int32_t next) {
                         s.sums.add(token_nll(logits, next));
                         s.top.push_back(row_softmax(logits).top);
                     });
+        progress.add(uint64_t(opt.n_ctx));
+    }
     return s;
 }
 
 // The calibration's Quality: the dense model against each of kQualityLevels, loading the model
 // with the calibration just written.
 void measure_quality(const std::shared_ptr<ember::Model>& dense, const std::vector<int32_t>& held_out, const Options& opt,
-                     ember::sparse::SparsityCalibration& cal) {
-    const Scores base = score(dense, held_out, opt);
+                     Progress& progress, ember::sparse::SparsityCalibration& cal) {
+    const Scores base = score(dense, held_out, opt, progress);
     auto& q = cal.quality;
     q.n_scored = uint64_t(base.sums.count);
     q.ppl_dense = float(base.sums.ppl());
@@ -150,7 +172,7 @@ void measure_quality(const std::shared_ptr<ember::Model>& dense, const std::vect
         mp.sparsity_file = opt.out_path;
         auto loaded = ember::Model::load(opt.model_path, mp);
         if (!loaded) throw InputError(loaded.error().message);
-        const Scores s = score(*loaded, held_out, opt);
+        const Scores s = score(*loaded, held_out, opt, progress);
         size_t same = 0;
         for (size_t i = 0; i < s.top.size(); ++i) same += s.top[i] == base.top[i];
         q.levels.push_back(level);
@@ -167,7 +189,7 @@ float gate_activation(bool silu, float g) { return silu ? g / (1.0f + std::exp(-
 // Evaluates the text chunk by chunk, n_ctx tokens each from an empty context; after_chunk sees
 // the session before the next chunk clears it.
 void run_text(ember::Session& session, const std::vector<int32_t>& tokens, int32_t n_ctx, const char* pass,
-              const std::function<void()>& after_chunk = {}) {
+              Progress& progress, const std::function<void()>& after_chunk = {}) {
     const size_t n_chunks = (tokens.size() + size_t(n_ctx) - 1) / size_t(n_ctx);
     for (size_t c = 0; c < n_chunks; ++c) {
         session.clear();
@@ -175,6 +197,7 @@ void run_text(ember::Session& session, const std::vector<int32_t>& tokens, int32
         if (const ember::Status st = session.evaluate(std::span<const int32_t>(tokens).subspan(begin, n)); !st)
             throw InputError(st.error().message);
         if (after_chunk) after_chunk();
+        progress.add(n);
         if ((c + 1) % std::max<size_t>(1, n_chunks / 10) == 0 || c + 1 == n_chunks)
             std::fprintf(stderr, "ember-calibrate: %s, chunk %zu of %zu\n", pass, c + 1, n_chunks);
     }
@@ -185,8 +208,9 @@ int profile_experts(const std::shared_ptr<ember::Model>& model, std::vector<int3
     const ember::ModelInfo& info = model->info();
     tokens.resize(std::min(tokens.size(), size_t(opt.max_tokens)));
     const std::unique_ptr<ember::Session> session = new_session(model, opt);
+    Progress progress{opt.progress, 0, tokens.size()};
     std::vector<std::vector<int64_t>> routed(size_t(info.n_layer), std::vector<int64_t>(size_t(info.n_expert), 0));
-    run_text(*session, tokens, opt.n_ctx, "routing", [&] {
+    run_text(*session, tokens, opt.n_ctx, "routing", progress, [&] {
         const std::vector<ember::LayerSparsity> layers = session->layer_sparsity();
         for (size_t il = 0; il < routed.size() && il < layers.size(); ++il)
             for (size_t e = 0; e < routed[il].size() && e < layers[il].expert_tokens.size(); ++e)
@@ -229,6 +253,7 @@ int calibrate_dense(const std::shared_ptr<ember::Model>& model, std::vector<int3
 
     const std::unique_ptr<ember::Session> holder = new_session(model, opt);
     ember::Session& session = *holder;
+    Progress progress{opt.progress, 0, 2 * tokens.size() + (1 + std::size(kQualityLevels)) * n_held};
 
     ember::sparse::SparsityCalibration cal;
     cal.model_bytes = file_bytes(opt.model_path);
@@ -245,7 +270,7 @@ int calibrate_dense(const std::shared_ptr<ember::Model>& model, std::vector<int3
         if (site != int(SparsitySite::FfnAct)) return h.add(im.data, n);
         for (int64_t i = 0; i < n; ++i) h.add(gate_activation(silu, im.data[i]));
     });
-    run_text(session, tokens, opt.n_ctx, "pass 1 of 2 (histograms)");
+    run_text(session, tokens, opt.n_ctx, "pass 1 of 2 (histograms)", progress);
 
     for (int32_t il = 0; il < info.n_layer; ++il) {
         auto& L = cal.layers[size_t(il)];
@@ -268,14 +293,14 @@ int calibrate_dense(const std::shared_ptr<ember::Model>& model, std::vector<int3
             }
         }
     });
-    run_text(session, tokens, opt.n_ctx, "pass 2 of 2 (firing neurons)");
+    run_text(session, tokens, opt.n_ctx, "pass 2 of 2 (firing neurons)", progress);
     for (auto& L : cal.layers)
         for (auto& level : L.firing)
             for (float& f : level) f /= float(tokens.size());
 
     ember::sparse::write_sparsity_file(opt.out_path, cal);
     if (n_held > 0) {
-        measure_quality(model, held_out, opt, cal);
+        measure_quality(model, held_out, opt, progress, cal);
         ember::sparse::write_sparsity_file(opt.out_path, cal);
     } else if (opt.quality_tokens > 0) {
         std::fprintf(stderr, "ember-calibrate: the text is too short to hold out a chunk of %d tokens: quality not measured\n",
@@ -307,10 +332,12 @@ int run(const Options& opt) {
     if (!loaded) throw InputError(loaded.error().message);
     std::shared_ptr<ember::Model> model = *loaded;
     const ember::ModelInfo& info = model->info();
-    if (info.n_expert == 0 && (info.sparse || (info.ffn_activation != "silu" && info.ffn_activation != "relu")))
+    if (info.n_expert == 0 && !info.activation_sparsity_possible)
         throw InputError(opt.model_path + ": ember-calibrate calibrates dense models with a SwiGLU or ReGLU FFN and mixtures "
-                         "of experts; this one is " +
-                         (info.sparse ? std::string("sparse already") : "'" + info.ffn_activation + "'"));
+                         "of experts; " +
+                         (info.sparse ? std::string("this one is sparse already")
+                                      : "this one's FFN is '" + info.ffn_activation + "'" +
+                                            (info.ffn_matrices < 3 ? " without a gate" : "")));
     std::vector<int32_t> tokens = model->tokenize(read_text(opt.text_path), model->add_bos());
     if (info.n_expert > 0) {
         if (tokens.size() < 64)

@@ -37,6 +37,14 @@ grep -q "^self-check: ok" "$data/self-check.log" || { echo "FAILED: no answer fr
 [ -f "$data/profile/models/ember/ember-demo/ember-demo.powerinfer.gguf" ] \
     || { echo "FAILED: the demo model was not copied into the user's library"; exit 1; }
 
+# The installed ember-calibrate measures a dense model on the installed calibration text, where the
+# app looks for it (share/ember/calibration beside bin/).
+"$build/bin/ember-synth-model" -o "$data/dense.gguf" --type Q4_0 --n-layer 2 --n-embd 128 --n-head 2 --n-ff 512 \
+    --n-vocab 512 >/dev/null
+/usr/bin/ember-calibrate -m "$data/dense.gguf" -f /usr/share/ember/calibration/calibration.txt -c 64 --max-tokens 512 \
+    --quality-tokens 128 >/dev/null 2>&1 && [ -s "$data/dense.sparsity.gguf" ] \
+    || { echo "FAILED: the installed ember-calibrate did not measure a dense model on the installed text"; exit 1; }
+
 # The installed API server, on the installed demo model, answers a completion over loopback (its
 # HTTP library is a dependency of the package).
 /usr/bin/ember-server -m /usr/share/ember/models/ember-demo/ember-demo.powerinfer.gguf --port 0 \
@@ -53,4 +61,4 @@ trap 'rm -rf "$data"' EXIT
 leftovers=$(ls -d /usr/bin/ember /usr/bin/ember-* /usr/share/ember /usr/share/applications/io.github.emberapp.Ember.desktop \
                  /usr/share/metainfo/io.github.emberapp.Ember.metainfo.xml 2>/dev/null || true)
 [ -z "$leftovers" ] || { echo "FAILED: left behind after removal: $leftovers"; exit 1; }
-echo "package check: ok (installed, answered a prompt in the app and over the API, removed cleanly)"
+echo "package check: ok (installed, answered a prompt in the app and over the API, calibrated a dense model, removed cleanly)"

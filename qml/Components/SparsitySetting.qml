@@ -5,7 +5,9 @@ import Ember.App
 import Ember
 
 // Speed against exactness for a dense model that ember-calibrate calibrated: the level of
-// activation sparsity, each choice with the cost measured on held-out text.
+// activation sparsity, each choice with the cost measured on held-out text. A dense model without
+// a calibration is measured in the background (EngineController.calibration), with its progress
+// here and a way to stop or start it.
 ColumnLayout {
     id: setting
 
@@ -27,7 +29,10 @@ ColumnLayout {
         return list;
     }
 
-    visible: levels.length > 0 || EngineController.sparsityNote.length > 0
+    readonly property var calibration: EngineController.calibration
+
+    visible: levels.length > 0 || EngineController.sparsityNote.length > 0 || calibration.running
+             || calibration.available
     spacing: 4
 
     Label {
@@ -74,6 +79,45 @@ ColumnLayout {
         visible: combo.visible && text.length > 0
         wrapMode: Text.Wrap
         text: setting.choices[combo.currentIndex] ? setting.choices[combo.currentIndex].detail : ""
+        color: Theme.mutedText
+    }
+    Label {
+        objectName: "calibrationStatus"
+        Layout.fillWidth: true
+        visible: setting.calibration.running
+        wrapMode: Text.Wrap
+        text: qsTr("Measuring what skipping neurons costs this model: %1 %. It runs in the background at low priority; the chat goes on.")
+              .arg(Math.floor(setting.calibration.progress * 100))
+        color: Theme.mutedText
+    }
+    RowLayout {
+        Layout.fillWidth: true
+        visible: setting.calibration.running || setting.calibration.available
+        spacing: 8
+
+        ProgressBar {
+            objectName: "calibrationProgress"
+            Layout.fillWidth: true
+            visible: setting.calibration.running
+            value: setting.calibration.progress
+            Accessible.name: qsTr("Measuring activation sparsity")
+        }
+        Button {
+            objectName: "calibrationButton"
+            text: setting.calibration.running ? qsTr("Stop") : qsTr("Measure activation sparsity")
+            onClicked: setting.calibration.running ? setting.calibration.stop() : setting.calibration.start()
+            ToolTip.visible: hovered
+            ToolTip.text: setting.calibration.running
+                          ? qsTr("Stops measuring; it will not start on its own again for this model.")
+                          : qsTr("Runs the model over a calibration text to find which neurons can be skipped and what each level costs (several minutes for a small model).")
+        }
+    }
+    Label {
+        objectName: "calibrationNote"
+        Layout.fillWidth: true
+        visible: text.length > 0
+        wrapMode: Text.Wrap
+        text: setting.calibration.note
         color: Theme.mutedText
     }
     Label {

@@ -20,6 +20,7 @@
 #include <QtQml/qqmlextensionplugin.h>
 #include <QtTest>
 
+#include <algorithm>
 #include <functional>
 
 #include <httplib.h>
@@ -479,6 +480,127 @@ private slots:
         chat.send(QStringLiteral("In the beginning"));
         QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
         QVERIFY(!chat.messages()->messages().back().content.isEmpty());
+        QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
+    }
+
+    // A dense SwiGLU model without a calibration is measured in the background on the shipped
+    // text: the panel shows the progress, the levels appear when it is done, and the calibration
+    // is beside the model, complete. Stop leaves nothing behind and is remembered; the button
+    // starts it again; a text it cannot use shows ember-calibrate's reason.
+    void activation_sparsity_is_measured_in_the_background() {
+        QTemporaryDir dir;
+        const auto synth = [&](const QString& name, const QStringList& shape) {
+            QProcess p;
+            p.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model",
+                    QStringList{"-o", dir.filePath(name), "--type", "Q4_0", "--n-vocab", "512"} + shape);
+            return p.waitForFinished(60000) && p.exitCode() == 0;
+        };
+        // One quick to measure, one that takes long enough to be stopped.
+        const QString model = dir.filePath("swiglu.gguf"), large = dir.filePath("large.gguf");
+        QVERIFY(synth("swiglu.gguf", {"--n-layer", "2", "--n-embd", "128", "--n-head", "2", "--n-ff", "512"}));
+        QVERIFY(synth("large.gguf", {"--n-layer", "8", "--n-embd", "512", "--n-head", "8", "--n-ff", "2048"}));
+        const QString calibration = dir.filePath("swiglu.sparsity.gguf"), large_calibration = dir.filePath("large.sparsity.gguf");
+        const auto with_text = [&](const QString& data, int max_tokens, const QString& text = QStringLiteral(EMBER_CALIBRATION_TEXT),
+                                   const QString& file = {}) {
+            ember::app::AppOptions o = options(data, file.isEmpty() ? model : file);
+            o.calibration = {QStringLiteral(EMBER_TOOLS_DIR) + "/ember-calibrate", text, max_tokens, 128, 64};
+            return o;
+        };
+        const auto button = [](QQuickWindow* window) {
+            return gui_test::find_item(window->contentItem(), QStringLiteral("calibrationButton"));
+        };
+        const auto click = [](QQuickWindow* window, QQuickItem* item) {
+            QTest::mouseClick(window, Qt::LeftButton, {}, item->mapToScene(QPointF(item->width() / 2, item->height() / 2)).toPoint());
+        };
+        {
+            // A PowerInfer model has its own predictors: nothing to measure.
+            ember::app::AppShell shell(with_text(dir.path() + "/demo", 512, QStringLiteral(EMBER_CALIBRATION_TEXT),
+                                                 gui_test::copy_demo_model(dir.path())));
+            QVERIFY(shell.start());
+            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
+            QVERIFY(!shell.engine().calibration()->running() && !shell.engine().calibration()->available());
+        }
+        {
+            // Stopped by the user, from the window: nothing is written, and it stays stopped.
+            ember::app::AppShell shell(with_text(dir.path() + "/stopped", 1 << 20, QStringLiteral(EMBER_CALIBRATION_TEXT), large));
+            QQuickWindow* window = shown_window(shell);
+            QVERIFY(window);
+            QTRY_COMPARE_WITH_TIMEOUT(shell.engine().status(), ember::app::EngineController::Status::Ready, 30000);
+            auto* cal = shell.engine().calibration();
+            QVERIFY(cal->running());
+            QQuickItem* stop = button(window);
+            QVERIFY(stop);
+            QTRY_VERIFY(stop->isVisible());
+            QCOMPARE(stop->property("text").toString(), QStringLiteral("Stop"));
+            click(window, stop);
+            QTRY_VERIFY(!cal->running());
+            QCOMPARE(cal->note(), QStringLiteral("Measuring stopped."));
+            QVERIFY(cal->available());
+            QVERIFY(!QFileInfo::exists(large_calibration));
+            QVERIFY(!QFileInfo::exists(large_calibration + ".part"));
+            QCOMPARE(shell.settings().calibrations_declined(), QStringList{large});
+        }
+        {
+            ember::app::AppShell again(with_text(dir.path() + "/stopped", 1 << 20, QStringLiteral(EMBER_CALIBRATION_TEXT), large));
+            QQuickWindow* window = shown_window(again);
+            QVERIFY(window);
+            QTRY_COMPARE_WITH_TIMEOUT(again.engine().status(), ember::app::EngineController::Status::Ready, 30000);
+            auto* cal = again.engine().calibration();
+            QVERIFY(!cal->running());
+            QQuickItem* start = button(window);
+            QTRY_VERIFY(start && start->isVisible());
+            QCOMPARE(start->property("text").toString(), QStringLiteral("Measure activation sparsity"));
+            click(window, start);
+            QTRY_VERIFY(cal->running());
+            QVERIFY(again.settings().calibrations_declined().isEmpty());
+        }
+        QVERIFY(!QFileInfo::exists(large_calibration + ".part"));
+        {
+            // A text too short for a calibration: ember-calibrate's reason, naming the text.
+            const QString text = dir.filePath("short.txt");
+            QFile f(text);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("In the beginning.");
+            f.close();
+            ember::app::AppShell shell(with_text(dir.path() + "/short", 512, text));
+            QVERIFY(shell.start());
+            auto* cal = shell.engine().calibration();
+            QTRY_VERIFY_WITH_TIMEOUT(cal->note().startsWith(QStringLiteral("Measuring failed: ")), 30000);
+            QVERIFY2(cal->note().contains(text) && cal->note().contains(QStringLiteral("at least 64")), qPrintable(cal->note()));
+            QVERIFY(!cal->running() && cal->available());
+            QVERIFY(!QFileInfo::exists(calibration) && !QFileInfo::exists(calibration + ".part"));
+        }
+        ember::app::AppShell shell(with_text(dir.path() + "/measured", 512));
+        QQuickWindow* window = shown_window(shell);
+        QVERIFY(window);
+        auto& engine = shell.engine();
+        auto* cal = engine.calibration();
+        QTRY_VERIFY_WITH_TIMEOUT(cal->running(), 30000);
+        QVERIFY(engine.sparsity_levels().isEmpty());
+        QQuickItem* progress = gui_test::find_item(window->contentItem(), QStringLiteral("calibrationProgress"));
+        QVERIFY(progress);
+        QTRY_VERIFY(progress->isVisible());
+        QList<double> seen;
+        QObject::connect(cal, &ember::app::SparsityCalibrator::changed, cal, [&] { if (cal->running()) seen.append(cal->progress()); });
+        QTRY_VERIFY_WITH_TIMEOUT(!cal->running(), 120000);
+        QVERIFY2(cal->note().isEmpty(), qPrintable(cal->note()));
+        QVERIFY(!seen.isEmpty());
+        QVERIFY(std::is_sorted(seen.begin(), seen.end()));
+        QVERIFY(seen.back() > 0.9 && seen.back() <= 1.0);
+        QVERIFY(QFileInfo::exists(calibration));
+        QVERIFY(!QFileInfo::exists(calibration + ".part"));
+        QCOMPARE(engine.sparsity_levels().size(), 7);
+        QVERIFY(!cal->available());
+        QQuickItem* combo = gui_test::find_item(window->contentItem(), QStringLiteral("sparsityCombo"));
+        QTRY_VERIFY(combo && combo->isVisible());
+        QCOMPARE(combo->property("count").toInt(), 8);
+        QVERIFY(!button(window)->isVisible());
+        // The level chosen from the new calibration runs.
+        engine.setActivationSparsity(0.5);
+        QTRY_VERIFY_WITH_TIMEOUT(engine.activation_sparsity() == 0.5 && engine.status() == ember::app::EngineController::Status::Ready,
+                                 30000);
+        QVERIFY(engine.sparsity_note().isEmpty());
+        QVERIFY(!cal->running());
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 

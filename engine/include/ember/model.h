@@ -70,6 +70,8 @@ struct ModelInfo : ModelShape {
     bool sparse = false;           // runs the predictor-guided sparse FFN
     float sparse_threshold = 0.0f;
     float activation_sparsity = 0.0f;  // as run: 0 when off
+    // A dense model with a gated FFN that ember-calibrate can calibrate for activation sparsity.
+    bool activation_sparsity_possible = false;
     std::string sparsity_file;         // the calibration read, when it is on
     uint64_t n_params = 0;
     uint64_t weight_bytes = 0;  // bytes of all tensors

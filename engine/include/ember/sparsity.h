@@ -26,6 +26,10 @@ struct SparsityCalibrationInfo {
     float recommended = 0.0f;  // the largest level within 1 % of the dense perplexity; 0: none
 };
 
+// Where ModelParams::sparsity_file defaults to for the model at `model_path`: beside it, named
+// for it (model.gguf: model.sparsity.gguf), as ember-calibrate writes it.
+std::string sparsity_calibration_path(const std::string& model_path);
+
 // The calibration for `model` at `path` (empty: beside the model file, as ModelParams'
 // sparsity_file), checked against the model; an Error names the file when there is none or it
 // does not fit.
