@@ -1,11 +1,41 @@
 #include "sparse/magnitude_histogram.h"
 
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
 #include <numeric>
 
 namespace ember::sparse {
 namespace {
+
+constexpr int32_t kMantissaBits = 23;
+constexpr uint32_t kInfinityBits = 0x7f800000u;
+constexpr uint32_t kMinBits = uint32_t(127 + MagnitudeHistogram::kLog2Min) << kMantissaBits;  // 2^kLog2Min
+constexpr int32_t kSlotBits = 8;
+
+// Bin j of an octave starts where the mantissa 1.f reaches 2^(j/kBinsPerOctave). A slot (the top
+// kSlotBits of the mantissa, 0.4 % of an octave) holds at most one such start, as a bin spans
+// 4.4 %: the slot gives the bin its first mantissa falls in, and the mantissa at which the next
+// begins (past the slot when none does).
+struct OctaveBins {
+    std::array<uint8_t, 1 << kSlotBits> first{};
+    std::array<uint32_t, 1 << kSlotBits> next{};
+
+    OctaveBins() {
+        constexpr int32_t n = MagnitudeHistogram::kBinsPerOctave;
+        std::array<uint32_t, n + 1> start{};  // the smallest mantissa of each bin; start[n]: past the octave
+        for (int32_t j = 0; j <= n; ++j)
+            start[size_t(j)] = uint32_t(std::ceil((std::exp2(double(j) / n) - 1.0) * double(1u << kMantissaBits)));
+        for (uint32_t s = 0; s < first.size(); ++s) {
+            const uint32_t lo = s << (kMantissaBits - kSlotBits);
+            int32_t j = 0;
+            while (j + 1 < n && start[size_t(j + 1)] <= lo) ++j;
+            first[s] = uint8_t(j);
+            next[s] = start[size_t(j + 1)];
+        }
+    }
+};
 
 double lower_edge(int32_t bin) {
     return bin == 0 ? 0.0 : std::exp2(MagnitudeHistogram::kLog2Min + double(bin - 1) / MagnitudeHistogram::kBinsPerOctave);
@@ -13,14 +43,16 @@ double lower_edge(int32_t bin) {
 
 }  // namespace
 
-void MagnitudeHistogram::add(float value) {
-    const float m = std::fabs(value);
-    int32_t bin = 0;
-    if (m >= std::exp2f(float(kLog2Min))) {
-        const double k = (std::log2(double(m)) - kLog2Min) * kBinsPerOctave;
-        bin = std::isfinite(k) ? 1 + int32_t(std::min(k, double(kBins - 2))) : kBins - 1;
-    }
-    counts[size_t(bin)] += 1.0;
+int32_t MagnitudeHistogram::bin(float value) {
+    static const OctaveBins octave_bins;
+    const uint32_t bits = std::bit_cast<uint32_t>(value) & 0x7fffffffu;
+    if (bits > kInfinityBits || bits < kMinBits) return 0;
+    if (bits == kInfinityBits) return kBins - 1;
+    const int32_t octave = int32_t(bits >> kMantissaBits) - 127 - kLog2Min;
+    const uint32_t mantissa = bits & ((1u << kMantissaBits) - 1);
+    const uint32_t slot = mantissa >> (kMantissaBits - kSlotBits);
+    const int32_t within = octave_bins.first[slot] + (mantissa >= octave_bins.next[slot] ? 1 : 0);
+    return 1 + std::min(octave * kBinsPerOctave + within, kBins - 2);
 }
 
 double MagnitudeHistogram::total() const { return std::accumulate(counts.begin(), counts.end(), 0.0); }

@@ -5,6 +5,7 @@
 // 2^(kLog2Min + k/kBinsPerOctave)), the last bin also everything above. 16 bins per octave put a
 // quantile within 4.4 % of its true magnitude.
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -18,7 +19,11 @@ struct MagnitudeHistogram {
 
     std::vector<double> counts = std::vector<double>(kBins, 0.0);
 
-    void add(float value);
+    // The bin |value| falls in (NaN: bin 0). From the float's exponent and a table of where each
+    // bin starts within an octave, not a logarithm: calibration adds every activation of every
+    // layer.
+    static int32_t bin(float value);
+    void add(float value) { counts[size_t(bin(value))] += 1.0; }
     void add(const float* values, int64_t n) {
         for (int64_t i = 0; i < n; ++i) add(values[i]);
     }

@@ -8,6 +8,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -16,6 +17,7 @@
 #include "ember/model.h"
 #include "ember/session.h"
 #include "gguf/gguf_reader.h"
+#include "sparse/magnitude_histogram.h"
 #include "sparse/sparsity_file.h"
 
 namespace {
@@ -130,6 +132,38 @@ private slots:
     // The file holds the ladder, thresholds that grow with it, firing frequencies that agree with
     // the thresholds (at level s the neurons fire on average for a share 1 - s of the tokens), and
     // each level's cost measured on the text's held-out tail.
+    // A magnitude's histogram bin is floor(16 · (log2 |v| + 24)) + 1, bin 0 below 2^-24 (and NaN),
+    // the last bin also everything above: the bin's definition, computed in double, against the
+    // exponent-and-table placement for a sweep of floats and every bin start's neighbours.
+    void magnitude_bins_are_log_spaced() {
+        using ember::sparse::MagnitudeHistogram;
+        const auto defined = [](float v) {
+            const double m = std::fabs(double(v));
+            if (!(m >= std::exp2(MagnitudeHistogram::kLog2Min))) return 0;
+            if (std::isinf(m)) return MagnitudeHistogram::kBins - 1;
+            const double k = std::floor((std::log2(m) - MagnitudeHistogram::kLog2Min) * MagnitudeHistogram::kBinsPerOctave);
+            return 1 + int32_t(std::min(k, double(MagnitudeHistogram::kBins - 2)));
+        };
+        // The first float placed elsewhere than defined, if any.
+        QString wrong;
+        const auto check = [&](uint32_t bits) {
+            const float v = std::bit_cast<float>(bits);
+            const int32_t want = defined(v), got = MagnitudeHistogram::bin(v), negative = MagnitudeHistogram::bin(-v);
+            if (wrong.isEmpty() && (got != want || negative != want))
+                wrong = QStringLiteral("%1 (bits %2): bins %3 and %4 for ±, defined %5").arg(double(v)).arg(bits, 8, 16).arg(got).arg(negative).arg(want);
+        };
+        for (uint64_t bits = 0; bits <= 0x7f800000u; bits += 4099) check(uint32_t(bits));
+        for (int32_t e = MagnitudeHistogram::kLog2Min - 1; e <= MagnitudeHistogram::kLog2Min + MagnitudeHistogram::kOctaves + 1; ++e)
+            for (int32_t j = 0; j < MagnitudeHistogram::kBinsPerOctave; ++j) {
+                const float start = float(std::exp2(e + double(j) / MagnitudeHistogram::kBinsPerOctave));
+                for (int32_t d = -3; d <= 3; ++d) check(uint32_t(int64_t(std::bit_cast<uint32_t>(start)) + d));
+            }
+        check(0x7f800000u);  // infinity: the last bin
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong));
+        QCOMPARE(MagnitudeHistogram::bin(std::nanf("")), 0);
+        QCOMPARE(MagnitudeHistogram::bin(0.0f), 0);
+    }
+
     void calibration_file_holds_the_ladder() {
         auto model = test_helpers::load_model(swiglu_);
         const ember::ModelInfo& info = model->info();
