@@ -61,7 +61,7 @@ private slots:
         QCOMPARE(again.theme(), QStringLiteral("system"));
     }
 
-    void system_prompts_and_library_folders_survive_a_restart() {
+    void system_prompts_library_folders_and_declined_calibrations_survive_a_restart() {
         QTemporaryDir dir;
         const QString path = dir.path() + "/settings.json";
         {
@@ -73,8 +73,10 @@ private slots:
             s.add_library_folder(QStringLiteral("/data/more"));
             s.add_library_folder(QStringLiteral("/data/gguf"));  // once only
             s.remove_library_folder(QStringLiteral("/data/more"));
+            s.set_calibrations_declined({QStringLiteral("/models/a.gguf"), QStringLiteral("/models/c.gguf")});
         }
         AppSettings again(path);
+        QCOMPARE(again.calibrations_declined(), (QStringList{QStringLiteral("/models/a.gguf"), QStringLiteral("/models/c.gguf")}));
         QCOMPARE(again.system_prompt_for(QStringLiteral("/models/a.gguf")), QStringLiteral("Be brief."));
         QCOMPARE(again.system_prompt_for(QStringLiteral("/models/b.gguf")), QString());
         QCOMPARE(again.library_folders(), QStringList{QStringLiteral("/data/gguf")});
