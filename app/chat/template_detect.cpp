@@ -34,6 +34,9 @@ DetectedFormat detect_prompt_format(const QString& chat_template, const QString&
         file_name.contains(QLatin1String("dpo"), Qt::CaseInsensitive)) {
         d.format = PromptFormat::Mistral;
         d.why = QObject::tr("Bamboo-DPO has no chat template; Bamboo is built on Mistral 7B, so its [INST] format is used");
+    } else if (chat_template.trimmed().isEmpty() && architecture == QLatin1String("smallthinker")) {
+        d.format = PromptFormat::ChatML;
+        d.why = QObject::tr("the file has no chat template; SmallThinker is prompted in ChatML (<|im_start|>), as PowerInfer's own instructions do");
     } else if (chat_template.trimmed().isEmpty()) {
         d.why = QObject::tr("the model has no chat template: its text is continued as written");
     } else if (chat_template.contains(QLatin1String("<|im_start|>"))) {

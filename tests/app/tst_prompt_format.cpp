@@ -106,7 +106,7 @@ private slots:
                  QStringLiteral("<|im_start|>user\nWho begat Enos?<|im_end|>\n<|im_start|>assistant\nSeth"));
     }
 
-    void bamboo_dpo_gets_mistrals_format() {
+    void models_without_a_template_get_their_familys_format() {
         using ember::app::detect_prompt_format;
         const auto dpo = detect_prompt_format({}, QStringLiteral("bamboo"), QStringLiteral("bamboo-7b-dpo-v0.1.Q4_0.powerinfer.gguf"));
         QCOMPARE(dpo.format, PromptFormat::Mistral);
@@ -114,6 +114,10 @@ private slots:
         QCOMPARE(detect_prompt_format({}, QStringLiteral("bamboo"), QStringLiteral("bamboo-7b-v0.1.powerinfer.gguf")).format,
                  PromptFormat::Completion);  // the base model continues text
         QCOMPARE(detect_prompt_format({}, QStringLiteral("llama"), QStringLiteral("x-dpo.gguf")).format, PromptFormat::Completion);
+        // SmallThinker without a template: ChatML, which PowerInfer's README prompts it with.
+        const auto st = detect_prompt_format({}, QStringLiteral("smallthinker"), QStringLiteral("SmallThinker-4B-A0.6B-Instruct.Q4_0.gguf"));
+        QCOMPARE(st.format, PromptFormat::ChatML);
+        QVERIFY2(st.why.contains(QLatin1String("SmallThinker")), qPrintable(st.why));
         // A template in the file wins over the guess.
         QCOMPARE(detect_prompt_format(QString::fromLatin1(kChatML), QStringLiteral("bamboo"), QStringLiteral("bamboo-dpo.gguf")).format,
                  PromptFormat::ModelTemplate);
