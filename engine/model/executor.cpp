@@ -275,6 +275,7 @@ void Executor::sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u,
     const LayerPlan& layer = plan_->layers[size_t(il)];
     const uint8_t* hot = layer.hot.empty() ? nullptr : layer.hot.data();
     const int64_t n_embd = hp_.n_embd;
+    if (w.gate_first() && n_ > 1 && !hot) return gate_first_batch(il, w, x, out);
     for (int32_t t = 0; t < n_; ++t) {
         const auto start = Clock::now();
         const float* xt = x + size_t(t) * n_embd;
@@ -296,6 +297,33 @@ void Executor::sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u,
         SparseLayerStats& stats = ss.stats[size_t(il)];
         stats.predictor_ms += ms_between(start, predicted);
         stats.ffn_ms += ms_between(predicted, Clock::now());
+    }
+}
+
+// Every token's gate and up products come from two batch products, whose rows stay in cache while
+// the tokens pass, rather than one token's scattered up rows at a time; each token then sums the
+// down rows of its own active neurons. The products run the one-token path's dot kernel on the
+// same prepared input, so each token's FFN output is exactly what it is for the token alone.
+void Executor::gate_first_batch(int32_t il, const SparseFfnWeights& w, const float* x, float* out) {
+    SparseScratch& ss = *s_.sparse;
+    const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
+    const auto start = Clock::now();
+    tensor::matmul(s_.pool, w.gate, x, n_, s_.ffn_gate.data(), s_.prepared);
+    tensor::matmul(s_.pool, w.up, x, n_, s_.ffn_up.data(), s_.prepared);
+    SparseLayerStats& stats = ss.stats[size_t(il)];
+    stats.predictor_ms += ms_between(start, Clock::now());
+    const float threshold = std::nextafter(w.gate_threshold, INFINITY);
+    for (int32_t t = 0; t < n_; ++t) {
+        const auto token_start = Clock::now();
+        const float* g = s_.ffn_gate.data() + size_t(t) * size_t(n_ff);
+        const float* u = s_.ffn_up.data() + size_t(t) * size_t(n_ff);
+        for (int64_t i = 0; i < n_ff; ++i) ss.score[size_t(i)] = std::fabs(ffn_activation_value(hp_.ffn_gate, g[i], 1.0f));
+        select_active(il, w, hp_.ffn_gate, threshold, nullptr, ss);
+        std::fill(ss.a.begin(), ss.a.end(), 0.0f);
+        for (int32_t i : ss.active) ss.a[size_t(i)] = ffn_activation_value(hp_.ffn_gate, g[i], u[i]);
+        cpu_sparse_down(w, out + size_t(t) * size_t(n_embd), s_.pool, ss);
+        emit("ffn_act", il, ss.a.data(), n_ff, t, 1);
+        stats.ffn_ms += ms_between(token_start, Clock::now());
     }
 }
 

@@ -75,6 +75,8 @@ private:
     void linear(Where where, const tensor::WeightView& w, const float* x, int64_t n, float* y);
     void cpu_attention(int32_t il, KvCache& kv);
     void predictor(int32_t il, const SparseFfnWeights& w, const float* u, float* scores);
+    // A batch through a gate-first FFN with no neuron on a device.
+    void gate_first_batch(int32_t il, const SparseFfnWeights& w, const float* x, float* out);
     void device_expert(const ExpertWeights& w, int32_t m);
 
     const HParams& hp_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <span>
 
 #include "model/scattered_rows.h"
@@ -133,15 +134,12 @@ void prepare_token(const SparseFfnWeights& w, const float* x, SparseScratch& ss)
 }
 
 // Everything on the CPU: each fixed chunk of neurons computes its active neurons' gate and up
-// rows, their coefficients and its share of the output from whole down rows; the shares are
-// summed chunk by chunk. A chunk's rows are read back to back, by one thread, with no wait
-// between the halves of the FFN.
-}  // namespace
-
-void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, float* y, tensor::ThreadPool& pool,
-                    SparseScratch& ss) {
+// rows with `gate` (none: ss.a holds their values already), their coefficients and its share of
+// the output from whole down rows; the shares are summed chunk by chunk. A chunk's rows are read
+// back to back, by one thread, with no wait between the halves of the FFN.
+void sum_chunks(const SparseFfnWeights& w, std::optional<FfnGate> gate, float* y, tensor::ThreadPool& pool,
+                SparseScratch& ss) {
     const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
-    prepare_token(w, x, ss);
     const int64_t n_chunks = (n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk;
     // ss.active is ascending: chunk c's active neurons are ss.active[chunk_begin[c], chunk_begin[c + 1]).
     ss.chunk_begin.assign(size_t(n_chunks) + 1, int64_t(ss.active.size()));
@@ -155,7 +153,7 @@ void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, flo
         int64_t& rows = ss.chunk_rows[size_t(c)];
         rows = 0;
         if (begin == end) return;
-        gate_up_rows(w, gate, ss, begin, end);
+        if (gate) gate_up_rows(w, *gate, ss, begin, end);
         const int64_t n0 = c * kNeuronsPerChunk;
         chunk_coefficients(w.down_t, ss, n0, std::min(kNeuronsPerChunk, n_ff - n0), begin, end);
         for (int64_t j = begin; j < end; ++j) {
@@ -173,6 +171,18 @@ void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, flo
         const float* part = ss.partial.data() + size_t(c) * size_t(n_embd);
         for (int64_t j = 0; j < n_embd; ++j) y[j] += part[j];
     }
+}
+
+}  // namespace
+
+void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, float* y, tensor::ThreadPool& pool,
+                    SparseScratch& ss) {
+    prepare_token(w, x, ss);
+    sum_chunks(w, gate, y, pool, ss);
+}
+
+void cpu_sparse_down(const SparseFfnWeights& w, float* y, tensor::ThreadPool& pool, SparseScratch& ss) {
+    sum_chunks(w, std::nullopt, y, pool, ss);
 }
 
 // Some active neurons are resident on the device: it computes their gate/up rows while the CPU

@@ -50,6 +50,10 @@ void select_active(int32_t il, const SparseFfnWeights& w, FfnGate gate, float th
 void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, float* y, tensor::ThreadPool& pool,
                     SparseScratch& ss);
 
+// The same for a token whose active neurons' values are already in ss.a (zero elsewhere), from a
+// batch's gate and up products: only their down rows are read.
+void cpu_sparse_down(const SparseFfnWeights& w, float* y, tensor::ThreadPool& pool, SparseScratch& ss);
+
 // The same with the neurons of ss.hot_active computed by the device, which holds their rows,
 // concurrently with the CPU's; the device's share of y is added last.
 void split_sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, const float* x, float* y,

@@ -333,6 +333,33 @@ private slots:
         QVERIFY(logits[0] == logits[2]);
     }
 
+    // A prompt evaluated at once (its gate and up products batched) gives the logits of its
+    // tokens evaluated one at a time, bit for bit, and computes the same neurons. Twelve tokens:
+    // from sixteen on, the attention's grouped products run on AMX tiles where the CPU has them,
+    // which round otherwise than one token's products, in dense models alike.
+    void a_prompt_computes_what_its_tokens_do_one_by_one_data() {
+        QTest::addColumn<QString>("type");
+        QTest::newRow("F16") << "F16";
+        QTest::newRow("Q4_0") << "Q4_0";
+    }
+    void a_prompt_computes_what_its_tokens_do_one_by_one() {
+        QFETCH(QString, type);
+        auto model = type == "F16" ? test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_))
+                                   : test_helpers::load_model(swiglu_q4_, sparsity(0.5f, swiglu_q4_cal_));
+        const std::vector<int32_t> prompt = held_out_prompt(*model, 12);
+        auto batch = test_helpers::open_session(model, 64, 2);
+        QVERIFY(batch->evaluate(prompt).ok());
+        auto single = test_helpers::open_session(model, 64, 2);
+        for (int32_t token : prompt) QVERIFY(single->evaluate(std::vector<int32_t>{token}).ok());
+        QVERIFY(std::equal(batch->logits().begin(), batch->logits().end(), single->logits().begin(), single->logits().end()));
+        const auto computed = [](const ember::Session& s) {
+            int64_t active = 0, tokens = 0;
+            for (const ember::LayerSparsity& l : s.layer_sparsity()) active += l.active, tokens += l.tokens;
+            return std::pair{active, tokens};
+        };
+        QCOMPARE(computed(*batch), computed(*single));
+    }
+
     // The calibration's most frequently firing neurons go to the device as a sparse model's hot
     // ones do, and the text stays the CPU's at every budget.
     void sim_device_writes_the_cpu_text_at_every_budget_data() {
