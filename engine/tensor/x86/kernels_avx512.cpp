@@ -327,25 +327,31 @@ void axpy_q4_0(int64_t n, float a, const void* xv, float* y) {
     }
 }
 
+// Each row's block is broadcast to the four 128-bit lanes and lane i shifted right by 8·(i / 4)
+// bits: its low byte is then byte 4·(i % 4) + i / 4, so the nibbles arrive in a 4 × 4 transposed
+// order without a cross-lane widening per row. The block's 16 outputs are transposed the same way
+// once when loaded and back once when stored, for all four rows (the transposition is its own
+// inverse). The shifted bytes index the lookup, which reads only their low four bits.
 void axpy4_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
     const BlockQ4_0* x[4];
     for (int r = 0; r < 4; ++r) x[r] = static_cast<const BlockQ4_0*>(xv[r]);
-    const __m128i low = _mm_set1_epi8(0x0F);
     // Nibble q selects q - 8 as a float: exactly what subtracting and converting gives.
     const __m512 values = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+    const __m512i transposed = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i low_shift = _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 16, 16, 16, 16, 24, 24, 24, 24);
+    const __m512i high_shift = _mm512_add_epi32(low_shift, _mm512_set1_epi32(4));
     for (int64_t b = 0; b < n / kQK; ++b) {
         float* yb = y + b * kQK;
-        __m512 y0 = _mm512_loadu_ps(yb), y1 = _mm512_loadu_ps(yb + 16);
+        __m512 y0 = _mm512_permutexvar_ps(transposed, _mm512_loadu_ps(yb));
+        __m512 y1 = _mm512_permutexvar_ps(transposed, _mm512_loadu_ps(yb + 16));
         for (int r = 0; r < 4; ++r) {
             const __m512 d = _mm512_set1_ps(a[r] * half(x[r][b].d));
-            const __m128i packed = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[r][b].qs));
-            const __m128i lo = _mm_and_si128(packed, low);
-            const __m128i hi = _mm_and_si128(_mm_srli_epi16(packed, 4), low);
-            y0 = _mm512_fmadd_ps(d, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(lo), values), y0);
-            y1 = _mm512_fmadd_ps(d, _mm512_permutexvar_ps(_mm512_cvtepu8_epi32(hi), values), y1);
+            const __m512i q = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[r][b].qs)));
+            y0 = _mm512_fmadd_ps(d, _mm512_permutexvar_ps(_mm512_srlv_epi32(q, low_shift), values), y0);
+            y1 = _mm512_fmadd_ps(d, _mm512_permutexvar_ps(_mm512_srlv_epi32(q, high_shift), values), y1);
         }
-        _mm512_storeu_ps(yb, y0);
-        _mm512_storeu_ps(yb + 16, y1);
+        _mm512_storeu_ps(yb, _mm512_permutexvar_ps(transposed, y0));
+        _mm512_storeu_ps(yb + 16, _mm512_permutexvar_ps(transposed, y1));
     }
 }
 
