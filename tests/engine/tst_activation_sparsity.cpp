@@ -87,7 +87,7 @@ class TestActivationSparsity : public QObject {
         return out;
     }
     QString calibrate(const QString& model, const QStringList& more = {}) {
-        const QString out = model + ".cal.gguf";
+        const QString out = dir_.path() + "/" + QFileInfo(model).fileName() + ".cal.gguf";
         // Small, so the test stays quick under the sanitizers: 2048 tokens give each layer two
         // million magnitudes; the cost is measured on 4 chunks of 128.
         tool("ember-calibrate", QStringList{"-m", model, "-f", calibration_text_, "-o", out, "-c", "128", "--max-tokens",
