@@ -11,6 +11,11 @@
 #else
 #include <unistd.h>
 #endif
+#if defined(Q_OS_LINUX)
+#include <sys/prctl.h>
+
+#include <csignal>
+#endif
 
 namespace ember::app {
 namespace {
@@ -100,9 +105,17 @@ void SparsityCalibrator::run() {
     process_->setCreateProcessArgumentsModifier(
         [](QProcess::CreateProcessArguments* args) { args->flags |= BELOW_NORMAL_PRIORITY_CLASS; });
 #else
-    process_->setChildProcessModifier([] {
+    const pid_t app = ::getpid();
+    process_->setChildProcessModifier([app] {
         // Between fork and exec: every thread ember-calibrate starts inherits the lowest priority.
         [[maybe_unused]] const int niced = ::nice(19);
+#if defined(Q_OS_LINUX)
+        // It ends with the app also when the app is killed and no destructor stops it (a logout's
+        // SIGTERM): at once, as the kernel kills it when the thread that started it (the GUI
+        // thread) is gone, not minutes later at its next progress line into the dead app's pipe.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != app) ::_exit(1);
+#endif
     });
 #endif
     connect(process_, &QProcess::readyReadStandardOutput, this, &SparsityCalibrator::read_progress);

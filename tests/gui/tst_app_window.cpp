@@ -604,6 +604,56 @@ private slots:
         QVERIFY2(gui_test::g_warnings.isEmpty(), qPrintable(gui_test::g_warnings.join('\n')));
     }
 
+    // The app (the real program) measures a dense model with the ember-calibrate beside it, at the
+    // lowest priority, and the measuring ends with the app even when the app is killed outright.
+    void measuring_ends_with_a_killed_app() {
+#if defined(Q_OS_LINUX)
+        QTemporaryDir dir;
+        const QString model = dir.filePath("dense.gguf");
+        QProcess synth;
+        synth.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model",
+                    {"-o", model, "--type", "Q4_0", "--n-vocab", "512", "--n-layer", "8", "--n-embd", "512", "--n-head", "8",
+                     "--n-ff", "2048"});
+        QVERIFY(synth.waitForFinished(60000) && synth.exitCode() == 0);
+        QProcess app;
+        app.setProcessChannelMode(QProcess::ForwardedErrorChannel);
+        app.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember", {"--data-dir", dir.filePath("data"), "--model", model});
+        QVERIFY(app.waitForStarted());
+        // The app's children named ember-calibrate (/proc/PID/stat: pid (comm) state ppid …).
+        const auto calibrators = [&] {
+            QList<qint64> found;
+            for (const QString& pid : QDir(QStringLiteral("/proc")).entryList(QDir::Dirs)) {
+                QFile f(QStringLiteral("/proc/%1/stat").arg(pid));
+                if (!f.open(QIODevice::ReadOnly)) continue;
+                const QByteArray stat = f.readAll();
+                const qsizetype close = stat.lastIndexOf(')');
+                const QList<QByteArray> rest = stat.mid(close + 2).split(' ');
+                if (stat.contains("(ember-calibrate)") && rest.size() > 1 && rest[1].toLongLong() == app.processId())
+                    found << pid.toLongLong();
+            }
+            return found;
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(!calibrators().isEmpty(), 60000);
+        const qint64 child = calibrators().front();
+        QFile stat(QStringLiteral("/proc/%1/stat").arg(child));
+        QVERIFY(stat.open(QIODevice::ReadOnly));
+        const QByteArray fields = stat.readAll();
+        QCOMPARE(fields.mid(fields.lastIndexOf(')') + 2).split(' ').value(16), QByteArray("19"));  // nice
+        app.kill();
+        QVERIFY(app.waitForFinished(10000));
+        // Gone, or a zombie left for whichever process adopts it to reap.
+        const auto running = [&] {
+            QFile f(QStringLiteral("/proc/%1/stat").arg(child));
+            if (!f.open(QIODevice::ReadOnly)) return false;
+            const QByteArray now = f.readAll();
+            return now.mid(now.lastIndexOf(')') + 2, 1) != "Z";
+        };
+        QTRY_VERIFY_WITH_TIMEOUT(!running(), 10000);
+#else
+        QSKIP("reads the processes from Linux's /proc");
+#endif
+    }
+
     void first_run_puts_the_demo_model_in_the_library() {
         // No model given: the first run copies the bundled model into the library and opens it;
         // the library lists it; a later run opens the library's copy again.
