@@ -31,6 +31,16 @@ sparse::SparsityCalibration read_calibration(const gguf::File& file, const Model
     return c;
 }
 
+// Every layer's down projection has a transposed layout (activation sparsity reads its columns).
+bool downs_transposable(const gguf::File& file, const HParams& hp) {
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        const gguf::TensorInfo* t = file.find_tensor("blk." + std::to_string(il) + ".ffn_down.weight");
+        const std::optional<tensor::DType> type = t ? tensor::dtype_from_ggml(t->type) : std::nullopt;
+        if (!type || !transposed_type(*type, hp.n_ff, hp.n_embd)) return false;
+    }
+    return true;
+}
+
 struct LlamaLayer {
     const float* attn_norm;     // [n_embd]
     tensor::WeightView wq;      // [n_embd] -> [n_embd_q], rows permuted for adjacent-pair RoPE
@@ -76,9 +86,11 @@ public:
         const bool fused_qkv = file.find_tensor("blk.0.attn_qkv.weight") != nullptr;
         const bool sparse = is_powerinfer_layout(file);
         const bool gated = hp_.ffn_gate == FfnGate::SiluPar || hp_.ffn_gate == FfnGate::ReluPar;
-        hp_.gate_first_possible = !sparse && !hp_.moe() && gated;
+        const bool dense_gated = !sparse && !hp_.moe() && gated;
+        hp_.gate_first_possible = dense_gated && downs_transposable(file, hp_);
+        // Asked of a file whose down projections have no column layout, binding them names the type.
         const std::optional<sparse::SparsityCalibration> calibration =
-            hp_.gate_first_possible && params.activation_sparsity > 0.0f
+            dense_gated && params.activation_sparsity > 0.0f
                 ? std::optional(read_calibration(file, params, hp_))
                 : std::nullopt;
         hp_.gate_first = calibration.has_value();

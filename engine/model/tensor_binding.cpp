@@ -99,19 +99,29 @@ tensor::WeightView TensorBinder::relaid(const std::string& name, tensor::WeightV
     return w;
 }
 
-tensor::WeightView TensorBinder::transposed_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
+std::optional<tensor::DType> transposed_type(tensor::DType stored, int64_t n_cols, int64_t n_rows) {
     using tensor::DType;
+    if (stored == DType::F32 || stored == DType::F16 || stored == DType::Q4_0 || stored == DType::Q8_0) return stored;
+    // Other types become Q4_0 rows, in place: their bytes must hold them.
+    if (tensor::row_bytes(stored, n_cols) * uint64_t(n_rows) >= tensor::row_bytes(DType::Q4_0, n_rows) * uint64_t(n_cols))
+        return DType::Q4_0;
+    return std::nullopt;
+}
+
+tensor::WeightView TensorBinder::transposed_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
     const tensor::WeightView w = bind_matrix(name, n_cols, n_rows);
-    if (w.type != DType::F32 && w.type != DType::F16 && w.type != DType::Q4_0 && w.type != DType::Q8_0)
+    const std::optional<tensor::DType> to = transposed_type(w.type, n_cols, n_rows);
+    if (!to)
         fail(file_.path() + ": tensor '" + name + "' is " + tensor::dtype_name(w.type) +
-             "; activation sparsity reads it by columns, which Ember can lay out for F32, F16, Q4_0 and Q8_0 only");
-    if (n_rows % tensor::block_size(w.type) != 0)
+             "; activation sparsity reads it by columns, laid out as F32, F16, Q8_0 or Q4_0 in the tensor's own bytes, "
+             "and " + tensor::dtype_name(w.type) + " is too small for Q4_0");
+    if (n_rows % tensor::block_size(*to) != 0)
         fail(file_.path() + ": tensor '" + name + "' has " + std::to_string(n_rows) + " rows, not whole " +
-             tensor::dtype_name(w.type) + " blocks once transposed");
+             tensor::dtype_name(*to) + " blocks once transposed");
     uint8_t* bytes = file_.writable_bytes(find(name));
     if (!bytes) fail(file_.path() + ": activation sparsity lays '" + name + "' out anew, which needs the model read into memory (not mapped)");
-    const tensor::WeightView t{w.type, n_rows, n_cols, w.data, tensor::row_bytes(w.type, n_rows)};
-    if (!layouts_.emplace(w.data, w.type).second) fail_bound_twice(name);
+    const tensor::WeightView t{*to, n_rows, n_cols, w.data, tensor::row_bytes(*to, n_rows)};
+    if (!layouts_.emplace(w.data, *to).second) fail_bound_twice(name);
     // Through floats: a block of 64 stored rows at a time is written into the new rows, so each
     // thread writes whole cache lines.
     // One buffer for every layer's matrix: a fresh one each time costs more in page faults and
@@ -127,7 +137,7 @@ tensor::WeightView TensorBinder::transposed_matrix(const std::string& name, int6
             for (int64_t r = 0; r < nr; ++r) all[size_t(c) * size_t(n_rows) + size_t(r0 + r)] = rows[size_t(r) * size_t(n_cols) + size_t(c)];
     });
     for_each_unit(n_cols, 256, [&](int64_t c) {
-        tensor::quantize_row(w.type, all + size_t(c) * size_t(n_rows), bytes + size_t(c) * t.row_bytes, n_rows);
+        tensor::quantize_row(*to, all + size_t(c) * size_t(n_rows), bytes + size_t(c) * t.row_bytes, n_rows);
     });
     return t;
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,6 +13,11 @@
 #include "tensor/matmul.h"
 
 namespace ember::model {
+
+// The type TensorBinder::transposed_matrix() lays a stored [n_cols, n_rows] matrix of type
+// `stored` out in: F32, F16, Q4_0 and Q8_0 stay themselves; another type becomes Q4_0 where its
+// bytes hold that, in place; none when they do not (types under 4.5 bits a weight).
+std::optional<tensor::DType> transposed_type(tensor::DType stored, int64_t n_cols, int64_t n_rows);
 
 class TensorBinder {
 public:
@@ -34,9 +40,10 @@ public:
     tensor::WeightView stored_matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
     // A [n_cols, n_rows] matrix transposed in place, as n_cols rows of n_rows (row i = column i
     // of the stored matrix), for reading the rows of chosen inputs only (a gate-first FFN's down
-    // projection). F32, F16 and Q8_0 stay themselves exactly; Q4_0 is quantized again along the
-    // new rows (a second rounding). The file must be a copy in memory, and no other type has a
-    // transposed layout yet: both are errors naming the tensor.
+    // projection), in transposed_type(): F32, F16 and Q8_0 stay themselves exactly; Q4_0 is
+    // quantized again along the new rows (a second rounding), as are the K-quants and the other
+    // types of at least 4.5 bits a weight. The file must be a copy in memory, and a type too small
+    // for Q4_0 has no transposed layout: both are errors naming the tensor.
     tensor::WeightView transposed_matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
     // How a 3-D expert tensor's rows are read: by matrix products only (grouped as
     // product_matrix() groups, when the row count allows), also one by one in dot products (laid

@@ -336,8 +336,11 @@ int run(const Options& opt) {
         throw InputError(opt.model_path + ": ember-calibrate calibrates dense models with a SwiGLU or ReGLU FFN and mixtures "
                          "of experts; " +
                          (info.sparse ? std::string("this one is sparse already")
-                                      : "this one's FFN is '" + info.ffn_activation + "'" +
-                                            (info.ffn_matrices < 3 ? " without a gate" : "")));
+                          : info.ffn_matrices == 3 && (info.ffn_activation == "silu" || info.ffn_activation == "relu")
+                              ? std::string("its FFN down projections are stored in a type of under 4.5 bits a weight, "
+                                            "which has no layout for skipping neurons")
+                              : "this one's FFN is '" + info.ffn_activation + "'" +
+                                    (info.ffn_matrices < 3 ? " without a gate" : "")));
     std::vector<int32_t> tokens = model->tokenize(read_text(opt.text_path), model->add_bos());
     if (info.n_expert > 0) {
         if (tokens.size() < 64)
