@@ -317,7 +317,7 @@ void Executor::gate_first_batch(int32_t il, const SparseFfnWeights& w, const flo
         const auto token_start = Clock::now();
         const float* g = s_.ffn_gate.data() + size_t(t) * size_t(n_ff);
         const float* u = s_.ffn_up.data() + size_t(t) * size_t(n_ff);
-        for (int64_t i = 0; i < n_ff; ++i) ss.score[size_t(i)] = std::fabs(ffn_activation_value(hp_.ffn_gate, g[i], 1.0f));
+        score_gate_products(hp_.ffn_gate, g, n_ff, ss);
         select_active(il, w, hp_.ffn_gate, threshold, nullptr, ss);
         std::fill(ss.a.begin(), ss.a.end(), 0.0f);
         for (int32_t i : ss.active) ss.a[size_t(i)] = ffn_activation_value(hp_.ffn_gate, g[i], u[i]);

@@ -247,9 +247,12 @@ bool is_powerinfer_layout(const gguf::File& file) {
 
 void gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, tensor::ThreadPool& pool,
                  tensor::PreparedActivations& prepared, SparseScratch& ss) {
-    const int64_t n_ff = w.gate.n_rows;
     tensor::matmul(pool, w.gate, x, 1, ss.gate.data(), prepared);
-    for (int64_t i = 0; i < n_ff; ++i) ss.score[size_t(i)] = std::fabs(ffn_activation_value(gate, ss.gate[size_t(i)], 1.0f));
+    score_gate_products(gate, ss.gate.data(), w.gate.n_rows, ss);
+}
+
+void score_gate_products(FfnGate gate, const float* g, int64_t n_ff, SparseScratch& ss) {
+    for (int64_t i = 0; i < n_ff; ++i) ss.score[size_t(i)] = std::fabs(ffn_activation_value(gate, g[i], 1.0f));
 }
 
 void select_active(int32_t il, const SparseFfnWeights& w, FfnGate gate, float threshold, const uint8_t* hot,

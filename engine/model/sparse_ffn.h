@@ -39,6 +39,8 @@ bool is_powerinfer_layout(const gguf::File& file);
 // |act(gate)| into ss.score.
 void gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, tensor::ThreadPool& pool,
                  tensor::PreparedActivations& prepared, SparseScratch& ss);
+// |act(g)| of n_ff gate products g into ss.score (a batch's products, one token's row at a time).
+void score_gate_products(FfnGate gate, const float* g, int64_t n_ff, SparseScratch& ss);
 
 // One token's predicted active neurons from ss.score (at or above the threshold): those resident
 // on the device (hot[i] set; hot may be null) into ss.hot_active, the rest into ss.active, both
