@@ -9,6 +9,7 @@ namespace ember::model {
 namespace {
 
 constexpr size_t kGroup = 4;
+constexpr size_t kAxpyGroup = 8;
 
 }  // namespace
 
@@ -44,15 +45,16 @@ void accumulate_rows(const tensor::WeightView& w, std::span<const int32_t> ids, 
     size_t j = 0;
     if (w.type == tensor::DType::Q4_0) {
         const tensor::KernelTable& k = tensor::kernels();
-        for (; j + kGroup <= ids.size(); j += kGroup) {
-            for (size_t p = j + kGroup; p < std::min(ids.size(), j + 2 * kGroup); ++p) prefetch_bytes(w.row(ids[p]) + offset, bytes);
-            const void* rows[kGroup];
-            float c[kGroup];
-            for (size_t r = 0; r < kGroup; ++r) {
+        for (; j + kAxpyGroup <= ids.size(); j += kAxpyGroup) {
+            for (size_t p = j + kAxpyGroup; p < std::min(ids.size(), j + 2 * kAxpyGroup); ++p)
+                prefetch_bytes(w.row(ids[p]) + offset, bytes);
+            const void* rows[kAxpyGroup];
+            float c[kAxpyGroup];
+            for (size_t r = 0; r < kAxpyGroup; ++r) {
                 rows[r] = w.row(ids[j + r]) + offset;
                 c[r] = coef[ids[j + r]];
             }
-            k.axpy4_q4_0(n, c, rows, y);
+            k.axpy8_q4_0(n, c, rows, y);
         }
     }
     for (; j < ids.size(); ++j) {

@@ -37,9 +37,9 @@ struct KernelTable {
     void (*axpy_f16)(int64_t n, float a, const uint16_t* x, float* y);
     void (*axpy_q4_0)(int64_t n, float a, const void* x, float* y);
     void (*axpy_q8_0)(int64_t n, float a, const void* x, float* y);
-    // Four rows in order, y += a[0]·x[0], then a[1]·x[1], …: bit-identical to four axpy_q4_0
-    // calls, with y read and written once instead of four times.
-    void (*axpy4_q4_0)(int64_t n, const float* a, const void* const* x, float* y);
+    // Eight rows in order, y += a[0]·x[0], then a[1]·x[1], …: bit-identical to eight axpy_q4_0
+    // calls, with y read and written once instead of eight times.
+    void (*axpy8_q4_0)(int64_t n, const float* a, const void* const* x, float* y);
     // K-quant rows (tensor/kquant_axpy.h), bit for bit the reference twins.
     void (*axpy_q4_k)(int64_t n, float a, const void* x, float* y);
     void (*axpy_q5_k)(int64_t n, float a, const void* x, float* y);
@@ -164,8 +164,8 @@ void gemv4_by_groups(int64_t n, const void* const* groups, const uint8_t* x, flo
 }
 
 template <void (*Axpy)(int64_t, float, const void*, float*)>
-void axpy4_by_rows(int64_t n, const float* a, const void* const* x, float* y) {
-    for (int r = 0; r < 4; ++r) Axpy(n, a[r], x[r], y);
+void axpy8_by_rows(int64_t n, const float* a, const void* const* x, float* y) {
+    for (int r = 0; r < 8; ++r) Axpy(n, a[r], x[r], y);
 }
 
 const KernelTable& reference_kernels();

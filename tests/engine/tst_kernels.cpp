@@ -303,19 +303,21 @@ private slots:
                 }
             }
             {
-                // Four Q4_0 rows at once equal four single-row calls, bit for bit (axpy and dot).
+                // Several Q4_0 rows at once equal single-row calls, bit for bit (eight for axpy,
+                // four for dot).
                 std::vector<std::vector<uint8_t>> rows;
-                for (int64_t i = 0; i < 4; ++i) {
+                for (int64_t i = 0; i < 8; ++i) {
                     std::vector<float> wr(wf);
                     std::rotate(wr.begin(), wr.begin() + i * 7 % n, wr.end());
                     rows.push_back(quantized(DType::Q4_0, wr));
                 }
-                const float a[4] = {-0.37f, 1.5f, 0.0f, 2.25e-3f};
-                const void* ptrs[4] = {rows[0].data(), rows[1].data(), rows[2].data(), rows[3].data()};
-                std::vector<float> y4(xf), y1(xf);
-                k.axpy4_q4_0(n, a, ptrs, y4.data());
-                for (int i = 0; i < 4; ++i) r.axpy_q4_0(n, a[i], ptrs[i], y1.data());
-                QVERIFY2(y4 == y1, qPrintable(QString("axpy4 Q4_0 differs at n=%1").arg(n)));
+                const float a[8] = {-0.37f, 1.5f, 0.0f, 2.25e-3f, -7.0f, 0.8125f, -1e-4f, 3.0f};
+                const void* ptrs[8];
+                for (int i = 0; i < 8; ++i) ptrs[i] = rows[size_t(i)].data();
+                std::vector<float> y8(xf), y1(xf);
+                k.axpy8_q4_0(n, a, ptrs, y8.data());
+                for (int i = 0; i < 8; ++i) r.axpy_q4_0(n, a[i], ptrs[i], y1.data());
+                QVERIFY2(y8 == y1, qPrintable(QString("axpy8 Q4_0 differs at n=%1").arg(n)));
                 float dots[4];
                 k.dot4_q4_0_q8_0(n, ptrs, xq_k.data(), dots);
                 for (int i = 0; i < 4; ++i)

@@ -327,31 +327,53 @@ void axpy_q4_0(int64_t n, float a, const void* xv, float* y) {
     }
 }
 
+// Eight rows' products with their blocks' scales, a[r] · d, for blocks b0 .. b0 + m (m ≤ 16):
+// one gather of the sixteen scales a row, rather than a scalar conversion and a broadcast for
+// each block of each row, which cost as much as the block's products. The masked-off lanes of
+// a last, partial run read nothing past the row.
+inline void scale_run(const BlockQ4_0* const* x, const float* a, int64_t b0, int64_t m, float (*s)[16]) {
+    const __m512i offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                               _mm512_set1_epi32(int(sizeof(BlockQ4_0))));
+    const __mmask16 lanes = __mmask16((1u << m) - 1);
+    for (int r = 0; r < 8; ++r) {
+        const __m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), lanes, offsets, x[r] + b0, 1);
+        _mm512_store_ps(s[r], _mm512_mul_ps(_mm512_set1_ps(a[r]), _mm512_cvtph_ps(_mm512_cvtepi32_epi16(words))));
+    }
+}
+
 // Each row's block is broadcast to the four 128-bit lanes and lane i shifted right by 8·(i / 4)
 // bits: its low byte is then byte 4·(i % 4) + i / 4, so the nibbles arrive in a 4 × 4 transposed
 // order without a cross-lane widening per row. The block's 16 outputs are transposed the same way
-// once when loaded and back once when stored, for all four rows (the transposition is its own
-// inverse). The shifted bytes index the lookup, which reads only their low four bits.
-void axpy4_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
-    const BlockQ4_0* x[4];
-    for (int r = 0; r < 4; ++r) x[r] = static_cast<const BlockQ4_0*>(xv[r]);
+// once when loaded and back once when stored, for all eight rows (the transposition is its own
+// inverse). The shifted bytes index the lookup, which reads only their low four bits. Per block
+// and row that leaves two shifts, two lookups and two FMAs, the rows unrolled.
+void axpy8_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
+    const BlockQ4_0* x[8];
+    for (int r = 0; r < 8; ++r) x[r] = static_cast<const BlockQ4_0*>(xv[r]);
     // Nibble q selects q - 8 as a float: exactly what subtracting and converting gives.
     const __m512 values = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
     const __m512i transposed = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     const __m512i low_shift = _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 16, 16, 16, 16, 24, 24, 24, 24);
     const __m512i high_shift = _mm512_add_epi32(low_shift, _mm512_set1_epi32(4));
-    for (int64_t b = 0; b < n / kQK; ++b) {
-        float* yb = y + b * kQK;
-        __m512 y0 = _mm512_permutexvar_ps(transposed, _mm512_loadu_ps(yb));
-        __m512 y1 = _mm512_permutexvar_ps(transposed, _mm512_loadu_ps(yb + 16));
-        for (int r = 0; r < 4; ++r) {
-            const __m512 d = _mm512_set1_ps(a[r] * half(x[r][b].d));
-            const __m512i q = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[r][b].qs)));
-            y0 = _mm512_fmadd_ps(d, _mm512_permutexvar_ps(_mm512_srlv_epi32(q, low_shift), values), y0);
-            y1 = _mm512_fmadd_ps(d, _mm512_permutexvar_ps(_mm512_srlv_epi32(q, high_shift), values), y1);
+    const int64_t nb = n / kQK;
+    alignas(64) float s[8][16];
+    for (int64_t b0 = 0; b0 < nb; b0 += 16) {
+        const int64_t m = std::min<int64_t>(16, nb - b0);
+        scale_run(x, a, b0, m, s);
+        for (int64_t i = 0; i < m; ++i) {
+            float* yb = y + (b0 + i) * kQK;
+            __m512 y0 = _mm512_permutexvar_ps(transposed, _mm512_loadu_ps(yb));
+            __m512 y1 = _mm512_permutexvar_ps(transposed, _mm512_loadu_ps(yb + 16));
+#pragma GCC unroll 8
+            for (int r = 0; r < 8; ++r) {
+                const __m512 d = _mm512_set1_ps(s[r][i]);
+                const __m512i q = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[r][b0 + i].qs)));
+                y0 = _mm512_fmadd_ps(d, _mm512_permutexvar_ps(_mm512_srlv_epi32(q, low_shift), values), y0);
+                y1 = _mm512_fmadd_ps(d, _mm512_permutexvar_ps(_mm512_srlv_epi32(q, high_shift), values), y1);
+            }
+            _mm512_storeu_ps(yb, _mm512_permutexvar_ps(transposed, y0));
+            _mm512_storeu_ps(yb + 16, _mm512_permutexvar_ps(transposed, y1));
         }
-        _mm512_storeu_ps(yb, _mm512_permutexvar_ps(transposed, y0));
-        _mm512_storeu_ps(yb + 16, _mm512_permutexvar_ps(transposed, y1));
     }
 }
 
@@ -482,7 +504,7 @@ const KernelTable& avx512_kernels() {
         t.dot_q8_0_q8_0 = dot_q8_0_q8_0;
         t.dot4_q4_0_q8_0 = dot4_q4_0_q8_0;
         t.axpy_q4_0 = axpy_q4_0;
-        t.axpy4_q4_0 = axpy4_q4_0;
+        t.axpy8_q4_0 = axpy8_q4_0;
         t.interleave_q4_0 = true;
         t.dot_q4_0x16_q8_0 = dot_q4_0x16_q8_0;
         t.dot4_q4_0x16_q8_0 = dot4_q4_0x16_q8_0;
