@@ -301,30 +301,32 @@ void Executor::sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u,
 }
 
 // Every token's gate and up products come from two batch products, whose rows stay in cache while
-// the tokens pass, rather than one token's scattered up rows at a time; each token then sums the
-// down rows of its own active neurons. The products run the one-token path's dot kernel on the
-// same prepared input, so each token's FFN output is exactly what it is for the token alone.
+// the tokens pass, rather than one token's scattered up rows at a time; the down rows of the
+// tokens' active neurons are then read once for several tokens. The products run the one-token
+// path's dot kernel on the same prepared input and the down sums keep its order, so each token's
+// FFN output is exactly what it is for the token alone.
 void Executor::gate_first_batch(int32_t il, const SparseFfnWeights& w, const float* x, float* out) {
     SparseScratch& ss = *s_.sparse;
-    const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
+    const int64_t n_ff = hp_.n_ff;
     const auto start = Clock::now();
     tensor::matmul(s_.pool, w.gate, x, n_, s_.ffn_gate.data(), s_.prepared);
     tensor::matmul(s_.pool, w.up, x, n_, s_.ffn_up.data(), s_.prepared);
     SparseLayerStats& stats = ss.stats[size_t(il)];
     stats.predictor_ms += ms_between(start, Clock::now());
     const float threshold = std::nextafter(w.gate_threshold, INFINITY);
+    const auto down_start = Clock::now();
     for (int32_t t = 0; t < n_; ++t) {
-        const auto token_start = Clock::now();
         const float* g = s_.ffn_gate.data() + size_t(t) * size_t(n_ff);
         const float* u = s_.ffn_up.data() + size_t(t) * size_t(n_ff);
+        float* a = s_.ffn_act.data() + size_t(t) * size_t(n_ff);
         score_gate_products(hp_.ffn_gate, g, n_ff, ss);
         select_active(il, w, hp_.ffn_gate, threshold, nullptr, ss);
-        std::fill(ss.a.begin(), ss.a.end(), 0.0f);
-        for (int32_t i : ss.active) ss.a[size_t(i)] = ffn_activation_value(hp_.ffn_gate, g[i], u[i]);
-        cpu_sparse_down(w, out + size_t(t) * size_t(n_embd), s_.pool, ss);
-        emit("ffn_act", il, ss.a.data(), n_ff, t, 1);
-        stats.ffn_ms += ms_between(token_start, Clock::now());
+        std::fill(a, a + n_ff, 0.0f);
+        for (int32_t i : ss.active) a[i] = ffn_activation_value(hp_.ffn_gate, g[i], u[i]);
+        emit("ffn_act", il, a, n_ff, t, 1);
     }
+    cpu_sparse_down_batch(w, s_.ffn_act.data(), n_, out, s_.pool, ss);
+    stats.ffn_ms += ms_between(down_start, Clock::now());
 }
 
 // ---- LM head ------------------------------------------------------------------------------

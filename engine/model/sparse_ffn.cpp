@@ -17,6 +17,10 @@ constexpr int64_t kNeuronsPerTask = 64;
 // The CPU-only FFN sums its output chunk by chunk: fixed chunks, so the order of the sum does not
 // depend on the thread count. A multiple of the Q8_0 block (32 neurons).
 constexpr int64_t kNeuronsPerChunk = 512;
+// A prompt's down rows are read once for this many tokens; its threads split the output into
+// slices of whole Q4_0 blocks, small enough that a chunk's part of the rows stays in cache.
+constexpr int32_t kTokensPerGroup = 8;
+constexpr int64_t kOutputsPerSlice = 256;
 
 // Activations are quantized in whole Q8_0 blocks; ss.a is zero past n_ff up to this length.
 int64_t whole_blocks(int64_t n) { return (n + tensor::kQK - 1) / tensor::kQK * tensor::kQK; }
@@ -173,7 +177,79 @@ void sum_chunks(const SparseFfnWeights& w, std::optional<FfnGate> gate, float* y
     }
 }
 
+// One token of a batch on its own, whose activations a ([n_ff]) are known: the neurons with a
+// non-zero value are the active ones (a selected neuron with a zero value has no down row).
+void sparse_down_alone(const SparseFfnWeights& w, const float* a, float* y, tensor::ThreadPool& pool, SparseScratch& ss) {
+    const int64_t n_ff = w.up.n_rows;
+    std::copy_n(a, n_ff, ss.a.begin());
+    ss.active.clear();
+    for (int64_t i = 0; i < n_ff; ++i)
+        if (a[i] != 0.0f) ss.active.push_back(int32_t(i));
+    sum_chunks(w, std::nullopt, y, pool, ss);
+}
+
+// Up to eight tokens' activations (rows of a, n_ff apart) as their down coefficients, rounded
+// as coefficient() rounds them, into `grouped` ([n_ff][m]: neuron i's m coefficients side by
+// side), and the neurons with any non-zero coefficient into ss.down_rows, ascending.
+void group_coefficients(const tensor::WeightView& down_t, const float* a, int m, float* grouped, SparseScratch& ss) {
+    const int64_t n_ff = down_t.n_rows;
+    for (int t = 0; t < m; ++t) {
+        std::copy_n(a + size_t(t) * size_t(n_ff), n_ff, ss.a.begin());
+        tensor::reference_kernels().prepare_q8_activation(ss.a.data(), ss.a_q8.data(), whole_blocks(n_ff));
+        for (int64_t i = 0; i < n_ff; ++i) ss.token_coef[size_t(t) * size_t(n_ff) + size_t(i)] = coefficient(down_t.type, ss, int32_t(i));
+    }
+    ss.down_rows.clear();
+    for (int64_t i = 0; i < n_ff; ++i) {
+        bool any = false;
+        for (int t = 0; t < m; ++t) {
+            const float c = ss.token_coef[size_t(t) * size_t(n_ff) + size_t(i)];
+            grouped[size_t(i) * size_t(m) + size_t(t)] = c;
+            any = any || c != 0.0f;
+        }
+        if (any) ss.down_rows.push_back(int32_t(i));
+    }
+}
+
 }  // namespace
+
+void cpu_sparse_down_batch(const SparseFfnWeights& w, float* a, int32_t n_tokens, float* y, tensor::ThreadPool& pool,
+                           SparseScratch& ss) {
+    const int64_t n_embd = w.down_t.n_cols, n_ff = w.down_t.n_rows;
+    if (w.down_t.type != tensor::DType::Q4_0) {
+        for (int32_t t = 0; t < n_tokens; ++t)
+            sparse_down_alone(w, a + size_t(t) * size_t(n_ff), y + size_t(t) * size_t(n_embd), pool, ss);
+        return;
+    }
+    const int64_t n_chunks = (n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk;
+    const int64_t n_slices = (n_embd + kOutputsPerSlice - 1) / kOutputsPerSlice;
+    const tensor::KernelTable& k = tensor::kernels();
+    for (int32_t t0 = 0; t0 < n_tokens; t0 += kTokensPerGroup) {
+        const int m = int(std::min<int32_t>(kTokensPerGroup, n_tokens - t0));
+        // The group's activations are read before its coefficients take their place.
+        float* grouped = a + size_t(t0) * size_t(n_ff);
+        group_coefficients(w.down_t, grouped, m, grouped, ss);
+        ss.chunk_begin.assign(size_t(n_chunks) + 1, int64_t(ss.down_rows.size()));
+        for (int64_t c = 0, j = 0; c < n_chunks; ++c) {
+            ss.chunk_begin[size_t(c)] = j;
+            while (j < int64_t(ss.down_rows.size()) && ss.down_rows[size_t(j)] < (c + 1) * kNeuronsPerChunk) ++j;
+        }
+        float* out = y + size_t(t0) * size_t(n_embd);
+        std::fill(out, out + size_t(m) * size_t(n_embd), 0.0f);
+        // Threads split the outputs; each output sums chunk after chunk, as one token's does.
+        pool.run(n_slices, [&](int64_t slice, int) {
+            const int64_t col0 = slice * kOutputsPerSlice, n = std::min(kOutputsPerSlice, n_embd - col0);
+            float* rows_out[kTokensPerGroup];
+            for (int t = 0; t < m; ++t) rows_out[t] = out + size_t(t) * size_t(n_embd) + size_t(col0);
+            const uint8_t* base = w.down_t.row(0) + tensor::row_bytes(w.down_t.type, col0);
+            for (int64_t c = 0; c < n_chunks; ++c) {
+                const int64_t begin = ss.chunk_begin[size_t(c)], end = ss.chunk_begin[size_t(c) + 1];
+                if (begin < end)
+                    k.axpy_tokens_q4_0(n, base, w.down_t.row_bytes, ss.down_rows.data() + begin, end - begin, grouped, m,
+                                       rows_out);
+            }
+        });
+    }
+}
 
 void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, float* y, tensor::ThreadPool& pool,
                     SparseScratch& ss) {
@@ -234,7 +310,7 @@ SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int
       a_q8(tensor::kernels().q8_activation_bytes(whole_blocks(n_ff))), stats(size_t(n_layer)), g(size_t(n_ff)),
       v(size_t(n_ff)), hot_coef(size_t(n_ff)), y_device(size_t(n_embd)),
       chunk_begin(size_t((n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk) + 1), chunk_rows(chunk_begin.size() - 1),
-      partial(chunk_rows.size() * size_t(n_embd)) {
+      partial(chunk_rows.size() * size_t(n_embd)), token_coef(size_t(kTokensPerGroup) * size_t(n_ff)) {
     active.reserve(size_t(n_ff));
     down_rows.reserve(size_t(n_ff));
     hot_active.reserve(size_t(n_ff));

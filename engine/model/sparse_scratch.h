@@ -43,6 +43,7 @@ struct SparseScratch {
     std::vector<int64_t> chunk_begin;  // [n_chunks + 1] where each chunk's neurons start in `active`
     std::vector<int64_t> chunk_rows;   // [n_chunks] its down rows, in down_rows from chunk_begin
     std::vector<float> partial;        // [n_chunks][n_embd] its share of the output
+    std::vector<float> token_coef;     // [8][n_ff] a prompt's tokens' down coefficients, eight at a time
 };
 
 }  // namespace ember::model

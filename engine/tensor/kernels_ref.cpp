@@ -210,6 +210,7 @@ const KernelTable& reference_kernels() {
         .axpy_q4_0 = axpy_q4_0,
         .axpy_q8_0 = axpy_q8_0,
         .axpy8_q4_0 = axpy8_by_rows<axpy_q4_0>,
+        .axpy_tokens_q4_0 = axpy_tokens_by_rows<axpy_q4_0>,
         .axpy_q4_k = axpy_q4_k_ref,
         .axpy_q5_k = axpy_q5_k_ref,
         .axpy_q6_k = axpy_q6_k_ref,

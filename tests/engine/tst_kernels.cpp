@@ -318,6 +318,27 @@ private slots:
                 k.axpy8_q4_0(n, a, ptrs, y8.data());
                 for (int i = 0; i < 8; ++i) r.axpy_q4_0(n, a[i], ptrs[i], y1.data());
                 QVERIFY2(y8 == y1, qPrintable(QString("axpy8 Q4_0 differs at n=%1").arg(n)));
+                // Several tokens' sums of rows read once: each token's sum is a zeroed buffer,
+                // one axpy_q4_0 per row in order, added to its output (the rows a subset, some
+                // coefficients zero, fewer tokens than eight).
+                const int32_t ids[] = {0, 2, 3, 5, 7};
+                for (int m : {8, 5, 1}) {
+                    std::vector<float> c(size_t(8 * m));
+                    for (size_t i = 0; i < c.size(); ++i) c[i] = i % 3 == 1 ? 0.0f : a[i % 8] * float(i % 5 + 1);
+                    std::vector<std::vector<float>> got(size_t(m), xf), want(size_t(m), xf);
+                    float* outs[8];
+                    for (int t = 0; t < m; ++t) outs[t] = got[size_t(t)].data();
+                    // Rows of one matrix: the eight rows laid end to end.
+                    std::vector<uint8_t> matrix;
+                    for (const auto& row : rows) matrix.insert(matrix.end(), row.begin(), row.end());
+                    k.axpy_tokens_q4_0(n, matrix.data(), rows[0].size(), ids, 5, c.data(), m, outs);
+                    for (int t = 0; t < m; ++t) {
+                        std::vector<float> sum(size_t(n), 0.0f);
+                        for (int32_t i : ids) r.axpy_q4_0(n, c[size_t(i * m + t)], rows[size_t(i)].data(), sum.data());
+                        for (int64_t e = 0; e < n; ++e) want[size_t(t)][size_t(e)] += sum[size_t(e)];
+                    }
+                    QVERIFY2(got == want, qPrintable(QString("axpy_tokens Q4_0 differs at n=%1, %2 tokens").arg(n).arg(m)));
+                }
                 float dots[4];
                 k.dot4_q4_0_q8_0(n, ptrs, xq_k.data(), dots);
                 for (int i = 0; i < 4; ++i)

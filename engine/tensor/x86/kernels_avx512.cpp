@@ -377,6 +377,47 @@ void axpy8_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
     }
 }
 
+// axpy8_q4_0's lookup the other way round: one row's block is unpacked once and meets the
+// scaled coefficients of up to eight tokens, whose block outputs stay in registers over the
+// rows. Lanes of absent tokens get zero coefficients and are not stored.
+void axpy_tokens_q4_0(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids,
+                      const float* c, int m, float* const* y) {
+    const __m512 values = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
+    const __m512i transposed = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+    const __m512i low_shift = _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 16, 16, 16, 16, 24, 24, 24, 24);
+    const __m512i high_shift = _mm512_add_epi32(low_shift, _mm512_set1_epi32(4));
+    const __mmask8 tokens = __mmask8((1u << m) - 1);
+    alignas(32) float s[8];
+    for (int64_t b = 0; b < n / kQK; ++b) {
+        __m512 acc[16];
+        for (auto& a : acc) a = _mm512_setzero_ps();
+        for (int64_t j = 0; j < n_ids; ++j) {
+            const BlockQ4_0& block = reinterpret_cast<const BlockQ4_0*>(base + size_t(ids[j]) * row_bytes)[b];
+            const __m256 coef = _mm256_maskz_loadu_ps(tokens, c + size_t(ids[j]) * size_t(m));
+            _mm256_store_ps(s, _mm256_mul_ps(coef, _mm256_set1_ps(half(block.d))));
+            // The eight scales are broadcast from memory (load ports), not shuffled out of the
+            // register (the shuffle port the lookups need).
+            asm volatile("" ::: "memory");
+            const __m512i q = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.qs)));
+            const __m512 lo = _mm512_permutexvar_ps(_mm512_srlv_epi32(q, low_shift), values);
+            const __m512 hi = _mm512_permutexvar_ps(_mm512_srlv_epi32(q, high_shift), values);
+#pragma GCC unroll 8
+            for (int t = 0; t < 8; ++t) {
+                const __m512 d = _mm512_set1_ps(s[t]);
+                acc[2 * t] = _mm512_fmadd_ps(d, lo, acc[2 * t]);
+                acc[2 * t + 1] = _mm512_fmadd_ps(d, hi, acc[2 * t + 1]);
+            }
+        }
+#pragma GCC unroll 8
+        for (int t = 0; t < 8; ++t) {
+            if (t >= m) break;
+            float* yb = y[t] + b * kQK;
+            _mm512_storeu_ps(yb, _mm512_add_ps(_mm512_loadu_ps(yb), _mm512_permutexvar_ps(transposed, acc[2 * t])));
+            _mm512_storeu_ps(yb + 16, _mm512_add_ps(_mm512_loadu_ps(yb + 16), _mm512_permutexvar_ps(transposed, acc[2 * t + 1])));
+        }
+    }
+}
+
 // Q4_0_R8 groups (tensor/grouped_rows.h) against tokens whose activations carry the Q4_0_X16
 // layout's per-block float scales and -8·Σx offsets. Lanes 2r and 2r + 1 belong to row r; the
 // offset goes into lane 2r only, as the two lanes are added at the end.
@@ -505,6 +546,7 @@ const KernelTable& avx512_kernels() {
         t.dot4_q4_0_q8_0 = dot4_q4_0_q8_0;
         t.axpy_q4_0 = axpy_q4_0;
         t.axpy8_q4_0 = axpy8_q4_0;
+        t.axpy_tokens_q4_0 = axpy_tokens_q4_0;
         t.interleave_q4_0 = true;
         t.dot_q4_0x16_q8_0 = dot_q4_0x16_q8_0;
         t.dot4_q4_0x16_q8_0 = dot4_q4_0x16_q8_0;
