@@ -6,6 +6,7 @@
 #include "model/architecture.h"
 #include "model/blocks.h"
 #include "model/scattered_rows.h"
+#include "tensor/kernels.h"
 
 namespace ember::model {
 namespace {
@@ -26,6 +27,39 @@ void transposed_down(const tensor::WeightView& down_t, const float* act, int32_t
         pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
             const int64_t col0 = task * cols_per_task;
             accumulate_rows(down_t, ids, a, col0, std::min(cols_per_task, n_embd - col0), y + size_t(t) * n_embd + col0);
+        });
+    }
+}
+
+// The same for several tokens of Q4_0 rows, eight at a time: a neuron's row is read once for all
+// of them, and each output element still sums its token's neurons in ascending order from zero.
+// `grouped` ([m][n_ff] floats) takes each group's activations side by side per neuron.
+void transposed_down_tokens(const tensor::WeightView& down_t, const float* act, int32_t m, float* y, float* grouped,
+                            tensor::ThreadPool& pool, std::vector<int32_t>& ids) {
+    constexpr int32_t kTokens = 8;
+    constexpr int64_t kColsPerTask = 256;  // whole Q4_0 blocks; a slice of every row stays in cache
+    const int64_t n_ff = down_t.n_rows, n_embd = down_t.n_cols;
+    std::fill(y, y + size_t(m) * n_embd, 0.0f);
+    const tensor::KernelTable& k = tensor::kernels();
+    for (int32_t t0 = 0; t0 < m; t0 += kTokens) {
+        const int g = int(std::min(kTokens, m - t0));
+        float* c = grouped + size_t(t0) * size_t(n_ff);
+        ids.clear();
+        for (int64_t i = 0; i < n_ff; ++i) {
+            bool any = false;
+            for (int t = 0; t < g; ++t) {
+                const float a = act[size_t(t0 + t) * size_t(n_ff) + size_t(i)];
+                c[size_t(i) * size_t(g) + size_t(t)] = a;
+                any = any || a != 0.0f;
+            }
+            if (any) ids.push_back(int32_t(i));
+        }
+        pool.run((n_embd + kColsPerTask - 1) / kColsPerTask, [&](int64_t task, int) {
+            const int64_t col0 = task * kColsPerTask;
+            float* out[kTokens];
+            for (int t = 0; t < g; ++t) out[t] = y + size_t(t0 + t) * size_t(n_embd) + size_t(col0);
+            k.axpy_tokens_q4_0(std::min(kColsPerTask, n_embd - col0), down_t.row(0) + tensor::row_bytes(down_t.type, col0),
+                               down_t.row_bytes, ids.data(), int64_t(ids.size()), c, g, out);
         });
     }
 }
@@ -102,7 +136,9 @@ ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int3
         ffn_activation(gate, b.g, b.up, b.act, m * n_ff);
         work.neurons = m * n_ff;
     }
-    if (w.down_transposed)
+    if (w.down_transposed && m > 1 && w.down.type == tensor::DType::Q4_0)
+        transposed_down_tokens(w.down, b.act, m, y, b.g, pool, b.active);  // the gate products are spent
+    else if (w.down_transposed)
         transposed_down(w.down, b.act, m, y, pool, b.active);
     else
         tensor::matmul(pool, w.down, b.act, m, y, b.prepared);
