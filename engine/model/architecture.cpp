@@ -42,6 +42,24 @@ void Architecture::set_totals(const TensorBinder& bind, const tensor::WeightView
     totals_.weight_type = tensor::dtype_name(tensor::stored_type(weight_type));
 }
 
+std::vector<std::vector<double>> Architecture::calibrated_firing(float level) const {
+    std::vector<std::vector<double>> out;
+    if (!calibration_) return out;
+    for (int32_t il = 0; il < hp_.n_layer; ++il) {
+        const std::vector<float>& firing = sparse::firing_at(*calibration_, il, level);
+        out.emplace_back(firing.begin(), firing.end());
+    }
+    return out;
+}
+
+std::vector<float> Architecture::gate_thresholds(float level) const {
+    std::vector<float> out;
+    if (!calibration_) return out;
+    for (int32_t il = 0; il < hp_.n_layer; ++il)
+        out.push_back(sparse::threshold_at(*calibration_, il, sparse::SparsitySite::FfnAct, level));
+    return out;
+}
+
 sparse::PlacementCosts Architecture::placement_costs(int32_t n_ctx) const {
     const auto sum = [](const std::vector<tensor::WeightView>& ms) {
         uint64_t bytes = 0;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backend/device.h"
@@ -15,6 +16,7 @@
 #include "model/sparse_lm_head.h"
 #include "model/tensor_binding.h"
 #include "sparse/placement.h"
+#include "sparse/sparsity_file.h"
 
 namespace ember::model {
 
@@ -55,9 +57,13 @@ public:
     const char* weight_type() const { return totals_.weight_type; }
 
     bool sparse() const { return hp_.sparse(); }
-    // A gate-first model: per layer, each neuron's calibrated firing frequency, by which a device
-    // plan picks hot neurons as it does from PowerInfer's activation statistics; empty otherwise.
-    const std::vector<std::vector<double>>& calibrated_firing() const { return calibrated_firing_; }
+    // A gate-first model (a dense one loaded with activation sparsity) at a share `level` of
+    // neurons skipped, from its calibration: per layer, each neuron's firing frequency, by which a
+    // device plan picks hot neurons as it does from PowerInfer's activation statistics; and the
+    // |act(gate)| each layer's neurons must exceed. Any level runs on the same weights; both are
+    // empty for other models.
+    std::vector<std::vector<double>> calibrated_firing(float level) const;
+    std::vector<float> gate_thresholds(float level) const;
 
     // The matrices of each part a placement may put on a device, and their norms' bytes.
     virtual LayerMatrices layer_matrices(int32_t il) const = 0;
@@ -86,7 +92,7 @@ protected:
 
     HParams hp_;
     uint64_t output_norm_bytes_ = 0;
-    std::vector<std::vector<double>> calibrated_firing_;
+    std::optional<sparse::SparsityCalibration> calibration_;  // gate-first models only
 
 private:
     WeightTotals totals_;

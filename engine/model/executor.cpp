@@ -26,7 +26,12 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
 }  // namespace
 
 Executor::Executor(const HParams& hp, Scratch& s)
-    : hp_(hp), s_(s), plan_(std::make_shared<const ExecutionPlan>(ExecutionPlan::cpu(hp.n_layer))) {}
+    : hp_(hp),
+      s_(s),
+      plan_(std::make_shared<const ExecutionPlan>(ExecutionPlan::cpu(hp.n_layer))),
+      gate_thresholds_(size_t(hp.n_layer), 0.0f) {}
+
+void Executor::set_gate_thresholds(std::vector<float> thresholds) { gate_thresholds_ = std::move(thresholds); }
 
 void Executor::set_plan(std::shared_ptr<const ExecutionPlan> plan, backend::DeviceStream* device) {
     plan_ = std::move(plan);
@@ -282,7 +287,7 @@ void Executor::sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u,
         if (w.gate_first()) {
             gate_scores(w, hp_.ffn_gate, xt, s_.pool, s_.prepared, ss);
             // Computed where |act(gate)| exceeds the threshold: with 0, ReLU's zeros are skipped.
-            select_active(il, w, hp_.ffn_gate, std::nextafter(w.gate_threshold, INFINITY), hot, ss);
+            select_active(il, w, hp_.ffn_gate, std::nextafter(gate_thresholds_[size_t(il)], INFINITY), hot, ss);
         } else {
             predictor(il, w, u + size_t(t) * n_embd, ss.score.data());
             select_active(il, w, hp_.ffn_gate, hp_.sparse_threshold, hot, ss);
@@ -313,7 +318,7 @@ void Executor::gate_first_batch(int32_t il, const SparseFfnWeights& w, const flo
     tensor::matmul(s_.pool, w.up, x, n_, s_.ffn_up.data(), s_.prepared);
     SparseLayerStats& stats = ss.stats[size_t(il)];
     stats.predictor_ms += ms_between(start, Clock::now());
-    const float threshold = std::nextafter(w.gate_threshold, INFINITY);
+    const float threshold = std::nextafter(gate_thresholds_[size_t(il)], INFINITY);
     const auto down_start = Clock::now();
     for (int32_t t = 0; t < n_; ++t) {
         const float* g = s_.ffn_gate.data() + size_t(t) * size_t(n_ff);

@@ -37,6 +37,9 @@ public:
     void set_plan(std::shared_ptr<const ExecutionPlan> plan, backend::DeviceStream* device);
     const ExecutionPlan& plan() const { return *plan_; }
     Scratch& scratch() { return s_; }
+    // A gate-first FFN's per-layer thresholds (Architecture::gate_thresholds at the session's
+    // activation sparsity): a neuron runs where |act(gate)| exceeds its layer's.
+    void set_gate_thresholds(std::vector<float> thresholds);
 
     // A batch of n tokens at positions kv.n_past()..: the RoPE angles every layer shares.
     void begin_batch(const KvCache& kv, int32_t n);
@@ -82,6 +85,7 @@ private:
     const HParams& hp_;
     Scratch& s_;
     std::shared_ptr<const ExecutionPlan> plan_;
+    std::vector<float> gate_thresholds_;  // [n_layer], gate-first models only
     backend::DeviceStream* device_ = nullptr;
     int32_t n_ = 0;     // tokens in the batch
     int32_t pos0_ = 0;  // the position of its first

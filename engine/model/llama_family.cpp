@@ -89,7 +89,7 @@ public:
         const bool dense_gated = !sparse && !hp_.moe() && gated;
         hp_.gate_first_possible = dense_gated && downs_transposable(file, hp_);
         // Asked of a file whose down projections have no column layout, binding them names the type.
-        const std::optional<sparse::SparsityCalibration> calibration =
+        std::optional<sparse::SparsityCalibration> calibration =
             dense_gated && params.activation_sparsity > 0.0f
                 ? std::optional(read_calibration(file, params, hp_))
                 : std::nullopt;
@@ -145,11 +145,7 @@ public:
                                             bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff)};
                 hp_.max_predictor_rank = std::max(hp_.max_predictor_rank, int32_t(fc1.n_rows));
             } else if (calibration) {
-                const float s = hp_.activation_sparsity;
                 L.sparse = SparseFfnWeights{L.gate, L.up, bind.transposed_matrix(p + "ffn_down.weight", n_ff, n_embd), {}, {}};
-                L.sparse.gate_threshold = sparse::threshold_at(*calibration, il, sparse::SparsitySite::FfnAct, s);
-                const std::vector<float>& firing = sparse::firing_at(*calibration, il, s);
-                calibrated_firing_.emplace_back(firing.begin(), firing.end());
             } else {
                 L.down = bind.product_matrix(p + "ffn_down.weight", n_ff, n_embd);
             }
@@ -158,6 +154,7 @@ public:
             if (sparse) predictor_bytes += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
             layers_.push_back(L);
         }
+        calibration_ = std::move(calibration);
         // A mixture of experts' token reads n_expert_used experts of each layer's n_expert.
         const uint64_t unread = (hp_.moe() ? expert_bytes / uint64_t(hp_.n_expert) * uint64_t(hp_.n_expert - hp_.n_expert_used) : 0) +
                                 (profiler_ ? matrix_bytes(profiler_->to_rank) + matrix_bytes(profiler_->to_vocab) : 0);

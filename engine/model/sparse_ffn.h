@@ -26,9 +26,8 @@ struct SparseFfnWeights {
     tensor::WeightView fc1;     // predictor [n_embd] -> [r]
     tensor::WeightView fc2;     // predictor [r] -> [n_ff]
     // Without a predictor (fc1 empty) the FFN runs gate first: every gate row, then the up and
-    // down rows of the neurons whose |act(gate)| exceeds this (a dense model's calibrated
-    // activation sparsity).
-    float gate_threshold = 0.0f;
+    // down rows of the neurons whose |act(gate)| exceeds the session's threshold for the layer
+    // (a dense model's calibrated activation sparsity).
     bool gate_first() const { return fc1.n_rows == 0; }
 };
 

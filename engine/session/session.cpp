@@ -115,6 +115,7 @@ struct Session::Impl {
     std::atomic<bool> cancel_flag{false};
     Timings timings;
     std::unique_ptr<DevicePlacement> placement;  // sessions with a device only
+    float activation_sparsity = 0.0f;            // the level a gate-first model runs at; 0 otherwise
 };
 
 Session::Session(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -135,9 +136,23 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
     const std::optional<int> gpu = gpu_index(params.device);
     if (params.device != "cpu" && params.device != "sim" && !gpu)
         return Error{"device '" + params.device + "' is not one of cpu, sim, gpu, gpu:N"};
+    const model::HParams& hp = model->impl().arch->hparams();
+    if (params.activation_sparsity) {
+        const float s = *params.activation_sparsity;
+        if (!hp.gate_first)
+            return Error{"activation sparsity " + std::to_string(s) + " for a session: " + model->info().path +
+                         " was loaded without activation sparsity, whose layout of the weights it needs (load it with "
+                         "ModelParams::activation_sparsity)"};
+        if (!(s > 0.0f && s <= 0.95f))
+            return Error{"activation sparsity " + std::to_string(s) + " for a session is outside (0, 0.95]; off (0) "
+                         "needs the model loaded without it"};
+    }
+    const float level = params.activation_sparsity.value_or(hp.activation_sparsity);
     try {
         auto impl = std::make_unique<Impl>(std::move(model), n_ctx, std::min(params.n_batch, n_ctx), n_threads);
+        impl->activation_sparsity = level;
         impl->exec.set_sparse_lm_head(impl->arch.lm_head_profiler());
+        if (hp.gate_first) impl->exec.set_gate_thresholds(impl->arch.gate_thresholds(level));
         if (params.device != "cpu") {
             std::unique_ptr<backend::Device> device = gpu ? backend::make_gpu_device(*gpu, params.device_budget_bytes)
                                                           : backend::make_sim_device(params.device_budget_bytes, &impl->scratch.pool);
@@ -145,7 +160,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
                                                                 impl->arch, impl->model->info().path, n_ctx,
                                                                 device_margin_bytes(impl->arch.hparams(), n_ctx, impl->scratch),
                                                                 params.gpu_index_path,
-                                                                params.reset_gpu_index, params.disable_gpu_index);
+                                                                params.reset_gpu_index, params.disable_gpu_index, level);
             impl->exec.set_plan(impl->placement->plan(params.device_budget_bytes, impl->kv), &impl->placement->device());
         }
         return std::unique_ptr<Session>(new Session(std::move(impl)));
@@ -297,6 +312,8 @@ void Session::clear() {
     }
 }
 const Timings& Session::timings() const { return impl_->timings; }
+
+float Session::activation_sparsity() const { return impl_->activation_sparsity; }
 
 std::vector<LayerSparsity> Session::layer_sparsity() const {
     std::vector<LayerSparsity> out;

@@ -448,6 +448,60 @@ private slots:
         QVERIFY(previous_hot > 0);
     }
 
+    // Every level runs on the weights loaded for any one: a session at another level than the
+    // load's computes exactly what a load at that level does, on the CPU and on the sim device
+    // (whose hot neurons are those firing most at the session's level), without loading again.
+    void a_session_runs_any_level_on_the_loaded_weights() {
+        auto at_half = test_helpers::load_model(swiglu_q4_, sparsity(0.5f, swiglu_q4_cal_));
+        auto at_quarter = test_helpers::load_model(swiglu_q4_, sparsity(0.25f, swiglu_q4_cal_));
+        const std::vector<int32_t> prompt = held_out_prompt(*at_half, 12);
+        const auto run = [&](const std::shared_ptr<const ember::Model>& model, ember::SessionParams sp) {
+            auto session = ember::Session::create(model, sp);
+            if (!session) qFatal("%s", session.error().message.c_str());
+            if (!(*session)->evaluate(prompt).ok()) qFatal("evaluate failed");
+            return std::move(*session);
+        };
+        ember::SessionParams quarter = cpu();
+        quarter.activation_sparsity = 0.25f;
+        const auto switched = run(at_half, quarter), loaded = run(at_quarter, cpu()), own = run(at_half, cpu());
+        QCOMPARE(switched->activation_sparsity(), 0.25f);
+        QCOMPARE(own->activation_sparsity(), 0.5f);
+        QVERIFY(std::ranges::equal(switched->logits(), loaded->logits()));
+        QVERIFY(!std::ranges::equal(switched->logits(), own->logits()));
+        const auto active = [](const ember::Session& s) {
+            int64_t n = 0;
+            for (const ember::LayerSparsity& l : s.layer_sparsity()) n += l.active;
+            return n;
+        };
+        QCOMPARE(active(*switched), active(*loaded));
+        QVERIFY(active(*switched) > active(*own));
+
+        ember::SessionParams sim = quarter;
+        sim.device = "sim";
+        sim.device_budget_bytes = at_half->info().weight_bytes * 3 / 5 + (3u << 20);  // beyond the compute margin
+        sim.reset_gpu_index = true;
+        ember::SessionParams sim_loaded = sim;
+        sim_loaded.activation_sparsity.reset();
+        const auto on_sim = run(at_half, sim), on_sim_loaded = run(at_quarter, sim_loaded);
+        QVERIFY2(on_sim->device_report().hot_neurons > 0, on_sim->device_report().note.c_str());
+        QCOMPARE(on_sim->hot_neurons(), on_sim_loaded->hot_neurons());
+        QVERIFY(run(at_half, sim_loaded)->hot_neurons() != on_sim->hot_neurons());  // the load's level's
+        QVERIFY(std::ranges::equal(on_sim->logits(), on_sim_loaded->logits()));
+
+        // Off needs the dense model's layout; a dense load has no levels.
+        ember::SessionParams off = cpu();
+        off.activation_sparsity = 0.0f;
+        auto refused = ember::Session::create(at_half, off);
+        QVERIFY(!refused);
+        QVERIFY2(refused.error().message.find("outside (0, 0.95]") != std::string::npos, refused.error().message.c_str());
+        auto dense = test_helpers::load_model(swiglu_q4_);
+        refused = ember::Session::create(dense, quarter);
+        QVERIFY(!refused);
+        QVERIFY2(refused.error().message.find(swiglu_q4_.toStdString()) != std::string::npos &&
+                     refused.error().message.find("loaded without activation sparsity") != std::string::npos,
+                 refused.error().message.c_str());
+    }
+
     // Every refusal names the file and what to do; nothing is loaded half-way.
     void errors_name_the_file_and_the_fix_data() {
         QTest::addColumn<QString>("model");

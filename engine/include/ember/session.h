@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -37,6 +38,11 @@ struct SessionParams {
     // PowerInfer keeps it. An app gives a place of its own for models in read-only folders.
     std::string gpu_index_path;
     bool disable_gpu_index = false;  // no FFN neurons on the device (dense parts still placed)
+    // A model loaded with activation sparsity (ModelParams::activation_sparsity): this session's
+    // share of FFN neurons to skip, in (0, 0.95], instead of the load's. Every level runs on the
+    // same loaded weights, so choosing another needs no reload; off (0) does, since the dense
+    // model keeps its down projection in another layout. Unset: the load's level.
+    std::optional<float> activation_sparsity;
 };
 
 // Where a sparse session's neurons are, and what moving them cost.
@@ -152,6 +158,7 @@ public:
 
     const Timings& timings() const;
     std::vector<LayerSparsity> layer_sparsity() const;  // empty for dense models
+    float activation_sparsity() const;  // the level this session runs (SessionParams); 0: off
 
     // Sessions with a device: re-plans for a new budget between tokens, moving only the
     // neurons that change side.
