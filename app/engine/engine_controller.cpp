@@ -72,6 +72,11 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         emit contextChanged();
         set_status(Status::Empty);
     }, Qt::QueuedConnection);
+    connect(worker_, &EngineWorker::sparsity_changed, this, [this](double level, const QString& description) {
+        model_.activation_sparsity = level;
+        model_.description = description;
+        emit modelChanged();
+    }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::token, this, &EngineController::token, Qt::QueuedConnection);
     // A snapshot arrives per batch of tokens (~20 a second); the view shows the latest one at
     // most 4 times a second: bars that move faster are not read, and every update redraws the
@@ -185,6 +190,11 @@ void EngineController::setActivationSparsity(double level) {
     sparsity_by_path_.insert(model_.path, level);
     emit sparsityChoiceChanged(model_.path, level);
     worker_->request_stop();
+    // Every level runs on the weights loaded for any; off, or on from off, needs another layout.
+    if (model_.activation_sparsity > 0.0 && level > 0.0) {
+        QMetaObject::invokeMethod(worker_, [w = worker_, level] { w->set_activation_sparsity(level); }, Qt::QueuedConnection);
+        return;
+    }
     loadModel(model_.path, double(device_.budget_bytes));
 }
 

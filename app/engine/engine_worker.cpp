@@ -21,10 +21,11 @@ namespace {
 // A layer's FFN neurons: a mixture of experts' are all its experts'.
 int layer_neurons(const ember::ModelInfo& info) { return info.n_expert > 0 ? info.n_expert * info.n_ff : info.n_ff; }
 
-QString describe(const ember::ModelInfo& info) {
-    const QString kind = info.activation_sparsity > 0.0f
+// `activation_sparsity`: the level the session runs, which may differ from the load's.
+QString describe(const ember::ModelInfo& info, float activation_sparsity) {
+    const QString kind = activation_sparsity > 0.0f
                              ? QCoreApplication::translate("EngineWorker", "%1 % activation sparsity")
-                                   .arg(std::lround(100.0f * info.activation_sparsity))
+                                   .arg(std::lround(100.0f * activation_sparsity))
                          : info.sparse ? QCoreApplication::translate("EngineWorker", "sparse (PowerInfer)")
                                        : QCoreApplication::translate("EngineWorker", "dense");
     return QCoreApplication::translate("EngineWorker", "%1 · %2 layers · %3 · %4 MiB · %5")
@@ -161,7 +162,7 @@ void EngineWorker::load(const QString& path, qint64 budget_bytes, int n_ctx, boo
     const ember::ModelInfo& info = model_->info();
     // The file name is what the user downloaded or chose; general.name is often a converter's
     // folder name ("hf").
-    LoadedModel loaded_model{path, QFileInfo(path).completeBaseName(), describe(info), info.sparse, info.n_layer,
+    LoadedModel loaded_model{path, QFileInfo(path).completeBaseName(), describe(info, info.activation_sparsity), info.sparse, info.n_layer,
                              info.n_ctx_train, qint64(info.kv_bytes_per_token), QString::fromStdString(info.chat_template),
                              QString::fromStdString(info.bos_token), QString::fromStdString(info.eos_token),
                              info.control_pieces, QString::fromStdString(info.architecture), model_,
@@ -201,41 +202,56 @@ void EngineWorker::apply_pending_budget() {
     emit device_changed(device_state());
 }
 
-bool EngineWorker::resize_context(int n_ctx) {
-    ember::SessionParams sp = session_params_;
-    sp.n_ctx = n_ctx;
+std::optional<QString> EngineWorker::replace_session(ember::SessionParams sp) {
     sp.device_budget_bytes = session_->device_report().budget_bytes;
     ember::SessionParams old = session_params_;
     old.device_budget_bytes = sp.device_budget_bytes;
-    // The old session's memory (on a GPU, its whole budget) is freed first, so the new one can
-    // take it; if the new size does not fit, the old size comes back.
     {
         std::lock_guard lock(session_mutex_);
         session_.reset();
     }
+    context_.clear();
     auto session = ember::Session::create(model_, sp);
     if (!session) {
-        const QString why = QString::fromStdString(session.error().message);
         auto previous = ember::Session::create(model_, old);
         {
             std::lock_guard lock(session_mutex_);
             if (previous) session_ = std::move(*previous);
         }
-        context_.clear();
-        emit failed(tr("cannot make a context of %1 tokens: %2").arg(n_ctx).arg(why));
         if (session_) emit context_changed(0, session_->n_ctx());
-        return false;
+        return QString::fromStdString(session.error().message);
     }
     {
         std::lock_guard lock(session_mutex_);
         session_ = std::move(*session);
     }
     session_params_ = sp;
-    context_.clear();
     refresh_hot();
     emit context_changed(0, session_->n_ctx());
     emit device_changed(device_state());
+    return std::nullopt;
+}
+
+bool EngineWorker::resize_context(int n_ctx) {
+    ember::SessionParams sp = session_params_;
+    sp.n_ctx = n_ctx;
+    if (const std::optional<QString> why = replace_session(sp)) {
+        emit failed(tr("cannot make a context of %1 tokens: %2").arg(n_ctx).arg(*why));
+        return false;
+    }
     return true;
+}
+
+void EngineWorker::set_activation_sparsity(double level) {
+    if (!session_ || level == loaded_sparsity_) return;
+    ember::SessionParams sp = session_params_;
+    sp.activation_sparsity = float(level);
+    if (const std::optional<QString> why = replace_session(sp)) {
+        emit failed(tr("cannot run activation sparsity %1 %: %2").arg(std::lround(100.0 * level)).arg(*why));
+        return;
+    }
+    loaded_sparsity_ = level;
+    emit sparsity_changed(level, describe(model_->info(), float(level)));
 }
 
 void EngineWorker::generate(const GenerationRequest& request) {

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -97,6 +98,10 @@ public slots:
     void unload();
     void generate(const ember::app::GenerationRequest& request);
     void apply_pending_budget();
+    // A model loaded with activation sparsity runs `level` (> 0) from now on: a new session on
+    // the same weights, no reload; the conversation is evaluated again with the next answer.
+    // sparsity_changed() when it runs, failed() (the old level kept) when it cannot.
+    void set_activation_sparsity(double level);
 
 signals:
     void loaded(const ember::app::LoadedModel& model);
@@ -114,14 +119,18 @@ signals:
     // Tokens held in the context (the conversation so far) and its size, after a load and after
     // each answer.
     void context_changed(int used, int size);
+    // The level set_activation_sparsity() switched to, and the model's description with it.
+    void sparsity_changed(double level, const QString& description);
 
 private:
     SplitSnapshot snapshot(double tokens_per_second);
     DeviceState device_state() const;
     void warm_up();      // the first forward pass after a load, before the user's
     void refresh_hot();  // hot neurons per layer, after a load or a re-plan
-    // A new session of n_ctx tokens on the same model and device; false (and failed()) when it
-    // cannot be made, the old one kept.
+    // A new session made with `sp` on the same model and device, the old one freed first (on a
+    // GPU it holds the whole budget); when it cannot be made the old one comes back and the
+    // reason is returned. The conversation is evaluated again with the next answer.
+    std::optional<QString> replace_session(ember::SessionParams sp);
     bool resize_context(int n_ctx);
 
     std::shared_ptr<ember::Model> model_;

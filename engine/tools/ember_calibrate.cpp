@@ -15,6 +15,7 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -124,10 +125,12 @@ uint64_t file_bytes(const std::string& path) {
     return bytes;
 }
 
-std::unique_ptr<ember::Session> new_session(const std::shared_ptr<ember::Model>& model, const Options& opt) {
+std::unique_ptr<ember::Session> new_session(const std::shared_ptr<ember::Model>& model, const Options& opt,
+                                            std::optional<float> activation_sparsity = std::nullopt) {
     ember::SessionParams sp;
     sp.n_ctx = opt.n_ctx;
     sp.n_threads = opt.n_threads;
+    sp.activation_sparsity = activation_sparsity;
     auto created = ember::Session::create(model, sp);
     if (!created) throw InputError(created.error().message);
     return std::move(*created);
@@ -143,8 +146,8 @@ struct Scores {
 };
 
 Scores score(const std::shared_ptr<ember::Model>& model, const std::vector<int32_t>& tokens, const Options& opt,
-             Progress& progress) {
-    const std::unique_ptr<ember::Session> session = new_session(model, opt);
+             Progress& progress, std::optional<float> activation_sparsity = std::nullopt) {
+    const std::unique_ptr<ember::Session> session = new_session(model, opt, activation_sparsity);
     Scores s;
     for (size_t c = 0; c + size_t(opt.n_ctx) <= tokens.size(); c += size_t(opt.n_ctx)) {
         score_chunk(*session, std::span<const int32_t>(tokens).subspan(c, size_t(opt.n_ctx)), 64,
@@ -157,22 +160,24 @@ Scores score(const std::shared_ptr<ember::Model>& model, const std::vector<int32
     return s;
 }
 
-// The calibration's Quality: the dense model against each of kQualityLevels, loading the model
-// with the calibration just written.
-void measure_quality(const std::shared_ptr<ember::Model>& dense, const std::vector<int32_t>& held_out, const Options& opt,
+// The calibration's Quality: the dense model against each of kQualityLevels. The dense model is
+// let go once scored (`dense` is its last owner); one load with the calibration just written then
+// serves every level, each a session of its own.
+void measure_quality(std::shared_ptr<ember::Model> dense, const std::vector<int32_t>& held_out, const Options& opt,
                      Progress& progress, ember::sparse::SparsityCalibration& cal) {
     const Scores base = score(dense, held_out, opt, progress);
+    dense.reset();
     auto& q = cal.quality;
     q.n_scored = uint64_t(base.sums.count);
     q.ppl_dense = float(base.sums.ppl());
+    ember::ModelParams mp;
+    mp.ffn_activation = opt.ffn_act;
+    mp.activation_sparsity = kQualityLevels[0];
+    mp.sparsity_file = opt.out_path;
+    auto loaded = ember::Model::load(opt.model_path, mp);
+    if (!loaded) throw InputError(loaded.error().message);
     for (float level : kQualityLevels) {
-        ember::ModelParams mp;
-        mp.ffn_activation = opt.ffn_act;
-        mp.activation_sparsity = level;
-        mp.sparsity_file = opt.out_path;
-        auto loaded = ember::Model::load(opt.model_path, mp);
-        if (!loaded) throw InputError(loaded.error().message);
-        const Scores s = score(*loaded, held_out, opt, progress);
+        const Scores s = score(*loaded, held_out, opt, progress, level);
         size_t same = 0;
         for (size_t i = 0; i < s.top.size(); ++i) same += s.top[i] == base.top[i];
         q.levels.push_back(level);
@@ -242,8 +247,9 @@ int profile_experts(const std::shared_ptr<ember::Model>& model, std::vector<int3
     return 0;
 }
 
-int calibrate_dense(const std::shared_ptr<ember::Model>& model, std::vector<int32_t> tokens, bool silu, const Options& opt) {
-    const ember::ModelInfo& info = model->info();
+// `model` is let go before the quality is measured, so that the sparse load is the only copy.
+int calibrate_dense(std::shared_ptr<ember::Model> model, std::vector<int32_t> tokens, bool silu, const Options& opt) {
+    const ember::ModelInfo info = model->info();
     // The held-out tail: whole chunks, at most a quarter of the text.
     const size_t n_held = std::min(size_t(opt.quality_tokens), tokens.size() / 4) / size_t(opt.n_ctx) * size_t(opt.n_ctx);
     const std::vector<int32_t> held_out(tokens.end() - std::ptrdiff_t(n_held), tokens.end());
@@ -251,7 +257,7 @@ int calibrate_dense(const std::shared_ptr<ember::Model>& model, std::vector<int3
     if (tokens.size() < 64) throw InputError(opt.text_path + ": " + std::to_string(tokens.size()) +
                                              " tokens; calibration needs at least 64");
 
-    const std::unique_ptr<ember::Session> holder = new_session(model, opt);
+    std::unique_ptr<ember::Session> holder = new_session(model, opt);
     ember::Session& session = *holder;
     Progress progress{opt.progress, 0, 2 * tokens.size() + (1 + std::size(kQualityLevels)) * n_held};
 
@@ -299,8 +305,9 @@ int calibrate_dense(const std::shared_ptr<ember::Model>& model, std::vector<int3
             for (float& f : level) f /= float(tokens.size());
 
     ember::sparse::write_sparsity_file(opt.out_path, cal);
+    holder.reset();
     if (n_held > 0) {
-        measure_quality(model, held_out, opt, progress, cal);
+        measure_quality(std::move(model), held_out, opt, progress, cal);
         ember::sparse::write_sparsity_file(opt.out_path, cal);
     } else if (opt.quality_tokens > 0) {
         std::fprintf(stderr, "ember-calibrate: the text is too short to hold out a chunk of %d tokens: quality not measured\n",
@@ -349,7 +356,8 @@ int run(const Options& opt) {
     }
     Options dense = opt;
     if (dense.out_path.empty()) dense.out_path = ember::sparse::default_sparsity_path(dense.model_path);
-    return calibrate_dense(model, std::move(tokens), info.ffn_activation == "silu", dense);
+    const bool silu = info.ffn_activation == "silu";
+    return calibrate_dense(std::move(model), std::move(tokens), silu, dense);
 }
 
 }  // namespace

@@ -396,8 +396,8 @@ private slots:
     }
 
     // A dense SwiGLU model with a calibration beside it: the side panel offers its measured
-    // levels, choosing one loads the model again at that level (its text still streams), the
-    // choice survives a restart, and a calibration that no longer fits leaves the model dense
+    // levels, choosing one loads the model again at that level (its text still streams), another
+    // level then runs on the same weights, the choice survives a restart, and a calibration that no longer fits leaves the model dense
     // with the reason shown.
     void activation_sparsity_is_chosen_by_its_measured_cost() {
         QTemporaryDir dir;
@@ -447,6 +447,19 @@ private slots:
             chat.send(QStringLiteral("In the beginning"));
             QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
             QVERIFY(!chat.messages()->messages().back().content.isEmpty());
+
+            // Another level, picked in the window, runs on the weights already loaded: the same
+            // model handle, the conversation going on.
+            const std::shared_ptr<const ember::Model> weights = engine.model_handle();
+            QVERIFY(QMetaObject::invokeMethod(combo, "activated", Q_ARG(int, 1)));  // 25 %, after "Off"
+            QTRY_COMPARE_WITH_TIMEOUT(engine.activation_sparsity(), 0.25, 30000);
+            QCOMPARE(engine.model_handle(), weights);
+            QVERIFY2(engine.model_description().endsWith(QStringLiteral("25 % activation sparsity")), qPrintable(engine.model_description()));
+            QTRY_VERIFY(combo->property("displayText").toString().contains(QStringLiteral("25 %")));
+            const qsizetype before = chat.messages()->messages().size();
+            chat.send(QStringLiteral("And then"));
+            QTRY_VERIFY_WITH_TIMEOUT(!chat.generating() && chat.messages()->messages().size() == before + 2, 30000);
+            QVERIFY(!chat.messages()->messages().back().content.isEmpty());
         }
         {
             ember::app::AppShell again(options(data, model));
@@ -454,11 +467,11 @@ private slots:
             QVERIFY(window);
             auto& engine = again.engine();
             QTRY_COMPARE_WITH_TIMEOUT(engine.status(), ember::app::EngineController::Status::Ready, 30000);
-            QCOMPARE(engine.activation_sparsity(), 0.5);
+            QCOMPARE(engine.activation_sparsity(), 0.25);
             // The choice shows the level the model runs at, not "Off".
             QQuickItem* combo = gui_test::find_item(window->contentItem(), QStringLiteral("sparsityCombo"));
             QVERIFY(combo);
-            QTRY_VERIFY2(combo->property("displayText").toString().contains(QStringLiteral("50 %")),
+            QTRY_VERIFY2(combo->property("displayText").toString().contains(QStringLiteral("25 %")),
                          qPrintable(combo->property("displayText").toString()));
         }
         // The model file changed: its calibration no longer fits.
