@@ -66,6 +66,22 @@ double max_abs_difference(std::span<const float> a, std::span<const float> b) {
     return d;
 }
 
+// The prompt evaluated as one batch and token by token, each on a fresh session: the largest
+// |Δ logit| over its positions, and both sessions for their counts.
+struct BatchAndSingle {
+    double worst = 0.0;
+    std::unique_ptr<ember::Session> batch, single;
+};
+BatchAndSingle batch_and_single(const std::shared_ptr<ember::Model>& model, const std::vector<int32_t>& ids) {
+    BatchAndSingle r{0.0, test_helpers::open_session(model, 64, 2), test_helpers::open_session(model, 64, 2)};
+    if (!r.batch->evaluate(ids, true).ok()) qFatal("the batch failed");
+    for (size_t t = 0; t < ids.size(); ++t) {
+        if (!r.single->evaluate(std::span(&ids[t], 1)).ok()) qFatal("token %zu failed", t);
+        r.worst = std::max(r.worst, max_abs_difference(r.single->logits(), r.batch->logits(int32_t(t))));
+    }
+    return r;
+}
+
 }  // namespace
 
 class TestExperts : public QObject {
@@ -211,14 +227,7 @@ private slots:
         QFETCH(double, tolerance);
         auto model = test_helpers::load_model(synth("gate-" + type + ".gguf", {"--type", type}));
         const std::vector<int32_t> ids = prompt();
-        auto batch = test_helpers::open_session(model, 64, 2);
-        QVERIFY(batch->evaluate(ids, true).ok());
-        auto single = test_helpers::open_session(model, 64, 2);
-        double worst = 0;
-        for (size_t t = 0; t < ids.size(); ++t) {
-            QVERIFY(single->evaluate(std::span(&ids[t], 1)).ok());
-            worst = std::max(worst, max_abs_difference(single->logits(), batch->logits(int32_t(t))));
-        }
+        const auto [worst, batch, single] = batch_and_single(model, ids);
         qInfo("%s: largest |Δ logit| %.2g", qPrintable(type), worst);
         QVERIFY2(worst <= tolerance, qPrintable(QString::number(worst)));
         // One token at a time skipped the neurons whose gate did not fire (random weights: some
@@ -266,15 +275,7 @@ private slots:
     // token's sum moves the logits by more than 2.
     void transposed_q4_0_rows_serve_a_batch() {
         auto model = test_helpers::load_model(synth("down-t-q4_0.gguf", {"--type", "Q4_0", "--down-t"}));
-        const std::vector<int32_t> ids = prompt(40);
-        auto batch = test_helpers::open_session(model, 64, 2);
-        QVERIFY(batch->evaluate(ids, true).ok());
-        auto single = test_helpers::open_session(model, 64, 2);
-        double worst = 0;
-        for (size_t t = 0; t < ids.size(); ++t) {
-            QVERIFY(single->evaluate(std::span(&ids[t], 1)).ok());
-            worst = std::max(worst, max_abs_difference(single->logits(), batch->logits(int32_t(t))));
-        }
+        const auto [worst, batch, single] = batch_and_single(model, prompt(40));
         qInfo("largest |Δ logit| %.2g", worst);
         QVERIFY2(worst <= 0.25, qPrintable(QString::number(worst)));
         int64_t most = 0;
