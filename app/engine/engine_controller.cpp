@@ -73,6 +73,7 @@ EngineController::EngineController(QObject* parent) : QObject(parent), worker_(n
         set_status(Status::Empty);
     }, Qt::QueuedConnection);
     connect(worker_, &EngineWorker::sparsity_changed, this, [this](double level, const QString& description) {
+        remember_sparsity(model_.path, level);
         model_.activation_sparsity = level;
         model_.description = description;
         emit modelChanged();
@@ -187,15 +188,20 @@ void EngineController::set_gpu_index_folders(const QString& library_dir, const Q
 
 void EngineController::setActivationSparsity(double level) {
     if (model_.path.isEmpty() || level == model_.activation_sparsity) return;
-    sparsity_by_path_.insert(model_.path, level);
-    emit sparsityChoiceChanged(model_.path, level);
     worker_->request_stop();
-    // Every level runs on the weights loaded for any; off, or on from off, needs another layout.
+    // Every level runs on the weights loaded for any (kept as the choice once it runs); off, or
+    // on from off, needs another layout.
     if (model_.activation_sparsity > 0.0 && level > 0.0) {
         QMetaObject::invokeMethod(worker_, [w = worker_, level] { w->set_activation_sparsity(level); }, Qt::QueuedConnection);
         return;
     }
+    remember_sparsity(model_.path, level);
     loadModel(model_.path, double(device_.budget_bytes));
+}
+
+void EngineController::remember_sparsity(const QString& path, double level) {
+    sparsity_by_path_.insert(path, level);
+    emit sparsityChoiceChanged(path, level);
 }
 
 void EngineController::set_gpu_enabled(bool enabled) {

@@ -163,6 +163,8 @@ signals:
 
 private:
     void set_status(Status status, const QString& error = {});
+    // The level `path` runs at from now on, kept for its next load (sparsityChoiceChanged).
+    void remember_sparsity(const QString& path, double level);
     void set_load_error(const QString& error);
     void show_split();
 
