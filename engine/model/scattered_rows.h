@@ -1,7 +1,7 @@
 #pragma once
 // Reading chosen rows of a weight matrix, scattered through it (the active neurons of a sparse
 // FFN or of an expert): dot products with one prepared input, and sums of scaled rows. Q4_0
-// rows go four (dots) or eight (sums) at a time (bit-identical to one at a time), the next group's rows prefetched,
+// rows go four (dots) or eight (sums, Q8_0 rows too) at a time (bit-identical to one at a time), the next group's rows prefetched,
 // since the hardware prefetcher restarts at every row.
 
 #include <cstdint>

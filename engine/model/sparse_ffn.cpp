@@ -215,14 +215,17 @@ void group_coefficients(const tensor::WeightView& down_t, const float* a, int m,
 void cpu_sparse_down_batch(const SparseFfnWeights& w, float* a, int32_t n_tokens, float* y, tensor::ThreadPool& pool,
                            SparseScratch& ss) {
     const int64_t n_embd = w.down_t.n_cols, n_ff = w.down_t.n_rows;
-    if (w.down_t.type != tensor::DType::Q4_0) {
+    const tensor::KernelTable& k = tensor::kernels();
+    const auto axpy_tokens = w.down_t.type == tensor::DType::Q4_0   ? k.axpy_tokens_q4_0
+                             : w.down_t.type == tensor::DType::Q8_0 ? k.axpy_tokens_q8_0
+                                                                    : nullptr;
+    if (!axpy_tokens) {
         for (int32_t t = 0; t < n_tokens; ++t)
             sparse_down_alone(w, a + size_t(t) * size_t(n_ff), y + size_t(t) * size_t(n_embd), pool, ss);
         return;
     }
     const int64_t n_chunks = (n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk;
     const int64_t n_slices = (n_embd + kOutputsPerSlice - 1) / kOutputsPerSlice;
-    const tensor::KernelTable& k = tensor::kernels();
     for (int32_t t0 = 0; t0 < n_tokens; t0 += kTokensPerGroup) {
         const int m = int(std::min<int32_t>(kTokensPerGroup, n_tokens - t0));
         // The group's activations are read before its coefficients take their place.
@@ -244,8 +247,7 @@ void cpu_sparse_down_batch(const SparseFfnWeights& w, float* a, int32_t n_tokens
             for (int64_t c = 0; c < n_chunks; ++c) {
                 const int64_t begin = ss.chunk_begin[size_t(c)], end = ss.chunk_begin[size_t(c) + 1];
                 if (begin < end)
-                    k.axpy_tokens_q4_0(n, base, w.down_t.row_bytes, ss.down_rows.data() + begin, end - begin, grouped, m,
-                                       rows_out);
+                    axpy_tokens(n, base, w.down_t.row_bytes, ss.down_rows.data() + begin, end - begin, grouped, m, rows_out);
             }
         });
     }

@@ -56,7 +56,7 @@ void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, flo
 void cpu_sparse_down(const SparseFfnWeights& w, float* y, tensor::ThreadPool& pool, SparseScratch& ss);
 // A prompt's down projection from its tokens' activations a ([n_tokens][n_ff], zero for the
 // inactive neurons; overwritten): y ([n_tokens][n_embd]) bit for bit what cpu_sparse_down gives
-// each token alone. Q4_0 rows are read once for every eight tokens.
+// each token alone. Q4_0 and Q8_0 rows are read once for every eight tokens.
 void cpu_sparse_down_batch(const SparseFfnWeights& w, float* a, int32_t n_tokens, float* y, tensor::ThreadPool& pool,
                            SparseScratch& ss);
 

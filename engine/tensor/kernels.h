@@ -38,14 +38,17 @@ struct KernelTable {
     void (*axpy_q4_0)(int64_t n, float a, const void* x, float* y);
     void (*axpy_q8_0)(int64_t n, float a, const void* x, float* y);
     // Eight rows in order, y += a[0]·x[0], then a[1]·x[1], …: bit-identical to eight axpy_q4_0
-    // calls, with y read and written once instead of eight times.
+    // (axpy_q8_0) calls, with y read and written once instead of eight times.
     void (*axpy8_q4_0)(int64_t n, const float* a, const void* const* x, float* y);
-    // Up to eight tokens' sums of the same Q4_0 rows (a prompt's transposed down projection):
-    // for t < m, y[t][0, n) += Σ_j c[ids[j]·m + t] · row ids[j], row i at base + i·row_bytes. Each
-    // sum starts from zero and takes the rows in order, one FMA per element: bit for bit a
-    // zeroed buffer, one axpy_q4_0 per row, then the buffer added to y[t]. Each row is read
-    // once for all m tokens.
+    void (*axpy8_q8_0)(int64_t n, const float* a, const void* const* x, float* y);
+    // Up to eight tokens' sums of the same Q4_0 (Q8_0) rows (a prompt's transposed down
+    // projection): for t < m, y[t][0, n) += Σ_j c[ids[j]·m + t] · row ids[j], row i at
+    // base + i·row_bytes. Each sum starts from zero and takes the rows in order, one FMA per
+    // element: bit for bit a zeroed buffer, one axpy_q4_0 (axpy_q8_0) per row, then the buffer
+    // added to y[t]. Each row is read once for all m tokens.
     void (*axpy_tokens_q4_0)(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids,
+                             const float* c, int m, float* const* y);
+    void (*axpy_tokens_q8_0)(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids,
                              const float* c, int m, float* const* y);
     // K-quant rows (tensor/kquant_axpy.h), bit for bit the reference twins.
     void (*axpy_q4_k)(int64_t n, float a, const void* x, float* y);
@@ -176,7 +179,8 @@ void axpy8_by_rows(int64_t n, const float* a, const void* const* x, float* y) {
 }
 
 // The tokens' sums of a table without a fused kernel: one token and a piece of the row at a time.
-template <void (*Axpy)(int64_t, float, const void*, float*)>
+// BlockBytes: the bytes of the rows' 32-value blocks.
+template <void (*Axpy)(int64_t, float, const void*, float*), size_t BlockBytes>
 void axpy_tokens_by_rows(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids,
                          const float* c, int m, float* const* y) {
     constexpr int64_t kPiece = 256;  // whole Q4_0 blocks
@@ -187,7 +191,7 @@ void axpy_tokens_by_rows(int64_t n, const uint8_t* base, size_t row_bytes, const
             for (int64_t k = 0; k < len; ++k) sum[k] = 0.0f;
             for (int64_t j = 0; j < n_ids; ++j)
                 Axpy(len, c[size_t(ids[j]) * size_t(m) + size_t(t)],
-                     base + size_t(ids[j]) * row_bytes + size_t(col0) / 32 * 18, sum);
+                     base + size_t(ids[j]) * row_bytes + size_t(col0) / 32 * BlockBytes, sum);
             for (int64_t k = 0; k < len; ++k) y[t][col0 + k] += sum[k];
         }
 }

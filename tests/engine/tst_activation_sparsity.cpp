@@ -70,8 +70,8 @@ class TestActivationSparsity : public QObject {
 
     QTemporaryDir dir_;
     QString calibration_text_, held_out_text_;
-    QString swiglu_, swiglu_f32_, swiglu_q4_;  // synthetic SwiGLU llamas (F16, F32, Q4_0)
-    QString swiglu_cal_, swiglu_f32_cal_, swiglu_q4_cal_, relu_cal_;
+    QString swiglu_, swiglu_f32_, swiglu_q4_, swiglu_q8_;  // synthetic SwiGLU llamas (F16, F32, Q4_0, Q8_0)
+    QString swiglu_cal_, swiglu_f32_cal_, swiglu_q4_cal_, swiglu_q8_cal_, relu_cal_;
 
     QString tool(const QString& name, const QStringList& args) {
         QProcess p;
@@ -122,9 +122,11 @@ private slots:
         swiglu_ = synth("swiglu.gguf", "F16");
         swiglu_f32_ = synth("swiglu-f32.gguf", "F32");
         swiglu_q4_ = synth("swiglu-q4_0.gguf", "Q4_0");
+        swiglu_q8_ = synth("swiglu-q8_0.gguf", "Q8_0");
         // The cost of each level is measured once, for the F16 SwiGLU file.
         swiglu_cal_ = calibrate(swiglu_);
         swiglu_q4_cal_ = calibrate(swiglu_q4_, {"--quality-tokens", "0"});
+        swiglu_q8_cal_ = calibrate(swiglu_q8_, {"--quality-tokens", "0"});
         swiglu_f32_cal_ = calibrate(swiglu_f32_, {"--quality-tokens", "0"});
         relu_cal_ = calibrate(kReluDense, {"--ffn-act", "relu", "--quality-tokens", "0"});
     }
@@ -377,11 +379,13 @@ private slots:
         QTest::addColumn<QString>("type");
         QTest::newRow("F16") << "F16";
         QTest::newRow("Q4_0") << "Q4_0";
+        QTest::newRow("Q8_0") << "Q8_0";
     }
     void a_prompt_computes_what_its_tokens_do_one_by_one() {
         QFETCH(QString, type);
-        auto model = type == "F16" ? test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_))
-                                   : test_helpers::load_model(swiglu_q4_, sparsity(0.5f, swiglu_q4_cal_));
+        auto model = type == "F16"    ? test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_))
+                     : type == "Q4_0" ? test_helpers::load_model(swiglu_q4_, sparsity(0.5f, swiglu_q4_cal_))
+                                      : test_helpers::load_model(swiglu_q8_, sparsity(0.5f, swiglu_q8_cal_));
         const std::vector<int32_t> prompt = held_out_prompt(*model, 12);
         auto batch = test_helpers::open_session(model, 64, 2);
         QVERIFY(batch->evaluate(prompt).ok());

@@ -302,43 +302,49 @@ private slots:
                     QVERIFY2(y_k == y_r, qPrintable(QString("axpy %1 differs at n=%2").arg(dtype_name(t)).arg(n)));
                 }
             }
-            {
-                // Several Q4_0 rows at once equal single-row calls, bit for bit (eight for axpy,
-                // four for dot).
+            for (DType t : {DType::Q4_0, DType::Q8_0}) {
+                // Several rows at once equal single-row calls, bit for bit (eight for axpy, four
+                // for the Q4_0 dot).
+                const bool q4 = t == DType::Q4_0;
+                const auto axpy8 = q4 ? k.axpy8_q4_0 : k.axpy8_q8_0;
+                const auto axpy_tokens = q4 ? k.axpy_tokens_q4_0 : k.axpy_tokens_q8_0;
+                const auto axpy = q4 ? r.axpy_q4_0 : r.axpy_q8_0;
                 std::vector<std::vector<uint8_t>> rows;
                 for (int64_t i = 0; i < 8; ++i) {
                     std::vector<float> wr(wf);
                     std::rotate(wr.begin(), wr.begin() + i * 7 % n, wr.end());
-                    rows.push_back(quantized(DType::Q4_0, wr));
+                    rows.push_back(quantized(t, wr));
                 }
                 const float a[8] = {-0.37f, 1.5f, 0.0f, 2.25e-3f, -7.0f, 0.8125f, -1e-4f, 3.0f};
                 const void* ptrs[8];
                 for (int i = 0; i < 8; ++i) ptrs[i] = rows[size_t(i)].data();
                 std::vector<float> y8(xf), y1(xf);
-                k.axpy8_q4_0(n, a, ptrs, y8.data());
-                for (int i = 0; i < 8; ++i) r.axpy_q4_0(n, a[i], ptrs[i], y1.data());
-                QVERIFY2(y8 == y1, qPrintable(QString("axpy8 Q4_0 differs at n=%1").arg(n)));
+                axpy8(n, a, ptrs, y8.data());
+                for (int i = 0; i < 8; ++i) axpy(n, a[i], ptrs[i], y1.data());
+                QVERIFY2(y8 == y1, qPrintable(QString("axpy8 %1 differs at n=%2").arg(dtype_name(t)).arg(n)));
                 // Several tokens' sums of rows read once: each token's sum is a zeroed buffer,
-                // one axpy_q4_0 per row in order, added to its output (the rows a subset, some
-                // coefficients zero, fewer tokens than eight).
+                // one single-row axpy per row in order, added to its output (the rows a subset,
+                // some coefficients zero, fewer tokens than eight).
                 const int32_t ids[] = {0, 2, 3, 5, 7};
                 for (int m : {8, 5, 1}) {
                     std::vector<float> c(size_t(8 * m));
                     for (size_t i = 0; i < c.size(); ++i) c[i] = i % 3 == 1 ? 0.0f : a[i % 8] * float(i % 5 + 1);
                     std::vector<std::vector<float>> got(size_t(m), xf), want(size_t(m), xf);
                     float* outs[8];
-                    for (int t = 0; t < m; ++t) outs[t] = got[size_t(t)].data();
+                    for (int tok = 0; tok < m; ++tok) outs[tok] = got[size_t(tok)].data();
                     // Rows of one matrix: the eight rows laid end to end.
                     std::vector<uint8_t> matrix;
                     for (const auto& row : rows) matrix.insert(matrix.end(), row.begin(), row.end());
-                    k.axpy_tokens_q4_0(n, matrix.data(), rows[0].size(), ids, 5, c.data(), m, outs);
-                    for (int t = 0; t < m; ++t) {
+                    axpy_tokens(n, matrix.data(), rows[0].size(), ids, 5, c.data(), m, outs);
+                    for (int tok = 0; tok < m; ++tok) {
                         std::vector<float> sum(size_t(n), 0.0f);
-                        for (int32_t i : ids) r.axpy_q4_0(n, c[size_t(i * m + t)], rows[size_t(i)].data(), sum.data());
-                        for (int64_t e = 0; e < n; ++e) want[size_t(t)][size_t(e)] += sum[size_t(e)];
+                        for (int32_t i : ids) axpy(n, c[size_t(i * m + tok)], rows[size_t(i)].data(), sum.data());
+                        for (int64_t e = 0; e < n; ++e) want[size_t(tok)][size_t(e)] += sum[size_t(e)];
                     }
-                    QVERIFY2(got == want, qPrintable(QString("axpy_tokens Q4_0 differs at n=%1, %2 tokens").arg(n).arg(m)));
+                    QVERIFY2(got == want, qPrintable(QString("axpy_tokens %1 differs at n=%2, %3 tokens")
+                                                         .arg(dtype_name(t)).arg(n).arg(m)));
                 }
+                if (!q4) continue;
                 float dots[4];
                 k.dot4_q4_0_q8_0(n, ptrs, xq_k.data(), dots);
                 for (int i = 0; i < 4; ++i)

@@ -297,7 +297,9 @@ const KernelTable& avx2_kernels() {
         t.axpy_q4_0 = axpy_q4_0;
         t.axpy_q8_0 = axpy_q8_0;
         t.axpy8_q4_0 = axpy8_by_rows<axpy_q4_0>;
-        t.axpy_tokens_q4_0 = axpy_tokens_by_rows<axpy_q4_0>;
+        t.axpy8_q8_0 = axpy8_by_rows<axpy_q8_0>;
+        t.axpy_tokens_q4_0 = axpy_tokens_by_rows<axpy_q4_0, sizeof(BlockQ4_0)>;
+        t.axpy_tokens_q8_0 = axpy_tokens_by_rows<axpy_q8_0, sizeof(BlockQ8_0)>;
         t.axpy_q4_k = axpy_q4_k_avx2;
         t.axpy_q5_k = axpy_q5_k_avx2;
         t.axpy_q6_k = axpy_q6_k_avx2;

@@ -331,9 +331,10 @@ void axpy_q4_0(int64_t n, float a, const void* xv, float* y) {
 // one gather of the sixteen scales a row, rather than a scalar conversion and a broadcast for
 // each block of each row, which cost as much as the block's products. The masked-off lanes of
 // a last, partial run read nothing past the row.
-inline void scale_run(const BlockQ4_0* const* x, const float* a, int64_t b0, int64_t m, float (*s)[16]) {
+template <class Block>
+void scale_run(const Block* const* x, const float* a, int64_t b0, int64_t m, float (*s)[16]) {
     const __m512i offsets = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
-                                               _mm512_set1_epi32(int(sizeof(BlockQ4_0))));
+                                               _mm512_set1_epi32(int(sizeof(Block))));
     const __mmask16 lanes = __mmask16((1u << m) - 1);
     for (int r = 0; r < 8; ++r) {
         const __m512i words = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), lanes, offsets, x[r] + b0, 1);
@@ -414,6 +415,70 @@ void axpy_tokens_q4_0(int64_t n, const uint8_t* base, size_t row_bytes, const in
             float* yb = y[t] + b * kQK;
             _mm512_storeu_ps(yb, _mm512_add_ps(_mm512_loadu_ps(yb), _mm512_permutexvar_ps(transposed, acc[2 * t])));
             _mm512_storeu_ps(yb + 16, _mm512_add_ps(_mm512_loadu_ps(yb + 16), _mm512_permutexvar_ps(transposed, acc[2 * t + 1])));
+        }
+    }
+}
+
+// A Q8_0 block's 32 values as floats, in order.
+inline void q8_0_values(const BlockQ8_0& b, __m512& lo, __m512& hi) {
+    lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs))));
+    hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16))));
+}
+
+// axpy8_q4_0 for Q8_0 rows: the outputs in their own order, each block widened and converted.
+void axpy8_q8_0(int64_t n, const float* a, const void* const* xv, float* y) {
+    const BlockQ8_0* x[8];
+    for (int r = 0; r < 8; ++r) x[r] = static_cast<const BlockQ8_0*>(xv[r]);
+    const int64_t nb = n / kQK;
+    alignas(64) float s[8][16];
+    for (int64_t b0 = 0; b0 < nb; b0 += 16) {
+        const int64_t m = std::min<int64_t>(16, nb - b0);
+        scale_run(x, a, b0, m, s);
+        for (int64_t i = 0; i < m; ++i) {
+            float* yb = y + (b0 + i) * kQK;
+            __m512 y0 = _mm512_loadu_ps(yb), y1 = _mm512_loadu_ps(yb + 16);
+#pragma GCC unroll 8
+            for (int r = 0; r < 8; ++r) {
+                const __m512 d = _mm512_set1_ps(s[r][i]);
+                __m512 lo, hi;
+                q8_0_values(x[r][b0 + i], lo, hi);
+                y0 = _mm512_fmadd_ps(d, lo, y0);
+                y1 = _mm512_fmadd_ps(d, hi, y1);
+            }
+            _mm512_storeu_ps(yb, y0);
+            _mm512_storeu_ps(yb + 16, y1);
+        }
+    }
+}
+
+// axpy_tokens_q4_0 for Q8_0 rows.
+void axpy_tokens_q8_0(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids,
+                      const float* c, int m, float* const* y) {
+    const __mmask8 tokens = __mmask8((1u << m) - 1);
+    alignas(32) float s[8];
+    for (int64_t b = 0; b < n / kQK; ++b) {
+        __m512 acc[16];
+        for (auto& a : acc) a = _mm512_setzero_ps();
+        for (int64_t j = 0; j < n_ids; ++j) {
+            const BlockQ8_0& block = reinterpret_cast<const BlockQ8_0*>(base + size_t(ids[j]) * row_bytes)[b];
+            const __m256 coef = _mm256_maskz_loadu_ps(tokens, c + size_t(ids[j]) * size_t(m));
+            _mm256_store_ps(s, _mm256_mul_ps(coef, _mm256_set1_ps(half(block.d))));
+            asm volatile("" ::: "memory");  // as in axpy_tokens_q4_0
+            __m512 lo, hi;
+            q8_0_values(block, lo, hi);
+#pragma GCC unroll 8
+            for (int t = 0; t < 8; ++t) {
+                const __m512 d = _mm512_set1_ps(s[t]);
+                acc[2 * t] = _mm512_fmadd_ps(d, lo, acc[2 * t]);
+                acc[2 * t + 1] = _mm512_fmadd_ps(d, hi, acc[2 * t + 1]);
+            }
+        }
+#pragma GCC unroll 8
+        for (int t = 0; t < 8; ++t) {
+            if (t >= m) break;
+            float* yb = y[t] + b * kQK;
+            _mm512_storeu_ps(yb, _mm512_add_ps(_mm512_loadu_ps(yb), acc[2 * t]));
+            _mm512_storeu_ps(yb + 16, _mm512_add_ps(_mm512_loadu_ps(yb + 16), acc[2 * t + 1]));
         }
     }
 }
@@ -546,7 +611,9 @@ const KernelTable& avx512_kernels() {
         t.dot4_q4_0_q8_0 = dot4_q4_0_q8_0;
         t.axpy_q4_0 = axpy_q4_0;
         t.axpy8_q4_0 = axpy8_q4_0;
+        t.axpy8_q8_0 = axpy8_q8_0;
         t.axpy_tokens_q4_0 = axpy_tokens_q4_0;
+        t.axpy_tokens_q8_0 = axpy_tokens_q8_0;
         t.interleave_q4_0 = true;
         t.dot_q4_0x16_q8_0 = dot_q4_0x16_q8_0;
         t.dot4_q4_0x16_q8_0 = dot4_q4_0x16_q8_0;
