@@ -1,6 +1,7 @@
 #pragma once
-// Two hints to the CPU, spelled for each compiler: fetch a cache line before it is needed, and
-// pause inside a spin loop (so the sibling hyperthread runs and the loop leaves it cheaply).
+// Hints spelled for each compiler: fetch a cache line before it is needed; pause inside a spin
+// loop (so the sibling hyperthread runs and the loop leaves it cheaply); and, to the compiler,
+// keep values stored before this point in memory, to be loaded again after it.
 
 #if defined(_MSC_VER)
 #include <intrin.h>
@@ -29,6 +30,14 @@ inline void cpu_relax() {
     __builtin_ia32_pause();
 #elif defined(__GNUC__) && defined(__aarch64__)
     __asm__ __volatile__("yield");
+#endif
+}
+
+inline void compiler_barrier() {
+#if defined(_MSC_VER)
+    _ReadWriteBarrier();
+#else
+    __asm__ __volatile__("" ::: "memory");
 #endif
 }
 

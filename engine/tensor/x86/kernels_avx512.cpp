@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/cpu_hints.h"
 #include "tensor/grouped_rows.h"
 #include "tensor/kernels.h"
 #include "tensor/q4_0_x16.h"
@@ -398,7 +399,7 @@ void axpy_tokens_q4_0(int64_t n, const uint8_t* base, size_t row_bytes, const in
             _mm256_store_ps(s, _mm256_mul_ps(coef, _mm256_set1_ps(half(block.d))));
             // The eight scales are broadcast from memory (load ports), not shuffled out of the
             // register (the shuffle port the lookups need).
-            asm volatile("" ::: "memory");
+            compiler_barrier();
             const __m512i q = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.qs)));
             const __m512 lo = _mm512_permutexvar_ps(_mm512_srlv_epi32(q, low_shift), values);
             const __m512 hi = _mm512_permutexvar_ps(_mm512_srlv_epi32(q, high_shift), values);
@@ -463,7 +464,7 @@ void axpy_tokens_q8_0(int64_t n, const uint8_t* base, size_t row_bytes, const in
             const BlockQ8_0& block = reinterpret_cast<const BlockQ8_0*>(base + size_t(ids[j]) * row_bytes)[b];
             const __m256 coef = _mm256_maskz_loadu_ps(tokens, c + size_t(ids[j]) * size_t(m));
             _mm256_store_ps(s, _mm256_mul_ps(coef, _mm256_set1_ps(half(block.d))));
-            asm volatile("" ::: "memory");  // as in axpy_tokens_q4_0
+            compiler_barrier();  // as in axpy_tokens_q4_0
             __m512 lo, hi;
             q8_0_values(block, lo, hi);
 #pragma GCC unroll 8
