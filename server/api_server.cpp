@@ -267,6 +267,7 @@ void ApiServer::Impl::routes() {
                      {"n_ctx_train", info.n_ctx_train},
                      {"n_ctx", s->queue->n_ctx()},
                      {"sparse", info.sparse},
+                     {"activation_sparsity", s->queue->activation_sparsity()},
                      {"chat_template", s->chat_template_name}}}};
         send_json(res, 200, json{{"object", "list"}, {"data", json::array({model})}});
     });

@@ -55,7 +55,10 @@ Result<std::unique_ptr<GenerationQueue>> GenerationQueue::create(std::shared_ptr
 }
 
 GenerationQueue::GenerationQueue(std::shared_ptr<const Model> model, std::unique_ptr<Session> session)
-    : model_(std::move(model)), session_(std::move(session)), n_ctx_(session_->n_ctx()) {
+    : model_(std::move(model)),
+      session_(std::move(session)),
+      n_ctx_(session_->n_ctx()),
+      activation_sparsity_(session_->activation_sparsity()) {
     const DeviceReport report = session_->device_report();
     counters_.device_used_bytes = report.used_bytes;
     counters_.device_budget_bytes = report.budget_bytes;

@@ -93,6 +93,7 @@ public:
 
     const Model& model() const { return *model_; }
     int32_t n_ctx() const { return n_ctx_; }
+    float activation_sparsity() const { return activation_sparsity_; }  // the session's level; 0: off
     QueueCounters counters() const;
 
 private:
@@ -105,6 +106,7 @@ private:
     std::shared_ptr<const Model> model_;
     std::unique_ptr<Session> session_;  // the worker's alone
     int32_t n_ctx_ = 0;
+    float activation_sparsity_ = 0.0f;
     std::vector<int32_t> context_;      // the tokens in the session's KV cache (worker only)
 
     mutable std::mutex mutex_;

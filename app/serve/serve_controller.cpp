@@ -95,13 +95,17 @@ void ServeController::follow_engine() {
     const bool ready = engine_->status() == EngineController::Status::Ready ||
                        engine_->status() == EngineController::Status::Generating;
     const std::shared_ptr<const ember::Model> model = ready ? engine_->model_handle() : nullptr;
-    if (model == served_model_) return;
+    // The level the chat runs, which may be another than the model was loaded with.
+    const double sparsity = model ? engine_->activation_sparsity() : 0.0;
+    if (model == served_model_ && sparsity == served_sparsity_) return;
     served_model_ = model;
+    served_sparsity_ = sparsity;
     if (!model) return server_->serve(nullptr, {});
     // The context the user chose for the chat: its KV cache, allocated in full beside the chat's,
     // costs what the context setting says.
     ember::SessionParams sp;
     sp.n_ctx = engine_->context_size() > 0 ? engine_->context_size() : 0;
+    if (sparsity > 0.0) sp.activation_sparsity = float(sparsity);
     auto queue = server::GenerationQueue::create(model, sp);
     if (!queue) {
         error_ = tr("The model cannot be served: %1").arg(QString::fromStdString(queue.error().message));

@@ -76,6 +76,7 @@ private:
     HistoryController* history_;
     std::unique_ptr<server::ApiServer> server_;
     std::shared_ptr<const ember::Model> served_model_;
+    double served_sparsity_ = 0.0;  // the activation sparsity the served sessions run
     QString error_;
     int request_count_ = 0;
     QStringList recent_;

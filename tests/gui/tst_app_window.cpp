@@ -9,6 +9,9 @@
 #include <QDir>
 #include <QFile>
 #include <QImageReader>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QQmlComponent>
 #include <QQmlContext>
 #include <QQmlProperty>
@@ -448,6 +451,18 @@ private slots:
             QTRY_VERIFY_WITH_TIMEOUT(!chat.generating(), 30000);
             QVERIFY(!chat.messages()->messages().back().content.isEmpty());
 
+            // The API server runs the level the chat runs.
+            shell.settings().set_serve_port(free_port());
+            shell.serve().start();
+            QTRY_VERIFY(shell.serve().serving());
+            const auto served_sparsity = [&] {
+                auto models = httplib::Client("127.0.0.1", shell.settings().serve_port()).Get("/v1/models");
+                if (!models || models->status != 200) return -1.0;
+                return QJsonDocument::fromJson(QByteArray::fromStdString(models->body))
+                    .object()["data"].toArray().first().toObject()["meta"].toObject()["activation_sparsity"].toDouble();
+            };
+            QCOMPARE(served_sparsity(), 0.5);
+
             // Another level, picked in the window, runs on the weights already loaded: the same
             // model handle, the conversation going on.
             const std::shared_ptr<const ember::Model> weights = engine.model_handle();
@@ -460,6 +475,8 @@ private slots:
             chat.send(QStringLiteral("And then"));
             QTRY_VERIFY_WITH_TIMEOUT(!chat.generating() && chat.messages()->messages().size() == before + 2, 30000);
             QVERIFY(!chat.messages()->messages().back().content.isEmpty());
+            QTRY_COMPARE(served_sparsity(), 0.25);  // the API server follows the chat's level
+            shell.serve().stop();
         }
         {
             ember::app::AppShell again(options(data, model));
