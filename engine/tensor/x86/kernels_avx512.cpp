@@ -343,20 +343,46 @@ void scale_run(const Block* const* x, const float* a, int64_t b0, int64_t m, flo
     }
 }
 
-// Each row's block is broadcast to the four 128-bit lanes and lane i shifted right by 8·(i / 4)
+// How the row sums below meet a block of each row type: its 32 values as two vectors of floats,
+// in an order of outputs of the type's choosing, and that order to and from the outputs'.
+//
+// Q4_0: the block is broadcast to the four 128-bit lanes and lane i shifted right by 8·(i / 4)
 // bits: its low byte is then byte 4·(i % 4) + i / 4, so the nibbles arrive in a 4 × 4 transposed
-// order without a cross-lane widening per row. The block's 16 outputs are transposed the same way
-// once when loaded and back once when stored, for all eight rows (the transposition is its own
-// inverse). The shifted bytes index the lookup, which reads only their low four bits. Per block
-// and row that leaves two shifts, two lookups and two FMAs, the rows unrolled.
-void axpy8_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
-    const BlockQ4_0* x[8];
-    for (int r = 0; r < 8; ++r) x[r] = static_cast<const BlockQ4_0*>(xv[r]);
-    // Nibble q selects q - 8 as a float: exactly what subtracting and converting gives.
+// order without a cross-lane widening per row. The shifted bytes index a lookup, which reads only
+// their low four bits: nibble q selects q - 8 as a float, exactly what subtracting and converting
+// gives. The transposition is its own inverse.
+struct Q4_0Blocks {
+    using Block = BlockQ4_0;
     const __m512 values = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
     const __m512i transposed = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
     const __m512i low_shift = _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 16, 16, 16, 16, 24, 24, 24, 24);
     const __m512i high_shift = _mm512_add_epi32(low_shift, _mm512_set1_epi32(4));
+    void unpack(const Block& b, __m512& lo, __m512& hi) const {
+        const __m512i q = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs)));
+        lo = _mm512_permutexvar_ps(_mm512_srlv_epi32(q, low_shift), values);
+        hi = _mm512_permutexvar_ps(_mm512_srlv_epi32(q, high_shift), values);
+    }
+    __m512 reorder(__m512 v) const { return _mm512_permutexvar_ps(transposed, v); }
+};
+
+// Q8_0: each half widened and converted, in the outputs' own order.
+struct Q8_0Blocks {
+    using Block = BlockQ8_0;
+    void unpack(const Block& b, __m512& lo, __m512& hi) const {
+        lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs))));
+        hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16))));
+    }
+    __m512 reorder(__m512 v) const { return v; }
+};
+
+// Eight rows into y, a block of outputs at a time held in registers over the rows (unrolled):
+// per block and row, the unpacking and two FMAs.
+template <class Blocks>
+void axpy8(int64_t n, const float* a, const void* const* xv, float* y) {
+    using Block = typename Blocks::Block;
+    const Blocks blocks;
+    const Block* x[8];
+    for (int r = 0; r < 8; ++r) x[r] = static_cast<const Block*>(xv[r]);
     const int64_t nb = n / kQK;
     alignas(64) float s[8][16];
     for (int64_t b0 = 0; b0 < nb; b0 += 16) {
@@ -364,109 +390,44 @@ void axpy8_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
         scale_run(x, a, b0, m, s);
         for (int64_t i = 0; i < m; ++i) {
             float* yb = y + (b0 + i) * kQK;
-            __m512 y0 = _mm512_permutexvar_ps(transposed, _mm512_loadu_ps(yb));
-            __m512 y1 = _mm512_permutexvar_ps(transposed, _mm512_loadu_ps(yb + 16));
-#pragma GCC unroll 8
-            for (int r = 0; r < 8; ++r) {
-                const __m512 d = _mm512_set1_ps(s[r][i]);
-                const __m512i q = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(x[r][b0 + i].qs)));
-                y0 = _mm512_fmadd_ps(d, _mm512_permutexvar_ps(_mm512_srlv_epi32(q, low_shift), values), y0);
-                y1 = _mm512_fmadd_ps(d, _mm512_permutexvar_ps(_mm512_srlv_epi32(q, high_shift), values), y1);
-            }
-            _mm512_storeu_ps(yb, _mm512_permutexvar_ps(transposed, y0));
-            _mm512_storeu_ps(yb + 16, _mm512_permutexvar_ps(transposed, y1));
-        }
-    }
-}
-
-// axpy8_q4_0's lookup the other way round: one row's block is unpacked once and meets the
-// scaled coefficients of up to eight tokens, whose block outputs stay in registers over the
-// rows. Lanes of absent tokens get zero coefficients and are not stored.
-void axpy_tokens_q4_0(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids,
-                      const float* c, int m, float* const* y) {
-    const __m512 values = _mm512_setr_ps(-8, -7, -6, -5, -4, -3, -2, -1, 0, 1, 2, 3, 4, 5, 6, 7);
-    const __m512i transposed = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-    const __m512i low_shift = _mm512_setr_epi32(0, 0, 0, 0, 8, 8, 8, 8, 16, 16, 16, 16, 24, 24, 24, 24);
-    const __m512i high_shift = _mm512_add_epi32(low_shift, _mm512_set1_epi32(4));
-    const __mmask8 tokens = __mmask8((1u << m) - 1);
-    alignas(32) float s[8];
-    for (int64_t b = 0; b < n / kQK; ++b) {
-        __m512 acc[16];
-        for (auto& a : acc) a = _mm512_setzero_ps();
-        for (int64_t j = 0; j < n_ids; ++j) {
-            const BlockQ4_0& block = reinterpret_cast<const BlockQ4_0*>(base + size_t(ids[j]) * row_bytes)[b];
-            const __m256 coef = _mm256_maskz_loadu_ps(tokens, c + size_t(ids[j]) * size_t(m));
-            _mm256_store_ps(s, _mm256_mul_ps(coef, _mm256_set1_ps(half(block.d))));
-            // The eight scales are broadcast from memory (load ports), not shuffled out of the
-            // register (the shuffle port the lookups need).
-            compiler_barrier();
-            const __m512i q = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block.qs)));
-            const __m512 lo = _mm512_permutexvar_ps(_mm512_srlv_epi32(q, low_shift), values);
-            const __m512 hi = _mm512_permutexvar_ps(_mm512_srlv_epi32(q, high_shift), values);
-#pragma GCC unroll 8
-            for (int t = 0; t < 8; ++t) {
-                const __m512 d = _mm512_set1_ps(s[t]);
-                acc[2 * t] = _mm512_fmadd_ps(d, lo, acc[2 * t]);
-                acc[2 * t + 1] = _mm512_fmadd_ps(d, hi, acc[2 * t + 1]);
-            }
-        }
-#pragma GCC unroll 8
-        for (int t = 0; t < 8; ++t) {
-            if (t >= m) break;
-            float* yb = y[t] + b * kQK;
-            _mm512_storeu_ps(yb, _mm512_add_ps(_mm512_loadu_ps(yb), _mm512_permutexvar_ps(transposed, acc[2 * t])));
-            _mm512_storeu_ps(yb + 16, _mm512_add_ps(_mm512_loadu_ps(yb + 16), _mm512_permutexvar_ps(transposed, acc[2 * t + 1])));
-        }
-    }
-}
-
-// A Q8_0 block's 32 values as floats, in order.
-inline void q8_0_values(const BlockQ8_0& b, __m512& lo, __m512& hi) {
-    lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs))));
-    hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b.qs + 16))));
-}
-
-// axpy8_q4_0 for Q8_0 rows: the outputs in their own order, each block widened and converted.
-void axpy8_q8_0(int64_t n, const float* a, const void* const* xv, float* y) {
-    const BlockQ8_0* x[8];
-    for (int r = 0; r < 8; ++r) x[r] = static_cast<const BlockQ8_0*>(xv[r]);
-    const int64_t nb = n / kQK;
-    alignas(64) float s[8][16];
-    for (int64_t b0 = 0; b0 < nb; b0 += 16) {
-        const int64_t m = std::min<int64_t>(16, nb - b0);
-        scale_run(x, a, b0, m, s);
-        for (int64_t i = 0; i < m; ++i) {
-            float* yb = y + (b0 + i) * kQK;
-            __m512 y0 = _mm512_loadu_ps(yb), y1 = _mm512_loadu_ps(yb + 16);
+            __m512 y0 = blocks.reorder(_mm512_loadu_ps(yb));
+            __m512 y1 = blocks.reorder(_mm512_loadu_ps(yb + 16));
 #pragma GCC unroll 8
             for (int r = 0; r < 8; ++r) {
                 const __m512 d = _mm512_set1_ps(s[r][i]);
                 __m512 lo, hi;
-                q8_0_values(x[r][b0 + i], lo, hi);
+                blocks.unpack(x[r][b0 + i], lo, hi);
                 y0 = _mm512_fmadd_ps(d, lo, y0);
                 y1 = _mm512_fmadd_ps(d, hi, y1);
             }
-            _mm512_storeu_ps(yb, y0);
-            _mm512_storeu_ps(yb + 16, y1);
+            _mm512_storeu_ps(yb, blocks.reorder(y0));
+            _mm512_storeu_ps(yb + 16, blocks.reorder(y1));
         }
     }
 }
 
-// axpy_tokens_q4_0 for Q8_0 rows.
-void axpy_tokens_q8_0(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids,
-                      const float* c, int m, float* const* y) {
+// The other way round: one row's block is unpacked once and meets the scaled coefficients of up
+// to eight tokens, whose block outputs stay in registers over the rows. Lanes of absent tokens
+// get zero coefficients and are not stored.
+template <class Blocks>
+void axpy_tokens(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids, const float* c,
+                 int m, float* const* y) {
+    using Block = typename Blocks::Block;
+    const Blocks blocks;
     const __mmask8 tokens = __mmask8((1u << m) - 1);
     alignas(32) float s[8];
     for (int64_t b = 0; b < n / kQK; ++b) {
         __m512 acc[16];
         for (auto& a : acc) a = _mm512_setzero_ps();
         for (int64_t j = 0; j < n_ids; ++j) {
-            const BlockQ8_0& block = reinterpret_cast<const BlockQ8_0*>(base + size_t(ids[j]) * row_bytes)[b];
+            const Block& block = reinterpret_cast<const Block*>(base + size_t(ids[j]) * row_bytes)[b];
             const __m256 coef = _mm256_maskz_loadu_ps(tokens, c + size_t(ids[j]) * size_t(m));
             _mm256_store_ps(s, _mm256_mul_ps(coef, _mm256_set1_ps(half(block.d))));
-            compiler_barrier();  // as in axpy_tokens_q4_0
+            // The eight scales are broadcast from memory (load ports), not shuffled out of the
+            // register (the shuffle port the Q4_0 lookups need).
+            compiler_barrier();
             __m512 lo, hi;
-            q8_0_values(block, lo, hi);
+            blocks.unpack(block, lo, hi);
 #pragma GCC unroll 8
             for (int t = 0; t < 8; ++t) {
                 const __m512 d = _mm512_set1_ps(s[t]);
@@ -478,8 +439,8 @@ void axpy_tokens_q8_0(int64_t n, const uint8_t* base, size_t row_bytes, const in
         for (int t = 0; t < 8; ++t) {
             if (t >= m) break;
             float* yb = y[t] + b * kQK;
-            _mm512_storeu_ps(yb, _mm512_add_ps(_mm512_loadu_ps(yb), acc[2 * t]));
-            _mm512_storeu_ps(yb + 16, _mm512_add_ps(_mm512_loadu_ps(yb + 16), acc[2 * t + 1]));
+            _mm512_storeu_ps(yb, _mm512_add_ps(_mm512_loadu_ps(yb), blocks.reorder(acc[2 * t])));
+            _mm512_storeu_ps(yb + 16, _mm512_add_ps(_mm512_loadu_ps(yb + 16), blocks.reorder(acc[2 * t + 1])));
         }
     }
 }
@@ -611,10 +572,10 @@ const KernelTable& avx512_kernels() {
         t.dot_q8_0_q8_0 = dot_q8_0_q8_0;
         t.dot4_q4_0_q8_0 = dot4_q4_0_q8_0;
         t.axpy_q4_0 = axpy_q4_0;
-        t.axpy8_q4_0 = axpy8_q4_0;
-        t.axpy8_q8_0 = axpy8_q8_0;
-        t.axpy_tokens_q4_0 = axpy_tokens_q4_0;
-        t.axpy_tokens_q8_0 = axpy_tokens_q8_0;
+        t.axpy8_q4_0 = axpy8<Q4_0Blocks>;
+        t.axpy8_q8_0 = axpy8<Q8_0Blocks>;
+        t.axpy_tokens_q4_0 = axpy_tokens<Q4_0Blocks>;
+        t.axpy_tokens_q8_0 = axpy_tokens<Q8_0Blocks>;
         t.interleave_q4_0 = true;
         t.dot_q4_0x16_q8_0 = dot_q4_0x16_q8_0;
         t.dot4_q4_0x16_q8_0 = dot4_q4_0x16_q8_0;
