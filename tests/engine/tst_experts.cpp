@@ -279,7 +279,8 @@ private slots:
         qInfo("largest |Δ logit| %.2g", worst);
         QVERIFY2(worst <= 0.25, qPrintable(QString::number(worst)));
         int64_t most = 0;
-        for (int64_t n : batch->layer_sparsity()[0].expert_tokens) most = std::max(most, n);
+        const std::vector<ember::LayerSparsity> layers = batch->layer_sparsity();
+        for (int64_t n : layers[0].expert_tokens) most = std::max(most, n);
         QVERIFY2(most > 8, "no expert met more than eight of the prompt's tokens");
     }
 
