@@ -40,8 +40,6 @@ void transposed_down_tokens(const tensor::WeightView& down_t, const float* act, 
     constexpr int64_t kColsPerTask = 256;  // whole blocks; a slice of every row stays in cache
     const int64_t n_ff = down_t.n_rows, n_embd = down_t.n_cols;
     std::fill(y, y + size_t(m) * n_embd, 0.0f);
-    const tensor::KernelTable& k = tensor::kernels();
-    const auto axpy_tokens = down_t.type == tensor::DType::Q4_0 ? k.axpy_tokens_q4_0 : k.axpy_tokens_q8_0;
     for (int32_t t0 = 0; t0 < m; t0 += kTokens) {
         const int g = int(std::min(kTokens, m - t0));
         float* c = grouped + size_t(t0) * size_t(n_ff);
@@ -59,8 +57,7 @@ void transposed_down_tokens(const tensor::WeightView& down_t, const float* act, 
             const int64_t col0 = task * kColsPerTask;
             float* out[kTokens];
             for (int t = 0; t < g; ++t) out[t] = y + size_t(t0 + t) * size_t(n_embd) + size_t(col0);
-            axpy_tokens(std::min(kColsPerTask, n_embd - col0), down_t.row(0) + tensor::row_bytes(down_t.type, col0),
-                               down_t.row_bytes, ids.data(), int64_t(ids.size()), c, g, out);
+            accumulate_rows_tokens(down_t, ids, c, g, col0, std::min(kColsPerTask, n_embd - col0), out);
         });
     }
 }
@@ -137,7 +134,7 @@ ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int3
         ffn_activation(gate, b.g, b.up, b.act, m * n_ff);
         work.neurons = m * n_ff;
     }
-    if (w.down_transposed && m > 1 && (w.down.type == tensor::DType::Q4_0 || w.down.type == tensor::DType::Q8_0))
+    if (w.down_transposed && m > 1 && sums_tokens(w.down.type))
         transposed_down_tokens(w.down, b.act, m, y, b.g, pool, b.active);  // the gate products are spent
     else if (w.down_transposed)
         transposed_down(w.down, b.act, m, y, pool, b.active);

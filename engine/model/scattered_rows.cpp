@@ -64,4 +64,14 @@ void accumulate_rows(const tensor::WeightView& w, std::span<const int32_t> ids, 
     }
 }
 
+bool sums_tokens(tensor::DType type) { return type == tensor::DType::Q4_0 || type == tensor::DType::Q8_0; }
+
+void accumulate_rows_tokens(const tensor::WeightView& w, std::span<const int32_t> ids, const float* coef, int m,
+                            int64_t col0, int64_t n, float* const* y) {
+    const tensor::KernelTable& k = tensor::kernels();
+    const auto axpy_tokens = w.type == tensor::DType::Q4_0 ? k.axpy_tokens_q4_0 : k.axpy_tokens_q8_0;
+    if (!ids.empty())
+        axpy_tokens(n, w.row(0) + tensor::row_bytes(w.type, col0), w.row_bytes, ids.data(), int64_t(ids.size()), coef, m, y);
+}
+
 }  // namespace ember::model

@@ -137,6 +137,18 @@ void prepare_token(const SparseFfnWeights& w, const float* x, SparseScratch& ss)
     ss.prepared_x.prepare(w.up.type, x, 1, w.up.n_cols);
 }
 
+// Where each fixed chunk of neurons starts in `ids` (ascending): chunk c's neurons are
+// ids[begin[c], begin[c + 1]). Returns the number of chunks.
+int64_t chunk_bounds(const std::vector<int32_t>& ids, int64_t n_ff, std::vector<int64_t>& begin) {
+    const int64_t n_chunks = (n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk;
+    begin.assign(size_t(n_chunks) + 1, int64_t(ids.size()));
+    for (int64_t c = 0, j = 0; c < n_chunks; ++c) {
+        begin[size_t(c)] = j;
+        while (j < int64_t(ids.size()) && ids[size_t(j)] < (c + 1) * kNeuronsPerChunk) ++j;
+    }
+    return n_chunks;
+}
+
 // Everything on the CPU: each fixed chunk of neurons computes its active neurons' gate and up
 // rows with `gate` (none: ss.a holds their values already), their coefficients and its share of
 // the output from whole down rows; the shares are summed chunk by chunk. A chunk's rows are read
@@ -144,13 +156,7 @@ void prepare_token(const SparseFfnWeights& w, const float* x, SparseScratch& ss)
 void sum_chunks(const SparseFfnWeights& w, std::optional<FfnGate> gate, float* y, tensor::ThreadPool& pool,
                 SparseScratch& ss) {
     const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
-    const int64_t n_chunks = (n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk;
-    // ss.active is ascending: chunk c's active neurons are ss.active[chunk_begin[c], chunk_begin[c + 1]).
-    ss.chunk_begin.assign(size_t(n_chunks) + 1, int64_t(ss.active.size()));
-    for (int64_t c = 0, j = 0; c < n_chunks; ++c) {
-        ss.chunk_begin[size_t(c)] = j;
-        while (j < int64_t(ss.active.size()) && ss.active[size_t(j)] < (c + 1) * kNeuronsPerChunk) ++j;
-    }
+    const int64_t n_chunks = chunk_bounds(ss.active, n_ff, ss.chunk_begin);
     ss.down_rows.resize(ss.active.size());
     pool.run(n_chunks, [&](int64_t c, int) {
         const int64_t begin = ss.chunk_begin[size_t(c)], end = ss.chunk_begin[size_t(c) + 1];
@@ -215,27 +221,18 @@ void group_coefficients(const tensor::WeightView& down_t, const float* a, int m,
 void cpu_sparse_down_batch(const SparseFfnWeights& w, float* a, int32_t n_tokens, float* y, tensor::ThreadPool& pool,
                            SparseScratch& ss) {
     const int64_t n_embd = w.down_t.n_cols, n_ff = w.down_t.n_rows;
-    const tensor::KernelTable& k = tensor::kernels();
-    const auto axpy_tokens = w.down_t.type == tensor::DType::Q4_0   ? k.axpy_tokens_q4_0
-                             : w.down_t.type == tensor::DType::Q8_0 ? k.axpy_tokens_q8_0
-                                                                    : nullptr;
-    if (!axpy_tokens) {
+    if (!sums_tokens(w.down_t.type)) {
         for (int32_t t = 0; t < n_tokens; ++t)
             sparse_down_alone(w, a + size_t(t) * size_t(n_ff), y + size_t(t) * size_t(n_embd), pool, ss);
         return;
     }
-    const int64_t n_chunks = (n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk;
     const int64_t n_slices = (n_embd + kOutputsPerSlice - 1) / kOutputsPerSlice;
     for (int32_t t0 = 0; t0 < n_tokens; t0 += kTokensPerGroup) {
         const int m = int(std::min<int32_t>(kTokensPerGroup, n_tokens - t0));
         // The group's activations are read before its coefficients take their place.
         float* grouped = a + size_t(t0) * size_t(n_ff);
         group_coefficients(w.down_t, grouped, m, grouped, ss);
-        ss.chunk_begin.assign(size_t(n_chunks) + 1, int64_t(ss.down_rows.size()));
-        for (int64_t c = 0, j = 0; c < n_chunks; ++c) {
-            ss.chunk_begin[size_t(c)] = j;
-            while (j < int64_t(ss.down_rows.size()) && ss.down_rows[size_t(j)] < (c + 1) * kNeuronsPerChunk) ++j;
-        }
+        const int64_t n_chunks = chunk_bounds(ss.down_rows, n_ff, ss.chunk_begin);
         float* out = y + size_t(t0) * size_t(n_embd);
         std::fill(out, out + size_t(m) * size_t(n_embd), 0.0f);
         // Threads split the outputs; each output sums chunk after chunk, as one token's does.
@@ -243,11 +240,11 @@ void cpu_sparse_down_batch(const SparseFfnWeights& w, float* a, int32_t n_tokens
             const int64_t col0 = slice * kOutputsPerSlice, n = std::min(kOutputsPerSlice, n_embd - col0);
             float* rows_out[kTokensPerGroup];
             for (int t = 0; t < m; ++t) rows_out[t] = out + size_t(t) * size_t(n_embd) + size_t(col0);
-            const uint8_t* base = w.down_t.row(0) + tensor::row_bytes(w.down_t.type, col0);
+            const std::span<const int32_t> rows(ss.down_rows);
             for (int64_t c = 0; c < n_chunks; ++c) {
                 const int64_t begin = ss.chunk_begin[size_t(c)], end = ss.chunk_begin[size_t(c) + 1];
-                if (begin < end)
-                    axpy_tokens(n, base, w.down_t.row_bytes, ss.down_rows.data() + begin, end - begin, grouped, m, rows_out);
+                accumulate_rows_tokens(w.down_t, rows.subspan(size_t(begin), size_t(end - begin)), grouped, m, col0, n,
+                                       rows_out);
             }
         });
     }
