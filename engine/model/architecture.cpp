@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "common/error.h"
+#include "sparse/layer_allocation.h"
 
 namespace ember::model {
 namespace {
@@ -45,8 +46,9 @@ void Architecture::set_totals(const TensorBinder& bind, const tensor::WeightView
 std::vector<std::vector<double>> Architecture::calibrated_firing(float level) const {
     std::vector<std::vector<double>> out;
     if (!calibration_) return out;
+    const std::vector<float> levels = sparse::layer_levels(*calibration_, level, sparsity_allocation_);
     for (int32_t il = 0; il < hp_.n_layer; ++il) {
-        const std::vector<float>& firing = sparse::firing_at(*calibration_, il, level);
+        const std::vector<float>& firing = sparse::firing_at(*calibration_, il, levels[size_t(il)]);
         out.emplace_back(firing.begin(), firing.end());
     }
     return out;
@@ -55,8 +57,9 @@ std::vector<std::vector<double>> Architecture::calibrated_firing(float level) co
 std::vector<float> Architecture::gate_thresholds(float level) const {
     std::vector<float> out;
     if (!calibration_) return out;
+    const std::vector<float> levels = sparse::layer_levels(*calibration_, level, sparsity_allocation_);
     for (int32_t il = 0; il < hp_.n_layer; ++il)
-        out.push_back(sparse::threshold_at(*calibration_, il, sparse::SparsitySite::FfnAct, level));
+        out.push_back(sparse::threshold_at(*calibration_, il, sparse::SparsitySite::FfnAct, levels[size_t(il)]));
     return out;
 }
 

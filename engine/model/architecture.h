@@ -60,8 +60,9 @@ public:
     // A gate-first model (a dense one loaded with activation sparsity) at a share `level` of
     // neurons skipped, from its calibration: per layer, each neuron's firing frequency, by which a
     // device plan picks hot neurons as it does from PowerInfer's activation statistics; and the
-    // |act(gate)| each layer's neurons must exceed. Any level runs on the same weights; both are
-    // empty for other models.
+    // |act(gate)| each layer's neurons must exceed, each layer at its share of the level
+    // (ModelParams::sparsity_allocation). Any level runs on the same weights; both are empty for
+    // other models.
     std::vector<std::vector<double>> calibrated_firing(float level) const;
     std::vector<float> gate_thresholds(float level) const;
 
@@ -93,6 +94,7 @@ protected:
     HParams hp_;
     uint64_t output_norm_bytes_ = 0;
     std::optional<sparse::SparsityCalibration> calibration_;  // gate-first models only
+    SparsityAllocation sparsity_allocation_ = SparsityAllocation::Uniform;  // how a level is spread over layers
 
 private:
     WeightTotals totals_;

@@ -155,6 +155,7 @@ public:
             layers_.push_back(L);
         }
         calibration_ = std::move(calibration);
+        sparsity_allocation_ = params.sparsity_allocation;
         // A mixture of experts' token reads n_expert_used experts of each layer's n_expert.
         const uint64_t unread = (hp_.moe() ? expert_bytes / uint64_t(hp_.n_expert) * uint64_t(hp_.n_expert - hp_.n_expert_used) : 0) +
                                 (profiler_ ? matrix_bytes(profiler_->to_rank) + matrix_bytes(profiler_->to_vocab) : 0);

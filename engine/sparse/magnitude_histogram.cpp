@@ -5,6 +5,7 @@
 #include <bit>
 #include <cmath>
 #include <numeric>
+#include <vector>
 
 namespace ember::sparse {
 namespace {
@@ -71,6 +72,26 @@ float MagnitudeHistogram::quantile(double q) const {
         return float(lo * std::pow(hi / lo, (target - below) / c));
     }
     return float(lower_edge(kBins));
+}
+
+double MagnitudeHistogram::energy_below(double q) const {
+    // middle² of each bin: lower_edge(bin) · lower_edge(bin + 1)
+    static const std::vector<double> squares = [] {
+        std::vector<double> s(size_t(kBins), 0.0);
+        for (int32_t bin = 1; bin < kBins; ++bin) s[size_t(bin)] = lower_edge(bin) * lower_edge(bin + 1);
+        return s;
+    }();
+    double all = 0.0;
+    for (int32_t bin = 1; bin < kBins; ++bin) all += counts[size_t(bin)] * squares[size_t(bin)];
+    if (all == 0.0) return 0.0;
+    const double target = std::clamp(q, 0.0, 1.0) * total();
+    double below = 0.0, energy = 0.0;
+    for (int32_t bin = 0; bin < kBins && below < target; ++bin) {
+        const double taken = std::min(counts[size_t(bin)], target - below);
+        energy += taken * squares[size_t(bin)];
+        below += taken;
+    }
+    return energy / all;
 }
 
 }  // namespace ember::sparse

@@ -31,6 +31,10 @@ struct MagnitudeHistogram {
     // The magnitude t below which a share q (0..1) of the values lies, interpolated
     // geometrically within its bin; 0 when that share is reached in bin 0.
     float quantile(double q) const;
+    // The share of Σ value² that the smallest share q of the values carry, each bin's values
+    // taken at its geometric middle (bin 0's as 0) and a share of a bin as that share of its
+    // energy. What skipping the values below quantile(q) removes, relative to all of them.
+    double energy_below(double q) const;
 };
 
 }  // namespace ember::sparse

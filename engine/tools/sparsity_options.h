@@ -1,5 +1,5 @@
 #pragma once
-// --activation-sparsity and --sparsity-file, shared by ember-cli, ember-bench and
+// --activation-sparsity, --sparsity-allocation and --sparsity-file, shared by ember-cli, ember-bench and
 // ember-perplexity: a dense model made sparse by its calibration (ember-calibrate).
 
 #include <string>
@@ -12,17 +12,27 @@ namespace ember::tools {
 inline constexpr const char* kSparsityUsage =
     "  --activation-sparsity S  dense llama-family models: skip the share S (0 to 0.95) of FFN neurons\n"
     "                           whose |act(gate)| is smallest, by thresholds from ember-calibrate (default 0: off)\n"
+    "  --sparsity-allocation uniform|greedy\n"
+    "                           S in every layer (default), or S on average, more where the skipped\n"
+    "                           neurons carry less of the layer's |act(gate)| energy\n"
     "  --sparsity-file PATH     that calibration (default: MODEL without .gguf + .sparsity.gguf)\n";
 
 struct SparsityArgs {
     float level = 0.0f;
+    SparsityAllocation allocation = SparsityAllocation::Uniform;
     std::string file;
 
-    // Consumes argv[i] (and its value) when it is one of the two flags.
+    // Consumes argv[i] (and its value) when it is one of these flags.
     bool parse(const std::string& a, int argc, char** argv, int& i) {
         if (a == "--activation-sparsity") {
             level = parse_float(a, next_value(argc, argv, i));
             if (level < 0.0f || level > 0.95f) throw UsageError(a + ": " + std::to_string(level) + " is outside 0 to 0.95");
+            return true;
+        }
+        if (a == "--sparsity-allocation") {
+            const std::string v = next_value(argc, argv, i);
+            if (v != "uniform" && v != "greedy") throw UsageError(a + ": '" + v + "' is neither uniform nor greedy");
+            allocation = v == "greedy" ? SparsityAllocation::Greedy : SparsityAllocation::Uniform;
             return true;
         }
         if (a == "--sparsity-file") {
@@ -33,6 +43,7 @@ struct SparsityArgs {
     }
     void apply(ModelParams& mp) const {
         mp.activation_sparsity = level;
+        mp.sparsity_allocation = allocation;
         mp.sparsity_file = file;
     }
 };

@@ -20,6 +20,9 @@ enum class FfnActivation {
     Relu,  // ReGLU: ReLU(gate) * up (ReluLLaMA, ProSparse)
 };
 
+// How ModelParams::activation_sparsity is shared among the layers.
+enum class SparsityAllocation : uint8_t { Uniform, Greedy };
+
 struct ModelParams {
     FfnActivation ffn_activation = FfnActivation::Auto;
     // false (default): read the file into anonymous memory, which the kernel cannot drop
@@ -34,6 +37,9 @@ struct ModelParams {
     // per token, 0 (off, the exact dense model) to 0.95. A neuron is skipped when |act(gate)| is
     // at most its layer's threshold for that share, read from a calibration ember-calibrate wrote.
     float activation_sparsity = 0.0f;
+    // How that share is spread over the layers: the same in each, or more where the calibration
+    // found the skipped neurons carry the least (engine/sparse/layer_allocation.h).
+    SparsityAllocation sparsity_allocation = SparsityAllocation::Uniform;
     // That calibration; empty: <model without .gguf>.sparsity.gguf beside the model.
     std::string sparsity_file;
     // SmallThinker files from PowerInfer carry lm_head_profiler, a predictor of the LM head rows
