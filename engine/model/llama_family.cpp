@@ -154,8 +154,8 @@ public:
             if (sparse) predictor_bytes += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
             layers_.push_back(L);
         }
+        if (calibration) sparsity_allocation_ = params.sparsity_allocation.value_or(calibration->allocation);
         calibration_ = std::move(calibration);
-        sparsity_allocation_ = params.sparsity_allocation;
         // A mixture of experts' token reads n_expert_used experts of each layer's n_expert.
         const uint64_t unread = (hp_.moe() ? expert_bytes / uint64_t(hp_.n_expert) * uint64_t(hp_.n_expert - hp_.n_expert_used) : 0) +
                                 (profiler_ ? matrix_bytes(profiler_->to_rank) + matrix_bytes(profiler_->to_vocab) : 0);

@@ -83,6 +83,14 @@ const std::vector<float>& firing_at(const SparsityCalibration& c, int32_t il, fl
     return c.layers[size_t(il)].firing[best];
 }
 
+const char* sparsity_allocation_name(SparsityAllocation a) { return a == SparsityAllocation::Greedy ? "greedy" : "uniform"; }
+
+std::optional<SparsityAllocation> parse_sparsity_allocation(const std::string& name) {
+    if (name == "uniform") return SparsityAllocation::Uniform;
+    if (name == "greedy") return SparsityAllocation::Greedy;
+    return std::nullopt;
+}
+
 std::string default_sparsity_path(const std::string& model_path) { return side_file_path(model_path, ".sparsity.gguf"); }
 
 float recommended_level(const SparsityCalibration& c, float max_increase) {
@@ -99,6 +107,7 @@ void write_sparsity_file(const std::string& path, const SparsityCalibration& c) 
     w.set(std::string(kPrefix) + "model_bytes", gguf::Value::u64(c.model_bytes));
     w.set(std::string(kPrefix) + "n_tokens", gguf::Value::u64(c.n_tokens));
     w.set(std::string(kPrefix) + "activation", gguf::Value::string(c.activation));
+    w.set(std::string(kPrefix) + "allocation", gguf::Value::string(sparsity_allocation_name(c.allocation)));
     w.set(std::string(kPrefix) + "layer_count", gguf::Value::u32(uint32_t(c.layers.size())));
     gguf::Array levels;
     levels.elem = gguf::ValueType::F32;
@@ -149,6 +158,10 @@ SparsityCalibration read_sparsity_file(const std::string& path, int32_t n_layer,
              std::to_string(model_bytes) + ": run ember-calibrate on this model");
     c.n_tokens = required_uint(*f, p + "n_tokens");
     c.activation = f->get_string(p + "activation").value_or("");
+    const std::string allocation = f->get_string(p + "allocation").value_or("uniform");
+    const std::optional<SparsityAllocation> parsed = parse_sparsity_allocation(allocation);
+    if (!parsed) fail(path + ": " + p + "allocation is '" + allocation + "', neither uniform nor greedy");
+    c.allocation = *parsed;
     if (required_uint(*f, p + "layer_count") != uint64_t(n_layer))
         fail(path + ": " + p + "layer_count is " + std::to_string(required_uint(*f, p + "layer_count")) +
              ", the model has " + std::to_string(n_layer) + " layers");

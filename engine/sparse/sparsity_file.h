@@ -9,9 +9,11 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ember/model.h"
 #include "sparse/magnitude_histogram.h"
 
 namespace ember::sparse {
@@ -26,6 +28,10 @@ struct SparsityCalibration {
     uint64_t n_tokens = 0;      // tokens of calibration text
     std::string activation;     // the FFN activation calibrated: "silu" or "relu"
     std::vector<float> levels;  // the ladder of shares, ascending in (0, 1)
+    // How a level is spread over the layers when the model is loaded without saying
+    // (ModelParams::sparsity_allocation), and what `quality` was measured with. Files written
+    // before the key existed were measured uniform.
+    SparsityAllocation allocation = SparsityAllocation::Uniform;
     struct Layer {
         std::array<MagnitudeHistogram, kSparsitySites> histograms;
         std::array<std::vector<float>, kSparsitySites> thresholds;  // [levels]
@@ -56,6 +62,10 @@ std::vector<float> default_sparsity_levels();
 float threshold_at(const SparsityCalibration& c, int32_t il, SparsitySite site, float s);
 // Layer il's neuron firing frequencies at the ladder level nearest s.
 const std::vector<float>& firing_at(const SparsityCalibration& c, int32_t il, float s);
+
+// "uniform", "greedy"; and back (nullopt for anything else).
+const char* sparsity_allocation_name(SparsityAllocation a);
+std::optional<SparsityAllocation> parse_sparsity_allocation(const std::string& name);
 
 // `<model path without .gguf>.sparsity.gguf`
 std::string default_sparsity_path(const std::string& model_path);

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ember/model.h"
+#include "sparse/sparsity_file.h"
 #include "tools/arg_parse.h"
 
 namespace ember::tools {
@@ -13,13 +14,13 @@ inline constexpr const char* kSparsityUsage =
     "  --activation-sparsity S  dense llama-family models: skip the share S (0 to 0.95) of FFN neurons\n"
     "                           whose |act(gate)| is smallest, by thresholds from ember-calibrate (default 0: off)\n"
     "  --sparsity-allocation uniform|greedy\n"
-    "                           S in every layer (default), or S on average, more where the skipped\n"
-    "                           neurons carry less of the layer's |act(gate)| energy\n"
+    "                           S in every layer, or S on average, more where the skipped neurons\n"
+    "                           carry less of the layer's |act(gate)| energy (default: the calibration's)\n"
     "  --sparsity-file PATH     that calibration (default: MODEL without .gguf + .sparsity.gguf)\n";
 
 struct SparsityArgs {
     float level = 0.0f;
-    SparsityAllocation allocation = SparsityAllocation::Uniform;
+    std::optional<SparsityAllocation> allocation;  // unset: the calibration's
     std::string file;
 
     // Consumes argv[i] (and its value) when it is one of these flags.
@@ -31,8 +32,8 @@ struct SparsityArgs {
         }
         if (a == "--sparsity-allocation") {
             const std::string v = next_value(argc, argv, i);
-            if (v != "uniform" && v != "greedy") throw UsageError(a + ": '" + v + "' is neither uniform nor greedy");
-            allocation = v == "greedy" ? SparsityAllocation::Greedy : SparsityAllocation::Uniform;
+            allocation = sparse::parse_sparsity_allocation(v);
+            if (!allocation) throw UsageError(a + ": '" + v + "' is neither uniform nor greedy");
             return true;
         }
         if (a == "--sparsity-file") {

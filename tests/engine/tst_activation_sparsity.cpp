@@ -541,7 +541,7 @@ private slots:
         QCOMPARE(ember::sparse::layer_levels(c, 0.95f, SparsityAllocation::Greedy), std::vector<float>(3, 0.95f));
     }
 
-    // On the trained ReLU model at 90 %, the greedy allocation skips about as many neurons as the
+    // On the trained ReLU model at 90 %, the greedy allocation (its calibration's default) skips about as many neurons as the
     // uniform one (within a tenth, on text it was not calibrated on) but stays far closer to the
     // dense model: its layers' gates are exact zeros in different
     // shares (0.58 to 0.94), and greedy skips zeros before anything that fires.
@@ -574,14 +574,38 @@ private slots:
             for (const ember::LayerSparsity& l : s.layer_sparsity()) n += l.active;
             return double(n);
         };
-        ember::ModelParams uniform = sparsity(0.9f, relu_cal_, ember::FfnActivation::Relu), greedy = uniform;
-        greedy.sparsity_allocation = ember::SparsityAllocation::Greedy;
+        // ember-calibrate records greedy as a ReLU model's allocation, and uniform for SwiGLU.
+        const auto recorded = [](const QString& model, const QString& calibration) {
+            return ember::sparse::read_sparsity_file(calibration.toStdString(), model == kReluDense ? 6 : 3, 1024,
+                                                     uint64_t(QFileInfo(model).size()))
+                .allocation;
+        };
+        QCOMPARE(recorded(kReluDense, relu_cal_), ember::SparsityAllocation::Greedy);
+        QCOMPARE(recorded(swiglu_, swiglu_cal_), ember::SparsityAllocation::Uniform);
+        ember::ModelParams greedy = sparsity(0.9f, relu_cal_, ember::FfnActivation::Relu), uniform = greedy;
+        uniform.sparsity_allocation = ember::SparsityAllocation::Uniform;
         const auto by_uniform = run(test_helpers::load_model(kReluDense, uniform));
         const auto by_greedy = run(test_helpers::load_model(kReluDense, greedy));
         qInfo("mean KL divergence from dense: uniform %.5f, greedy %.5f; active neurons %.0f, %.0f", kld(*by_uniform),
               kld(*by_greedy), active(*by_uniform), active(*by_greedy));
         QVERIFY(kld(*by_greedy) < 0.5 * kld(*by_uniform));
         QVERIFY(std::fabs(active(*by_greedy) / active(*by_uniform) - 1.0) < 0.1);
+    }
+
+    // A calibration whose allocation is neither uniform nor greedy is refused, naming the file and
+    // the key.
+    void an_unknown_allocation_is_named() {
+        std::string bytes = read_text(swiglu_cal_);
+        const size_t at = bytes.find("uniform");
+        QVERIFY(at != std::string::npos);
+        bytes.replace(at, 7, "banana!");
+        const QString bad = dir_.path() + "/banana.sparsity.gguf";
+        std::ofstream(bad.toStdString(), std::ios::binary) << bytes;
+        auto model = ember::Model::load(swiglu_.toStdString(), sparsity(0.5f, bad));
+        QVERIFY(!model);
+        const std::string& m = model.error().message;
+        QVERIFY2(m.find(bad.toStdString()) != std::string::npos && m.find("allocation is 'banana!'") != std::string::npos,
+                 m.c_str());
     }
 
     // Every refusal names the file and what to do; nothing is loaded half-way.

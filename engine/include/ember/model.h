@@ -38,8 +38,9 @@ struct ModelParams {
     // at most its layer's threshold for that share, read from a calibration ember-calibrate wrote.
     float activation_sparsity = 0.0f;
     // How that share is spread over the layers: the same in each, or more where the calibration
-    // found the skipped neurons carry the least (engine/sparse/layer_allocation.h).
-    SparsityAllocation sparsity_allocation = SparsityAllocation::Uniform;
+    // found the skipped neurons carry the least (engine/sparse/layer_allocation.h). Unset: the
+    // calibration's own, the one its measured cost is for.
+    std::optional<SparsityAllocation> sparsity_allocation;
     // That calibration; empty: <model without .gguf>.sparsity.gguf beside the model.
     std::string sparsity_file;
     // SmallThinker files from PowerInfer carry lm_head_profiler, a predictor of the LM head rows
