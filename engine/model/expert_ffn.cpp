@@ -31,12 +31,12 @@ void transposed_down(const tensor::WeightView& down_t, const float* act, int32_t
     }
 }
 
-// The same for several tokens of Q4_0 or Q8_0 rows, eight at a time: a neuron's row is read once for all
+// The same for several tokens, eight at a time: a neuron's row is read once for all
 // of them, and each output element still sums its token's neurons in ascending order from zero.
 // `grouped` ([m][n_ff] floats) takes each group's activations side by side per neuron.
 void transposed_down_tokens(const tensor::WeightView& down_t, const float* act, int32_t m, float* y, float* grouped,
                             tensor::ThreadPool& pool, std::vector<int32_t>& ids) {
-    constexpr int32_t kTokens = 8;
+    constexpr int32_t kTokens = kTokensAtOnce;
     constexpr int64_t kColsPerTask = 256;  // whole blocks; a slice of every row stays in cache
     const int64_t n_ff = down_t.n_rows, n_embd = down_t.n_cols;
     std::fill(y, y + size_t(m) * n_embd, 0.0f);
@@ -134,7 +134,7 @@ ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int3
         ffn_activation(gate, b.g, b.up, b.act, m * n_ff);
         work.neurons = m * n_ff;
     }
-    if (w.down_transposed && m > 1 && sums_tokens(w.down.type))
+    if (w.down_transposed && m > 1)
         transposed_down_tokens(w.down, b.act, m, y, b.g, pool, b.active);  // the gate products are spent
     else if (w.down_transposed)
         transposed_down(w.down, b.act, m, y, pool, b.active);

@@ -64,14 +64,26 @@ void accumulate_rows(const tensor::WeightView& w, std::span<const int32_t> ids, 
     }
 }
 
-bool sums_tokens(tensor::DType type) { return type == tensor::DType::Q4_0 || type == tensor::DType::Q8_0; }
-
 void accumulate_rows_tokens(const tensor::WeightView& w, std::span<const int32_t> ids, const float* coef, int m,
                             int64_t col0, int64_t n, float* const* y) {
-    const tensor::KernelTable& k = tensor::kernels();
-    const auto axpy_tokens = w.type == tensor::DType::Q4_0 ? k.axpy_tokens_q4_0 : k.axpy_tokens_q8_0;
-    if (!ids.empty())
+    if (ids.empty()) return;
+    if (w.type == tensor::DType::Q4_0 || w.type == tensor::DType::Q8_0) {
+        const tensor::KernelTable& k = tensor::kernels();
+        const auto axpy_tokens = w.type == tensor::DType::Q4_0 ? k.axpy_tokens_q4_0 : k.axpy_tokens_q8_0;
         axpy_tokens(n, w.row(0) + tensor::row_bytes(w.type, col0), w.row_bytes, ids.data(), int64_t(ids.size()), coef, m, y);
+        return;
+    }
+    constexpr int64_t kPiece = 256;  // whole K-quant blocks
+    float sums[kTokensAtOnce][kPiece];
+    for (int64_t p0 = 0; p0 < n; p0 += kPiece) {
+        const int64_t len = std::min(kPiece, n - p0);
+        const size_t offset = tensor::row_bytes(w.type, col0 + p0);
+        for (int t = 0; t < m; ++t) std::fill_n(sums[t], len, 0.0f);
+        for (int32_t i : ids)
+            for (int t = 0; t < m; ++t) tensor::axpy_row(w.type, len, coef[size_t(i) * size_t(m) + size_t(t)], w.row(i) + offset, sums[t]);
+        for (int t = 0; t < m; ++t)
+            for (int64_t k = 0; k < len; ++k) y[t][p0 + k] += sums[t][k];
+    }
 }
 
 }  // namespace ember::model

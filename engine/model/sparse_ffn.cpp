@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <optional>
 #include <span>
 
 #include "model/scattered_rows.h"
@@ -19,7 +18,7 @@ constexpr int64_t kNeuronsPerTask = 64;
 constexpr int64_t kNeuronsPerChunk = 512;
 // A prompt's down rows are read once for this many tokens; its threads split the output into
 // slices of whole Q4_0 blocks, small enough that a chunk's part of the rows stays in cache.
-constexpr int32_t kTokensPerGroup = 8;
+constexpr int32_t kTokensPerGroup = kTokensAtOnce;
 constexpr int64_t kOutputsPerSlice = 256;
 
 // Activations are quantized in whole Q8_0 blocks; ss.a is zero past n_ff up to this length.
@@ -150,10 +149,10 @@ int64_t chunk_bounds(const std::vector<int32_t>& ids, int64_t n_ff, std::vector<
 }
 
 // Everything on the CPU: each fixed chunk of neurons computes its active neurons' gate and up
-// rows with `gate` (none: ss.a holds their values already), their coefficients and its share of
+// rows with `gate`, their coefficients and its share of
 // the output from whole down rows; the shares are summed chunk by chunk. A chunk's rows are read
 // back to back, by one thread, with no wait between the halves of the FFN.
-void sum_chunks(const SparseFfnWeights& w, std::optional<FfnGate> gate, float* y, tensor::ThreadPool& pool,
+void sum_chunks(const SparseFfnWeights& w, FfnGate gate, float* y, tensor::ThreadPool& pool,
                 SparseScratch& ss) {
     const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
     const int64_t n_chunks = chunk_bounds(ss.active, n_ff, ss.chunk_begin);
@@ -163,7 +162,7 @@ void sum_chunks(const SparseFfnWeights& w, std::optional<FfnGate> gate, float* y
         int64_t& rows = ss.chunk_rows[size_t(c)];
         rows = 0;
         if (begin == end) return;
-        if (gate) gate_up_rows(w, *gate, ss, begin, end);
+        gate_up_rows(w, gate, ss, begin, end);
         const int64_t n0 = c * kNeuronsPerChunk;
         chunk_coefficients(w.down_t, ss, n0, std::min(kNeuronsPerChunk, n_ff - n0), begin, end);
         for (int64_t j = begin; j < end; ++j) {
@@ -181,17 +180,6 @@ void sum_chunks(const SparseFfnWeights& w, std::optional<FfnGate> gate, float* y
         const float* part = ss.partial.data() + size_t(c) * size_t(n_embd);
         for (int64_t j = 0; j < n_embd; ++j) y[j] += part[j];
     }
-}
-
-// One token of a batch on its own, whose activations a ([n_ff]) are known: the neurons with a
-// non-zero value are the active ones (a selected neuron with a zero value has no down row).
-void sparse_down_alone(const SparseFfnWeights& w, const float* a, float* y, tensor::ThreadPool& pool, SparseScratch& ss) {
-    const int64_t n_ff = w.up.n_rows;
-    std::copy_n(a, n_ff, ss.a.begin());
-    ss.active.clear();
-    for (int64_t i = 0; i < n_ff; ++i)
-        if (a[i] != 0.0f) ss.active.push_back(int32_t(i));
-    sum_chunks(w, std::nullopt, y, pool, ss);
 }
 
 // Up to eight tokens' activations (rows of a, n_ff apart) as their down coefficients, rounded
@@ -221,11 +209,6 @@ void group_coefficients(const tensor::WeightView& down_t, const float* a, int m,
 void cpu_sparse_down_batch(const SparseFfnWeights& w, float* a, int32_t n_tokens, float* y, tensor::ThreadPool& pool,
                            SparseScratch& ss) {
     const int64_t n_embd = w.down_t.n_cols, n_ff = w.down_t.n_rows;
-    if (!sums_tokens(w.down_t.type)) {
-        for (int32_t t = 0; t < n_tokens; ++t)
-            sparse_down_alone(w, a + size_t(t) * size_t(n_ff), y + size_t(t) * size_t(n_embd), pool, ss);
-        return;
-    }
     const int64_t n_slices = (n_embd + kOutputsPerSlice - 1) / kOutputsPerSlice;
     for (int32_t t0 = 0; t0 < n_tokens; t0 += kTokensPerGroup) {
         const int m = int(std::min<int32_t>(kTokensPerGroup, n_tokens - t0));
@@ -254,10 +237,6 @@ void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, flo
                     SparseScratch& ss) {
     prepare_token(w, x, ss);
     sum_chunks(w, gate, y, pool, ss);
-}
-
-void cpu_sparse_down(const SparseFfnWeights& w, float* y, tensor::ThreadPool& pool, SparseScratch& ss) {
-    sum_chunks(w, std::nullopt, y, pool, ss);
 }
 
 // Some active neurons are resident on the device: it computes their gate/up rows while the CPU

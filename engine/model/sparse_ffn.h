@@ -51,12 +51,9 @@ void select_active(int32_t il, const SparseFfnWeights& w, FfnGate gate, float th
 void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, float* y, tensor::ThreadPool& pool,
                     SparseScratch& ss);
 
-// The same for a token whose active neurons' values are already in ss.a (zero elsewhere), from a
-// batch's gate and up products: only their down rows are read.
-void cpu_sparse_down(const SparseFfnWeights& w, float* y, tensor::ThreadPool& pool, SparseScratch& ss);
 // A prompt's down projection from its tokens' activations a ([n_tokens][n_ff], zero for the
-// inactive neurons; overwritten): y ([n_tokens][n_embd]) bit for bit what cpu_sparse_down gives
-// each token alone. Q4_0 and Q8_0 rows are read once for every eight tokens.
+// inactive neurons; overwritten): y ([n_tokens][n_embd]) bit for bit the down projection
+// cpu_sparse_ffn computes for each token alone. Each down row is read once for every eight tokens.
 void cpu_sparse_down_batch(const SparseFfnWeights& w, float* a, int32_t n_tokens, float* y, tensor::ThreadPool& pool,
                            SparseScratch& ss);
 

@@ -26,6 +26,9 @@ namespace {
 
 const QString kData = QStringLiteral(EMBER_TEST_DATA_DIR);
 const QString kReluDense = kData + "/tiny-relu-llama/model.dense.gguf";
+// Upstream llama-quantize's Q4_K_M: its down projections (Q4_K, Q6_K) become Q4_0 rows when
+// transposed at load.
+const QString kReluQ4km = kData + "/tiny-relu-llama/model.dense.q4_k_m.upstream.gguf";
 constexpr int32_t kGreedy = 32;
 
 std::string read_text(const QString& path) {
@@ -73,7 +76,7 @@ class TestActivationSparsity : public QObject {
     QTemporaryDir dir_;
     QString calibration_text_, held_out_text_;
     QString swiglu_, swiglu_f32_, swiglu_q4_, swiglu_q8_;  // synthetic SwiGLU llamas (F16, F32, Q4_0, Q8_0)
-    QString swiglu_cal_, swiglu_f32_cal_, swiglu_q4_cal_, swiglu_q8_cal_, relu_cal_;
+    QString swiglu_cal_, swiglu_f32_cal_, swiglu_q4_cal_, swiglu_q8_cal_, relu_cal_, relu_q4km_cal_;
 
     QString tool(const QString& name, const QStringList& args) {
         QProcess p;
@@ -131,6 +134,7 @@ private slots:
         swiglu_q8_cal_ = calibrate(swiglu_q8_, {"--quality-tokens", "0"});
         swiglu_f32_cal_ = calibrate(swiglu_f32_, {"--quality-tokens", "0"});
         relu_cal_ = calibrate(kReluDense, {"--ffn-act", "relu", "--quality-tokens", "0"});
+        relu_q4km_cal_ = calibrate(kReluQ4km, {"--ffn-act", "relu", "--quality-tokens", "0"});
     }
 
     // The file holds the ladder, thresholds that grow with it, firing frequencies that agree with
@@ -328,9 +332,9 @@ private slots:
     // thresholds the ReLU model computes exactly its nonzero neurons, so what separates its logits
     // from the dense file's is that rounding alone.
     void k_quant_down_projections_run_sparse() {
-        const QString file = kData + "/tiny-relu-llama/model.dense.q4_k_m.upstream.gguf";
+        const QString file = kReluQ4km;
         const ember::FfnActivation relu = ember::FfnActivation::Relu;
-        const QString cal = calibrate(file, {"--ffn-act", "relu", "--quality-tokens", "0"});
+        const QString cal = relu_q4km_cal_;
         auto dense = test_helpers::load_model(file, sparsity(0.0f, {}, relu));
         QVERIFY(dense->info().activation_sparsity_possible);
         auto gate_first = test_helpers::load_model(file, sparsity(0.05f, cal, relu));
@@ -382,12 +386,14 @@ private slots:
         QTest::newRow("F16") << "F16";
         QTest::newRow("Q4_0") << "Q4_0";
         QTest::newRow("Q8_0") << "Q8_0";
+        QTest::newRow("Q4_K_M") << "Q4_K_M";
     }
     void a_prompt_computes_what_its_tokens_do_one_by_one() {
         QFETCH(QString, type);
         auto model = type == "F16"    ? test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_))
                      : type == "Q4_0" ? test_helpers::load_model(swiglu_q4_, sparsity(0.5f, swiglu_q4_cal_))
-                                      : test_helpers::load_model(swiglu_q8_, sparsity(0.5f, swiglu_q8_cal_));
+                     : type == "Q8_0" ? test_helpers::load_model(swiglu_q8_, sparsity(0.5f, swiglu_q8_cal_))
+                                      : test_helpers::load_model(kReluQ4km, sparsity(0.8f, relu_q4km_cal_, ember::FfnActivation::Relu));
         const std::vector<int32_t> prompt = held_out_prompt(*model, 12);
         auto batch = test_helpers::open_session(model, 64, 2);
         QVERIFY(batch->evaluate(prompt).ok());
