@@ -241,17 +241,30 @@ void axpy_q4_0(int64_t n, float a, const void* xv, float* y) {
     }
 }
 
+// Eight bytes of a Q4_0 block's nibbles, one to a 32-bit lane: the low nibbles are the block's
+// values 8h.. (h the half), the high nibbles 16 + 8h... A byte shuffle spreads them, so no sign
+// extension (and its cross-lane move) is needed per eight values.
+inline __m256i q4_0_spread(const BlockQ4_0& block, int half_block) {
+    const __m256i spread = _mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1, -1, -1,  //
+                                            4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1, 7, -1, -1, -1);
+    int64_t eight_bytes;
+    std::memcpy(&eight_bytes, block.qs + 8 * half_block, sizeof eight_bytes);
+    return _mm256_shuffle_epi8(_mm256_set1_epi64x(eight_bytes), spread);
+}
+
+// Values 8k.. of a block (k < 4) as floats, the nibble minus 8.
+inline __m256 q4_0_eight(const BlockQ4_0& block, int k) {
+    const __m256i bytes = q4_0_spread(block, k % 2);
+    const __m256i q = k < 2 ? _mm256_and_si256(bytes, _mm256_set1_epi32(0x0F)) : _mm256_srli_epi32(bytes, 4);
+    return _mm256_cvtepi32_ps(_mm256_sub_epi32(q, _mm256_set1_epi32(8)));
+}
+
 // Eight rows in order, a block's 32 outputs held in registers while the rows pass: bit for bit
-// eight axpy_q4_0 calls. Eight bytes of a block are broadcast and spread one to a lane by a
-// byte shuffle, so each lane holds a low and a high nibble apart without the four sign
-// extensions (and their cross-lane moves) that axpy_q4_0 spends per block; the rows' block scales
-// are converted eight at a time and broadcast from memory.
+// eight axpy_q4_0 calls. The rows' block scales are converted eight at a time and broadcast from
+// memory.
 void axpy8_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
     const BlockQ4_0* x[8];
     for (int r = 0; r < 8; ++r) x[r] = static_cast<const BlockQ4_0*>(xv[r]);
-    const __m256i spread = _mm256_setr_epi8(0, -1, -1, -1, 1, -1, -1, -1, 2, -1, -1, -1, 3, -1, -1, -1,  //
-                                            4, -1, -1, -1, 5, -1, -1, -1, 6, -1, -1, -1, 7, -1, -1, -1);
-    const __m256i low4 = _mm256_set1_epi32(0x0F), eight = _mm256_set1_epi32(8);
     const __m256 va = _mm256_loadu_ps(a);
     alignas(16) uint16_t scales[8];
     alignas(32) float d[8];
@@ -264,17 +277,52 @@ void axpy8_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
         for (int k = 0; k < 4; ++k) acc[k] = _mm256_loadu_ps(yb + 8 * k);
         for (int r = 0; r < 8; ++r) {
             const __m256 dr = _mm256_broadcast_ss(d + r);
-            for (int half_block = 0; half_block < 2; ++half_block) {
-                int64_t eight_bytes;
-                std::memcpy(&eight_bytes, x[r][b].qs + 8 * half_block, sizeof eight_bytes);
-                const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi64x(eight_bytes), spread);
-                const __m256i lo = _mm256_sub_epi32(_mm256_and_si256(bytes, low4), eight);
-                const __m256i hi = _mm256_sub_epi32(_mm256_srli_epi32(bytes, 4), eight);
-                acc[half_block] = _mm256_fmadd_ps(dr, _mm256_cvtepi32_ps(lo), acc[half_block]);
-                acc[2 + half_block] = _mm256_fmadd_ps(dr, _mm256_cvtepi32_ps(hi), acc[2 + half_block]);
-            }
+            for (int k = 0; k < 4; ++k) acc[k] = _mm256_fmadd_ps(dr, q4_0_eight(x[r][b], k), acc[k]);
         }
         for (int k = 0; k < 4; ++k) _mm256_storeu_ps(yb + 8 * k, acc[k]);
+    }
+}
+
+// Up to eight tokens' sums of the same Q4_0 rows (KernelTable::axpy_tokens_q4_0): eight outputs
+// at a time, each token's sum in a register while every row passes, a row's eight values
+// unpacked once for all the tokens. A row's coefficients times its block scale are one vector
+// product, broadcast from memory token by token.
+template <int M>
+void axpy_tokens_q4_0_m(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids,
+                        const float* c, float* const* y) {
+    const __m256i first_m = _mm256_cmpgt_epi32(_mm256_set1_epi32(M), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    alignas(32) float coef[8];
+    for (int64_t b = 0; b < n / kQK; ++b) {
+        for (int k = 0; k < 4; ++k) {
+            __m256 acc[M];
+            for (int t = 0; t < M; ++t) acc[t] = _mm256_setzero_ps();
+            for (int64_t j = 0; j < n_ids; ++j) {
+                const BlockQ4_0& block = reinterpret_cast<const BlockQ4_0*>(base + size_t(ids[j]) * row_bytes)[b];
+                const __m256 row_c = _mm256_maskload_ps(c + size_t(ids[j]) * M, first_m);
+                _mm256_store_ps(coef, _mm256_mul_ps(row_c, _mm256_set1_ps(half(block.d))));
+                ember::compiler_barrier();
+                const __m256 q = q4_0_eight(block, k);
+                for (int t = 0; t < M; ++t) acc[t] = _mm256_fmadd_ps(_mm256_broadcast_ss(coef + t), q, acc[t]);
+            }
+            for (int t = 0; t < M; ++t) {
+                float* out = y[t] + b * kQK + 8 * k;
+                _mm256_storeu_ps(out, _mm256_add_ps(_mm256_loadu_ps(out), acc[t]));
+            }
+        }
+    }
+}
+
+void axpy_tokens_q4_0(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids, const float* c,
+                      int m, float* const* y) {
+    switch (m) {
+        case 1: return axpy_tokens_q4_0_m<1>(n, base, row_bytes, ids, n_ids, c, y);
+        case 2: return axpy_tokens_q4_0_m<2>(n, base, row_bytes, ids, n_ids, c, y);
+        case 3: return axpy_tokens_q4_0_m<3>(n, base, row_bytes, ids, n_ids, c, y);
+        case 4: return axpy_tokens_q4_0_m<4>(n, base, row_bytes, ids, n_ids, c, y);
+        case 5: return axpy_tokens_q4_0_m<5>(n, base, row_bytes, ids, n_ids, c, y);
+        case 6: return axpy_tokens_q4_0_m<6>(n, base, row_bytes, ids, n_ids, c, y);
+        case 7: return axpy_tokens_q4_0_m<7>(n, base, row_bytes, ids, n_ids, c, y);
+        default: return axpy_tokens_q4_0_m<8>(n, base, row_bytes, ids, n_ids, c, y);
     }
 }
 
@@ -336,7 +384,7 @@ const KernelTable& avx2_kernels() {
         t.axpy_q8_0 = axpy_q8_0;
         t.axpy8_q4_0 = axpy8_q4_0;
         t.axpy8_q8_0 = axpy8_by_rows<axpy_q8_0>;
-        t.axpy_tokens_q4_0 = axpy_tokens_by_rows<axpy_q4_0, sizeof(BlockQ4_0)>;
+        t.axpy_tokens_q4_0 = axpy_tokens_q4_0;
         t.axpy_tokens_q8_0 = axpy_tokens_by_rows<axpy_q8_0, sizeof(BlockQ8_0)>;
         t.axpy_q4_k = axpy_q4_k_avx2;
         t.axpy_q5_k = axpy_q5_k_avx2;
