@@ -259,12 +259,21 @@ inline __m256 q4_0_eight(const BlockQ4_0& block, int k) {
     return _mm256_cvtepi32_ps(_mm256_sub_epi32(q, _mm256_set1_epi32(8)));
 }
 
+// Values 8k.. of a Q8_0 block (k < 4) as floats.
+inline __m256 q8_0_eight(const BlockQ8_0& block, int k) {
+    return i8x8_to_f32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(block.qs + 8 * k)));
+}
+
+inline __m256 block_eight(const BlockQ4_0& block, int k) { return q4_0_eight(block, k); }
+inline __m256 block_eight(const BlockQ8_0& block, int k) { return q8_0_eight(block, k); }
+
 // Eight rows in order, a block's 32 outputs held in registers while the rows pass: bit for bit
-// eight axpy_q4_0 calls. The rows' block scales are converted eight at a time and broadcast from
-// memory.
-void axpy8_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
-    const BlockQ4_0* x[8];
-    for (int r = 0; r < 8; ++r) x[r] = static_cast<const BlockQ4_0*>(xv[r]);
+// eight axpy_q4_0 (axpy_q8_0) calls. The rows' block scales are converted eight at a time and
+// broadcast from memory.
+template <typename Block>
+void axpy8(int64_t n, const float* a, const void* const* xv, float* y) {
+    const Block* x[8];
+    for (int r = 0; r < 8; ++r) x[r] = static_cast<const Block*>(xv[r]);
     const __m256 va = _mm256_loadu_ps(a);
     alignas(16) uint16_t scales[8];
     alignas(32) float d[8];
@@ -277,18 +286,18 @@ void axpy8_q4_0(int64_t n, const float* a, const void* const* xv, float* y) {
         for (int k = 0; k < 4; ++k) acc[k] = _mm256_loadu_ps(yb + 8 * k);
         for (int r = 0; r < 8; ++r) {
             const __m256 dr = _mm256_broadcast_ss(d + r);
-            for (int k = 0; k < 4; ++k) acc[k] = _mm256_fmadd_ps(dr, q4_0_eight(x[r][b], k), acc[k]);
+            for (int k = 0; k < 4; ++k) acc[k] = _mm256_fmadd_ps(dr, block_eight(x[r][b], k), acc[k]);
         }
         for (int k = 0; k < 4; ++k) _mm256_storeu_ps(yb + 8 * k, acc[k]);
     }
 }
 
-// Up to eight tokens' sums of the same Q4_0 rows (KernelTable::axpy_tokens_q4_0): eight outputs
-// at a time, each token's sum in a register while every row passes, a row's eight values
+// Up to eight tokens' sums of the same Q4_0 (Q8_0) rows (KernelTable::axpy_tokens_q4_0): eight
+// outputs at a time, each token's sum in a register while every row passes, a row's eight values
 // unpacked once for all the tokens. A row's coefficients times its block scale are one vector
 // product, broadcast from memory token by token.
-template <int M>
-void axpy_tokens_q4_0_m(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids,
+template <typename Block, int M>
+void axpy_tokens_m(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids,
                         const float* c, float* const* y) {
     const __m256i first_m = _mm256_cmpgt_epi32(_mm256_set1_epi32(M), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     alignas(32) float coef[8];
@@ -297,11 +306,11 @@ void axpy_tokens_q4_0_m(int64_t n, const uint8_t* base, size_t row_bytes, const 
             __m256 acc[M];
             for (int t = 0; t < M; ++t) acc[t] = _mm256_setzero_ps();
             for (int64_t j = 0; j < n_ids; ++j) {
-                const BlockQ4_0& block = reinterpret_cast<const BlockQ4_0*>(base + size_t(ids[j]) * row_bytes)[b];
+                const Block& block = reinterpret_cast<const Block*>(base + size_t(ids[j]) * row_bytes)[b];
                 const __m256 row_c = _mm256_maskload_ps(c + size_t(ids[j]) * M, first_m);
                 _mm256_store_ps(coef, _mm256_mul_ps(row_c, _mm256_set1_ps(half(block.d))));
                 ember::compiler_barrier();
-                const __m256 q = q4_0_eight(block, k);
+                const __m256 q = block_eight(block, k);
                 for (int t = 0; t < M; ++t) acc[t] = _mm256_fmadd_ps(_mm256_broadcast_ss(coef + t), q, acc[t]);
             }
             for (int t = 0; t < M; ++t) {
@@ -312,17 +321,18 @@ void axpy_tokens_q4_0_m(int64_t n, const uint8_t* base, size_t row_bytes, const 
     }
 }
 
-void axpy_tokens_q4_0(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids, const float* c,
-                      int m, float* const* y) {
+template <typename Block>
+void axpy_tokens(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids, const float* c, int m,
+                 float* const* y) {
     switch (m) {
-        case 1: return axpy_tokens_q4_0_m<1>(n, base, row_bytes, ids, n_ids, c, y);
-        case 2: return axpy_tokens_q4_0_m<2>(n, base, row_bytes, ids, n_ids, c, y);
-        case 3: return axpy_tokens_q4_0_m<3>(n, base, row_bytes, ids, n_ids, c, y);
-        case 4: return axpy_tokens_q4_0_m<4>(n, base, row_bytes, ids, n_ids, c, y);
-        case 5: return axpy_tokens_q4_0_m<5>(n, base, row_bytes, ids, n_ids, c, y);
-        case 6: return axpy_tokens_q4_0_m<6>(n, base, row_bytes, ids, n_ids, c, y);
-        case 7: return axpy_tokens_q4_0_m<7>(n, base, row_bytes, ids, n_ids, c, y);
-        default: return axpy_tokens_q4_0_m<8>(n, base, row_bytes, ids, n_ids, c, y);
+        case 1: return axpy_tokens_m<Block, 1>(n, base, row_bytes, ids, n_ids, c, y);
+        case 2: return axpy_tokens_m<Block, 2>(n, base, row_bytes, ids, n_ids, c, y);
+        case 3: return axpy_tokens_m<Block, 3>(n, base, row_bytes, ids, n_ids, c, y);
+        case 4: return axpy_tokens_m<Block, 4>(n, base, row_bytes, ids, n_ids, c, y);
+        case 5: return axpy_tokens_m<Block, 5>(n, base, row_bytes, ids, n_ids, c, y);
+        case 6: return axpy_tokens_m<Block, 6>(n, base, row_bytes, ids, n_ids, c, y);
+        case 7: return axpy_tokens_m<Block, 7>(n, base, row_bytes, ids, n_ids, c, y);
+        default: return axpy_tokens_m<Block, 8>(n, base, row_bytes, ids, n_ids, c, y);
     }
 }
 
@@ -382,10 +392,10 @@ const KernelTable& avx2_kernels() {
         t.axpy_f16 = axpy_f16;
         t.axpy_q4_0 = axpy_q4_0;
         t.axpy_q8_0 = axpy_q8_0;
-        t.axpy8_q4_0 = axpy8_q4_0;
-        t.axpy8_q8_0 = axpy8_by_rows<axpy_q8_0>;
-        t.axpy_tokens_q4_0 = axpy_tokens_q4_0;
-        t.axpy_tokens_q8_0 = axpy_tokens_by_rows<axpy_q8_0, sizeof(BlockQ8_0)>;
+        t.axpy8_q4_0 = axpy8<BlockQ4_0>;
+        t.axpy8_q8_0 = axpy8<BlockQ8_0>;
+        t.axpy_tokens_q4_0 = axpy_tokens<BlockQ4_0>;
+        t.axpy_tokens_q8_0 = axpy_tokens<BlockQ8_0>;
         t.axpy_q4_k = axpy_q4_k_avx2;
         t.axpy_q5_k = axpy_q5_k_avx2;
         t.axpy_q6_k = axpy_q6_k_avx2;
