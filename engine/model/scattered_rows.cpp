@@ -80,7 +80,8 @@ void accumulate_rows_tokens(const tensor::WeightView& w, std::span<const int32_t
         const size_t offset = tensor::row_bytes(w.type, col0 + p0);
         for (int t = 0; t < m; ++t) std::fill_n(sums[t], len, 0.0f);
         for (int32_t i : ids)
-            for (int t = 0; t < m; ++t) tensor::axpy_row(w.type, len, coef[size_t(i) * size_t(m) + size_t(t)], w.row(i) + offset, sums[t]);
+            for (int t = 0; t < m; ++t)
+                tensor::axpy_row(w.type, len, coef[size_t(i) * size_t(m) + size_t(t)], w.row(i) + offset, sums[t]);
         for (int t = 0; t < m; ++t)
             for (int64_t k = 0; k < len; ++k) y[t][p0 + k] += sums[t][k];
     }

@@ -297,8 +297,8 @@ void axpy8(int64_t n, const float* a, const void* const* xv, float* y) {
 // unpacked once for all the tokens. A row's coefficients times its block scale are one vector
 // product, broadcast from memory token by token.
 template <typename Block, int M>
-void axpy_tokens_m(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids,
-                        const float* c, float* const* y) {
+void axpy_tokens_m(int64_t n, const uint8_t* base, size_t row_bytes, const int32_t* ids, int64_t n_ids, const float* c,
+                   float* const* y) {
     const __m256i first_m = _mm256_cmpgt_epi32(_mm256_set1_epi32(M), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     alignas(32) float coef[8];
     for (int64_t b = 0; b < n / kQK; ++b) {
