@@ -11,24 +11,21 @@
 namespace ember::model {
 namespace {
 
-// y[t] = Σ_i act[t][i] · down row i over each row's neurons with a non-zero activation. Threads
+// One token: y = Σ_i a[i] · down row i over the neurons with a non-zero activation. Threads
 // split the output columns in whole blocks, so every element sums its neurons in ascending
 // order whatever the thread count.
-void transposed_down(const tensor::WeightView& down_t, const float* act, int32_t m, float* y, tensor::ThreadPool& pool,
+void transposed_down(const tensor::WeightView& down_t, const float* a, float* y, tensor::ThreadPool& pool,
                      std::vector<int32_t>& ids) {
     const int64_t n_ff = down_t.n_rows, n_embd = down_t.n_cols, block = tensor::block_size(down_t.type);
-    std::fill(y, y + size_t(m) * n_embd, 0.0f);
+    std::fill(y, y + n_embd, 0.0f);
     const int64_t cols_per_task = (n_embd / block + pool.size() - 1) / pool.size() * block;
-    for (int32_t t = 0; t < m; ++t) {
-        const float* a = act + size_t(t) * n_ff;
-        ids.clear();
-        for (int64_t i = 0; i < n_ff; ++i)
-            if (a[i] != 0.0f) ids.push_back(int32_t(i));
-        pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
-            const int64_t col0 = task * cols_per_task;
-            accumulate_rows(down_t, ids, a, col0, std::min(cols_per_task, n_embd - col0), y + size_t(t) * n_embd + col0);
-        });
-    }
+    ids.clear();
+    for (int64_t i = 0; i < n_ff; ++i)
+        if (a[i] != 0.0f) ids.push_back(int32_t(i));
+    pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
+        const int64_t col0 = task * cols_per_task;
+        accumulate_rows(down_t, ids, a, col0, std::min(cols_per_task, n_embd - col0), y + col0);
+    });
 }
 
 // The same for several tokens, eight at a time: a neuron's row is read once for all
@@ -36,12 +33,11 @@ void transposed_down(const tensor::WeightView& down_t, const float* act, int32_t
 // `grouped` ([m][n_ff] floats) takes each group's activations side by side per neuron.
 void transposed_down_tokens(const tensor::WeightView& down_t, const float* act, int32_t m, float* y, float* grouped,
                             tensor::ThreadPool& pool, std::vector<int32_t>& ids) {
-    constexpr int32_t kTokens = kTokensAtOnce;
     constexpr int64_t kColsPerTask = 256;  // whole blocks; a slice of every row stays in cache
     const int64_t n_ff = down_t.n_rows, n_embd = down_t.n_cols;
     std::fill(y, y + size_t(m) * n_embd, 0.0f);
-    for (int32_t t0 = 0; t0 < m; t0 += kTokens) {
-        const int g = int(std::min(kTokens, m - t0));
+    for (int32_t t0 = 0; t0 < m; t0 += kTokensAtOnce) {
+        const int g = int(std::min(kTokensAtOnce, m - t0));
         float* c = grouped + size_t(t0) * size_t(n_ff);
         ids.clear();
         for (int64_t i = 0; i < n_ff; ++i) {
@@ -55,7 +51,7 @@ void transposed_down_tokens(const tensor::WeightView& down_t, const float* act, 
         }
         pool.run((n_embd + kColsPerTask - 1) / kColsPerTask, [&](int64_t task, int) {
             const int64_t col0 = task * kColsPerTask;
-            float* out[kTokens];
+            float* out[kTokensAtOnce];
             for (int t = 0; t < g; ++t) out[t] = y + size_t(t0 + t) * size_t(n_embd) + size_t(col0);
             accumulate_rows_tokens(down_t, ids, c, g, col0, std::min(kColsPerTask, n_embd - col0), out);
         });
@@ -137,7 +133,7 @@ ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int3
     if (w.down_transposed && m > 1)
         transposed_down_tokens(w.down, b.act, m, y, b.g, pool, b.active);  // the gate products are spent
     else if (w.down_transposed)
-        transposed_down(w.down, b.act, m, y, pool, b.active);
+        transposed_down(w.down, b.act, y, pool, b.active);
     else
         tensor::matmul(pool, w.down, b.act, m, y, b.prepared);
     // Rows of up (and of a transposed down) are read for computed neurons only; a batch reads

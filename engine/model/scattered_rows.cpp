@@ -11,6 +11,13 @@ namespace {
 constexpr size_t kGroup = 4;
 constexpr size_t kAxpyGroup = 8;
 
+void axpy_f16_row(int64_t n, float a, const void* x, float* y) {
+    tensor::axpy_row(tensor::DType::F16, n, a, static_cast<const uint8_t*>(x), y);
+}
+void axpy_f32_row(int64_t n, float a, const void* x, float* y) {
+    tensor::axpy_row(tensor::DType::F32, n, a, static_cast<const uint8_t*>(x), y);
+}
+
 }  // namespace
 
 void prefetch_bytes(const uint8_t* p, size_t n) {
@@ -67,24 +74,13 @@ void accumulate_rows(const tensor::WeightView& w, std::span<const int32_t> ids, 
 void accumulate_rows_tokens(const tensor::WeightView& w, std::span<const int32_t> ids, const float* coef, int m,
                             int64_t col0, int64_t n, float* const* y) {
     if (ids.empty()) return;
-    if (w.type == tensor::DType::Q4_0 || w.type == tensor::DType::Q8_0) {
-        const tensor::KernelTable& k = tensor::kernels();
-        const auto axpy_tokens = w.type == tensor::DType::Q4_0 ? k.axpy_tokens_q4_0 : k.axpy_tokens_q8_0;
-        axpy_tokens(n, w.row(0) + tensor::row_bytes(w.type, col0), w.row_bytes, ids.data(), int64_t(ids.size()), coef, m, y);
-        return;
-    }
-    constexpr int64_t kPiece = 256;  // whole K-quant blocks
-    float sums[kTokensAtOnce][kPiece];
-    for (int64_t p0 = 0; p0 < n; p0 += kPiece) {
-        const int64_t len = std::min(kPiece, n - p0);
-        const size_t offset = tensor::row_bytes(w.type, col0 + p0);
-        for (int t = 0; t < m; ++t) std::fill_n(sums[t], len, 0.0f);
-        for (int32_t i : ids)
-            for (int t = 0; t < m; ++t)
-                tensor::axpy_row(w.type, len, coef[size_t(i) * size_t(m) + size_t(t)], w.row(i) + offset, sums[t]);
-        for (int t = 0; t < m; ++t)
-            for (int64_t k = 0; k < len; ++k) y[t][p0 + k] += sums[t][k];
-    }
+    const tensor::KernelTable& k = tensor::kernels();
+    // F16 and F32 rows have no fused kernel: the tables' by-rows sums, through axpy_row.
+    const auto tokens = w.type == tensor::DType::Q4_0   ? k.axpy_tokens_q4_0
+                        : w.type == tensor::DType::Q8_0 ? k.axpy_tokens_q8_0
+                        : w.type == tensor::DType::F16  ? tensor::axpy_tokens_by_rows<axpy_f16_row, 32 * sizeof(uint16_t)>
+                                                        : tensor::axpy_tokens_by_rows<axpy_f32_row, 32 * sizeof(float)>;
+    tokens(n, w.row(0) + tensor::row_bytes(w.type, col0), w.row_bytes, ids.data(), int64_t(ids.size()), coef, m, y);
 }
 
 }  // namespace ember::model

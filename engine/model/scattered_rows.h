@@ -22,9 +22,9 @@ void accumulate_rows(const tensor::WeightView& w, std::span<const int32_t> ids, 
 
 // For each of m ≤ kTokensAtOnce tokens t: y[t][0, n) += Σ coef[i·m + t] · columns [col0, col0 + n) of w's row
 // i over i in `ids`, in their order, each sum from zero (bit for bit accumulate_rows into a zeroed
-// buffer, then added). Each row is read once for all m tokens: Q4_0 and Q8_0 rows by a fused
-// kernel, other types (F16, F32, K-quants) a 256-column piece at a time, the piece's m sums side
-// by side. col0 and n are whole blocks of w's type.
+// buffer, then added). Q4_0 and Q8_0 rows are read once for all m tokens by a fused kernel; F16
+// and F32 rows (the other types a transposed down has) a 256-column piece per token, through
+// tensor::axpy_tokens_by_rows. col0 and n are whole blocks of w's type.
 constexpr int kTokensAtOnce = 8;
 void accumulate_rows_tokens(const tensor::WeightView& w, std::span<const int32_t> ids, const float* coef, int m,
                             int64_t col0, int64_t n, float* const* y);

@@ -16,9 +16,8 @@ constexpr int64_t kNeuronsPerTask = 64;
 // The CPU-only FFN sums its output chunk by chunk: fixed chunks, so the order of the sum does not
 // depend on the thread count. A multiple of the Q8_0 block (32 neurons).
 constexpr int64_t kNeuronsPerChunk = 512;
-// A prompt's down rows are read once for this many tokens; its threads split the output into
-// slices of whole Q4_0 blocks, small enough that a chunk's part of the rows stays in cache.
-constexpr int32_t kTokensPerGroup = kTokensAtOnce;
+// A prompt's down rows are read once for kTokensAtOnce tokens; its threads split the output into
+// slices of whole blocks, small enough that a chunk's part of the rows stays in cache.
 constexpr int64_t kOutputsPerSlice = 256;
 
 // Activations are quantized in whole Q8_0 blocks; ss.a is zero past n_ff up to this length.
@@ -210,8 +209,8 @@ void cpu_sparse_down_batch(const SparseFfnWeights& w, float* a, int32_t n_tokens
                            SparseScratch& ss) {
     const int64_t n_embd = w.down_t.n_cols, n_ff = w.down_t.n_rows;
     const int64_t n_slices = (n_embd + kOutputsPerSlice - 1) / kOutputsPerSlice;
-    for (int32_t t0 = 0; t0 < n_tokens; t0 += kTokensPerGroup) {
-        const int m = int(std::min<int32_t>(kTokensPerGroup, n_tokens - t0));
+    for (int32_t t0 = 0; t0 < n_tokens; t0 += kTokensAtOnce) {
+        const int m = int(std::min<int32_t>(kTokensAtOnce, n_tokens - t0));
         // The group's activations are read before its coefficients take their place.
         float* grouped = a + size_t(t0) * size_t(n_ff);
         group_coefficients(w.down_t, grouped, m, grouped, ss);
@@ -221,7 +220,7 @@ void cpu_sparse_down_batch(const SparseFfnWeights& w, float* a, int32_t n_tokens
         // Threads split the outputs; each output sums chunk after chunk, as one token's does.
         pool.run(n_slices, [&](int64_t slice, int) {
             const int64_t col0 = slice * kOutputsPerSlice, n = std::min(kOutputsPerSlice, n_embd - col0);
-            float* rows_out[kTokensPerGroup];
+            float* rows_out[kTokensAtOnce];
             for (int t = 0; t < m; ++t) rows_out[t] = out + size_t(t) * size_t(n_embd) + size_t(col0);
             const std::span<const int32_t> rows(ss.down_rows);
             for (int64_t c = 0; c < n_chunks; ++c) {
@@ -288,7 +287,7 @@ SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int
       a_q8(tensor::kernels().q8_activation_bytes(whole_blocks(n_ff))), stats(size_t(n_layer)), g(size_t(n_ff)),
       v(size_t(n_ff)), hot_coef(size_t(n_ff)), y_device(size_t(n_embd)),
       chunk_begin(size_t((n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk) + 1), chunk_rows(chunk_begin.size() - 1),
-      partial(chunk_rows.size() * size_t(n_embd)), token_coef(size_t(kTokensPerGroup) * size_t(n_ff)) {
+      partial(chunk_rows.size() * size_t(n_embd)), token_coef(size_t(kTokensAtOnce) * size_t(n_ff)) {
     active.reserve(size_t(n_ff));
     down_rows.reserve(size_t(n_ff));
     hot_active.reserve(size_t(n_ff));
