@@ -28,6 +28,7 @@
 #include "tools/ffn_act_option.h"
 #include "tools/perplexity_chunks.h"
 #include "tools/perplexity_math.h"
+#include "tools/sparsity_options.h"
 
 namespace {
 
@@ -97,11 +98,8 @@ Options parse(int argc, char** argv) {
         else if (a == "--quality-tokens") o.quality_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 30));
         else if (a == "-t" || a == "--threads") o.n_threads = int32_t(parse_int(a, next_value(argc, argv, i), 1, 1024));
         else if (a == "--ffn-act") o.ffn_act = parse_ffn_act(a, next_value(argc, argv, i));
-        else if (a == "--sparsity-allocation") {
-            const std::string v = next_value(argc, argv, i);
-            o.allocation = ember::sparse::parse_sparsity_allocation(v);
-            if (!o.allocation) throw UsageError(a + ": '" + v + "' is neither uniform nor greedy");
-        } else if (a == "--progress") o.progress = true;
+        else if (a == "--sparsity-allocation") o.allocation = parse_allocation(a, next_value(argc, argv, i));
+        else if (a == "--progress") o.progress = true;
         else if (a == "-h" || a == "--help") {
             std::fputs(kUsage, stdout);
             std::exit(0);

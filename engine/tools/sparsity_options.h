@@ -2,6 +2,7 @@
 // --activation-sparsity, --sparsity-allocation and --sparsity-file, shared by ember-cli, ember-bench and
 // ember-perplexity: a dense model made sparse by its calibration (ember-calibrate).
 
+#include <optional>
 #include <string>
 
 #include "ember/model.h"
@@ -18,6 +19,13 @@ inline constexpr const char* kSparsityUsage =
     "                           carry less of the layer's |act(gate)| energy (default: the calibration's)\n"
     "  --sparsity-file PATH     that calibration (default: MODEL without .gguf + .sparsity.gguf)\n";
 
+// The value of --sparsity-allocation (`flag`), which ember-calibrate takes too.
+inline SparsityAllocation parse_allocation(const std::string& flag, const std::string& value) {
+    const std::optional<SparsityAllocation> allocation = sparse::parse_sparsity_allocation(value);
+    if (!allocation) throw UsageError(flag + ": '" + value + "' is neither uniform nor greedy");
+    return *allocation;
+}
+
 struct SparsityArgs {
     float level = 0.0f;
     std::optional<SparsityAllocation> allocation;  // unset: the calibration's
@@ -31,9 +39,7 @@ struct SparsityArgs {
             return true;
         }
         if (a == "--sparsity-allocation") {
-            const std::string v = next_value(argc, argv, i);
-            allocation = sparse::parse_sparsity_allocation(v);
-            if (!allocation) throw UsageError(a + ": '" + v + "' is neither uniform nor greedy");
+            allocation = parse_allocation(a, next_value(argc, argv, i));
             return true;
         }
         if (a == "--sparsity-file") {
