@@ -83,4 +83,20 @@ public:
     virtual DeviceTraffic traffic() const = 0;
 };
 
+// Waits for the device's queued work before the buffers it uses can change, also when the
+// CPU's half throws.
+struct DeviceJoin {
+    explicit DeviceJoin(DeviceStream* d) : device(d) {}
+    ~DeviceJoin() {
+        if (!device) return;
+        try {
+            device->wait();
+        } catch (...) {
+            // Only reached while the CPU's own error unwinds; that error is the one to report.
+        }
+    }
+    void wait() { device->wait(); }
+    DeviceStream* device;
+};
+
 }  // namespace ember::backend

@@ -72,7 +72,8 @@ public:
     // The file's predictor of which LM head rows a token needs (SmallThinker's), when the model
     // was loaded to use it (ModelParams::sparse_lm_head).
     virtual const LmHeadProfiler* lm_head_profiler() const { return nullptr; }
-    // Sparse models only: one layer's FFN rows, neuron by neuron, for a device.
+    // One layer's FFN rows, neuron by neuron, for a device: sparse models', and a mixture of
+    // gate-first experts' in PowerInfer's layout (model/expert_ffn.h); empty for others.
     virtual backend::FfnRows ffn_rows(int32_t il) const = 0;
     // The exact device byte costs of every part, with a KV cache of n_ctx tokens.
     sparse::PlacementCosts placement_costs(int32_t n_ctx) const;

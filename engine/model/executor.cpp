@@ -209,7 +209,7 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
     const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
     const int32_t k = hp_.n_expert_used;
     SparseLayerStats& stats = s_.expert_stats[size_t(il)];
-    const std::vector<uint8_t>& on_device = plan_->layers[size_t(il)].experts;
+    const LayerPlan& layer = plan_->layers[size_t(il)];
     std::fill(out, out + size_t(n_) * n_embd, 0.0f);
     for (int32_t e = 0; e < hp_.n_expert; ++e) {
         int32_t m = 0;
@@ -224,16 +224,32 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
         const ExpertWeights expert{w.gate.rows(e * n_ff, n_ff), w.up.rows(e * n_ff, n_ff),
                                    w.down_transposed ? w.down.rows(e * n_ff, n_ff) : w.down.rows(e * n_embd, n_embd),
                                    w.down_transposed};
-        if (!on_device.empty() && on_device[size_t(e)]) {
+        // Some of a gate-first expert's neurons on the device: one token splits between the two;
+        // a prompt's tokens run on the CPU, which holds every neuron too.
+        const uint8_t* resident = layer.hot.empty() ? nullptr : layer.hot.data() + size_t(e) * size_t(n_ff);
+        const bool split = resident && m == 1 && hp_.ffn_gate == FfnGate::ReluPar && expert.down_transposed &&
+                           std::find(resident, resident + n_ff, 1) != resident + n_ff;
+        const ExpertBuffers buffers{s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), s_.expert_active, s_.prepared};
+        if (!layer.experts.empty() && layer.experts[size_t(e)]) {
             device_expert(expert, m);
             stats.active += int64_t(m) * n_ff;
             stats.active_on_device += int64_t(m) * n_ff;
         } else {
-            const ExpertWork work = run_expert(expert, hp_.ffn_gate, s_.expert_in.data(), m, s_.expert_out.data(), s_.pool,
-                                               {s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), s_.expert_active,
-                                                s_.prepared});
+            const ExpertWork work =
+                split ? split_expert(expert, resident, il, int32_t(e * n_ff), s_.expert_in.data(), s_.expert_out.data(),
+                                     *device_, s_.pool, buffers,
+                                     {s_.expert_hot, s_.expert_device_ids, s_.expert_hot_v.data(), s_.expert_hot_coef.data(),
+                                      s_.expert_device_out.data()})
+                      : run_expert(expert, hp_.ffn_gate, s_.expert_in.data(), m, s_.expert_out.data(), s_.pool, buffers);
             stats.active += work.neurons;
             stats.bytes_read += work.bytes;
+            stats.active_on_device += work.neurons_on_device;
+            stats.bytes_read_on_device += work.bytes_on_device;
+        }
+        uint32_t* fires = stats.neuron_fires.data() + size_t(e) * size_t(n_ff);
+        for (int32_t i = 0; i < m; ++i) {
+            const float* act = s_.ffn_act.data() + size_t(i) * size_t(n_ff);
+            for (int64_t j = 0; j < n_ff; ++j) fires[j] += act[j] != 0.0f;
         }
         for (int32_t i = 0; i < m; ++i) {
             const int32_t t = s_.expert_rows[size_t(i)];

@@ -1,6 +1,7 @@
 #include "model/expert_ffn.h"
 
 #include <algorithm>
+#include <span>
 
 #include "common/error.h"
 #include "model/architecture.h"
@@ -11,21 +12,23 @@
 namespace ember::model {
 namespace {
 
-// One token: y = Σ_i a[i] · down row i over the neurons with a non-zero activation. Threads
-// split the output columns in whole blocks, so every element sums its neurons in ascending
-// order whatever the thread count.
-void transposed_down(const tensor::WeightView& down_t, const float* a, float* y, tensor::ThreadPool& pool,
-                     std::vector<int32_t>& ids) {
-    const int64_t n_ff = down_t.n_rows, n_embd = down_t.n_cols, block = tensor::block_size(down_t.type);
+// One token: y = Σ a[i] · down row i over the neurons ids (ascending). Threads split the output
+// columns in whole blocks, so every element sums its neurons in ascending order whatever the
+// thread count.
+void transposed_down(const tensor::WeightView& down_t, std::span<const int32_t> ids, const float* a, float* y,
+                     tensor::ThreadPool& pool) {
+    const int64_t n_embd = down_t.n_cols, block = tensor::block_size(down_t.type);
     std::fill(y, y + n_embd, 0.0f);
     const int64_t cols_per_task = (n_embd / block + pool.size() - 1) / pool.size() * block;
-    ids.clear();
-    for (int64_t i = 0; i < n_ff; ++i)
-        if (a[i] != 0.0f) ids.push_back(int32_t(i));
     pool.run((n_embd + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
         const int64_t col0 = task * cols_per_task;
         accumulate_rows(down_t, ids, a, col0, std::min(cols_per_task, n_embd - col0), y + col0);
     });
+}
+
+// Drops the neurons whose activation is exactly 0 (the up product can be) from ids, in order.
+void keep_nonzero(std::vector<int32_t>& ids, const float* a) {
+    std::erase_if(ids, [&](int32_t i) { return a[i] == 0.0f; });
 }
 
 // The same for several tokens, eight at a time: a neuron's row is read once for all
@@ -58,7 +61,19 @@ void transposed_down_tokens(const tensor::WeightView& down_t, const float* act, 
     }
 }
 
-// One token: the gate's rows, then up's rows for the neurons whose gate is above 0.
+// act[i] = g[i] · (up row i · x) for the neurons ids, x prepared for up's rows in b.prepared.
+void up_rows(const ExpertWeights& w, const std::vector<int32_t>& ids, tensor::ThreadPool& pool, ExpertBuffers& b) {
+    const int64_t n = int64_t(ids.size());
+    constexpr int64_t kPerTask = 64;
+    pool.run((n + kPerTask - 1) / kPerTask, [&](int64_t task, int) {
+        const int64_t begin = task * kPerTask, count = std::min(kPerTask, n - begin);
+        dot_rows(w.up, std::span<const int32_t>(ids).subspan(size_t(begin), size_t(count)), b.prepared.row(0), b.up + begin);
+        for (int64_t j = begin; j < begin + count; ++j) b.act[ids[size_t(j)]] = b.g[ids[size_t(j)]] * b.up[j];
+    });
+}
+
+// One token: the gate's rows, then up's rows for the neurons whose gate is above 0, which are
+// left in b.active.
 int64_t gate_first(const ExpertWeights& w, const float* x, tensor::ThreadPool& pool, ExpertBuffers& b) {
     const int64_t n_ff = w.gate.n_rows, n_embd = w.gate.n_cols;
     tensor::matmul(pool, w.gate, x, 1, b.g, b.prepared);
@@ -67,14 +82,8 @@ int64_t gate_first(const ExpertWeights& w, const float* x, tensor::ThreadPool& p
         if (b.g[i] > 0.0f) b.active.push_back(int32_t(i));
     std::fill(b.act, b.act + n_ff, 0.0f);
     b.prepared.prepare(w.up.type, x, 1, n_embd);
-    const int64_t n_active = int64_t(b.active.size());
-    constexpr int64_t kPerTask = 64;
-    pool.run((n_active + kPerTask - 1) / kPerTask, [&](int64_t task, int) {
-        const int64_t begin = task * kPerTask, n = std::min(kPerTask, n_active - begin);
-        dot_rows(w.up, std::span<const int32_t>(b.active).subspan(size_t(begin), size_t(n)), b.prepared.row(0), b.up + begin);
-        for (int64_t j = begin; j < begin + n; ++j) b.act[b.active[size_t(j)]] = b.g[b.active[size_t(j)]] * b.up[j];
-    });
-    return n_active;
+    up_rows(w, b.active, pool, b);
+    return int64_t(b.active.size());
 }
 
 }  // namespace
@@ -110,6 +119,11 @@ MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::s
     return L;
 }
 
+backend::FfnRows expert_neuron_rows(const MoeFfnWeights& w, FfnGate gate) {
+    if (!w.down_transposed || gate != FfnGate::ReluPar) return {};
+    return {{}, w.up, w.down};
+}
+
 std::vector<std::vector<tensor::WeightView>> expert_matrices(const MoeFfnWeights& w, const HParams& hp) {
     std::vector<std::vector<tensor::WeightView>> out;
     if (w.down_transposed) return out;
@@ -130,18 +144,62 @@ ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int3
         ffn_activation(gate, b.g, b.up, b.act, m * n_ff);
         work.neurons = m * n_ff;
     }
-    if (w.down_transposed && m > 1)
+    if (w.down_transposed && m > 1) {
         transposed_down_tokens(w.down, b.act, m, y, b.g, pool, b.active);  // the gate products are spent
-    else if (w.down_transposed)
-        transposed_down(w.down, b.act, y, pool, b.active);
-    else
+    } else if (w.down_transposed) {
+        if (gate != FfnGate::ReluPar) {
+            b.active.clear();
+            for (int64_t i = 0; i < n_ff; ++i) b.active.push_back(int32_t(i));
+        }
+        keep_nonzero(b.active, b.act);
+        transposed_down(w.down, b.active, b.act, y, pool);
+    } else {
         tensor::matmul(pool, w.down, b.act, m, y, b.prepared);
+    }
     // Rows of up (and of a transposed down) are read for computed neurons only; a batch reads
     // each row once for all its tokens.
     const int64_t rows = m == 1 ? work.neurons : n_ff;
     work.bytes = uint64_t(w.gate.row_bytes) * uint64_t(n_ff) + uint64_t(w.up.row_bytes) * uint64_t(rows) +
                  uint64_t(w.down.row_bytes) * uint64_t(w.down_transposed ? rows : w.down.n_rows);
     return work;
+}
+
+ExpertWork split_expert(const ExpertWeights& w, const uint8_t* resident, int32_t il, int32_t first_row, const float* x,
+                        float* y, backend::DeviceStream& device, tensor::ThreadPool& pool, ExpertBuffers b,
+                        ExpertSplitBuffers s) {
+    const int64_t n_ff = w.gate.n_rows, n_embd = w.gate.n_cols;
+    tensor::matmul(pool, w.gate, x, 1, b.g, b.prepared);
+    b.active.clear();
+    s.hot.clear();
+    s.ids.clear();
+    for (int64_t i = 0; i < n_ff; ++i) {
+        if (b.g[i] <= 0.0f) continue;
+        if (!resident[i]) {
+            b.active.push_back(int32_t(i));
+            continue;
+        }
+        s.hot.push_back(int32_t(i));
+        s.ids.push_back(first_row + int32_t(i));
+    }
+    std::fill(b.act, b.act + n_ff, 0.0f);
+    b.prepared.prepare(w.up.type, x, 1, n_embd);
+    backend::DeviceJoin join(&device);
+    join.device->begin_dots(il, b.prepared.row(0), s.ids, nullptr, s.v);  // the device holds no gate rows
+    up_rows(w, b.active, pool, b);
+    join.wait();
+    for (size_t j = 0; j < s.hot.size(); ++j) {
+        const int32_t i = s.hot[j];
+        s.coef[j] = b.act[i] = b.g[i] * s.v[j];
+    }
+    join.device->begin_down(il, s.ids, s.coef, s.y);
+    const int64_t cold = int64_t(b.active.size()), hot = int64_t(s.hot.size());
+    keep_nonzero(b.active, b.act);
+    transposed_down(w.down, b.active, b.act, y, pool);
+    join.wait();
+    for (int64_t j = 0; j < n_embd; ++j) y[j] += s.y[j];
+    const uint64_t neuron_bytes = uint64_t(w.up.row_bytes + w.down.row_bytes);
+    return {cold + hot, uint64_t(w.gate.row_bytes) * uint64_t(n_ff) + neuron_bytes * uint64_t(cold + hot), hot,
+            neuron_bytes * uint64_t(hot)};
 }
 
 }  // namespace ember::model

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "backend/device_memory.h"
+#include "backend/device_stream.h"
 #include "gguf/gguf_reader.h"
 #include "model/hparams.h"
 #include "model/tensor_binding.h"
@@ -43,8 +45,13 @@ void read_expert_hparams(const gguf::File& file, const std::string& arch, HParam
 MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::string& prefix, const HParams& hp,
                         uint64_t* expert_bytes);
 
-// The matrices of each expert, for a placement (none when down is transposed).
+// The matrices of each expert, for a placement of whole experts (none when down is transposed).
 std::vector<std::vector<tensor::WeightView>> expert_matrices(const MoeFfnWeights& w, const HParams& hp);
+
+// Gate-first experts with down transposed: every expert's neurons as rows a device can hold one
+// by one, neuron i of expert e being row e·n_ff + i of up and of down. The gate stays on the CPU,
+// which decides by it which neurons run. Empty otherwise: upstream's layout places whole experts.
+backend::FfnRows expert_neuron_rows(const MoeFfnWeights& w, FfnGate gate);
 
 struct ExpertWeights {
     tensor::WeightView gate;  // [n_embd] -> [n_ff]
@@ -66,10 +73,30 @@ struct ExpertBuffers {
 struct ExpertWork {
     int64_t neurons = 0;  // neurons computed (up rows read), summed over the rows
     uint64_t bytes = 0;   // weight bytes read
+    int64_t neurons_on_device = 0;  // of which computed by a device
+    uint64_t bytes_on_device = 0;   // and the rows it read
 };
 
-// y ([m][n_embd]) = the expert of x ([m][n_embd]).
+// y ([m][n_embd]) = the expert of x ([m][n_embd]); b.act holds the activations after.
 ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int32_t m, float* y, tensor::ThreadPool& pool,
                    ExpertBuffers b);
+
+// What a gate-first expert's split needs beside ExpertBuffers: hot has capacity n_ff, v and
+// coef hold n_ff, y n_embd; ids are the device's row ids (capacity n_ff).
+struct ExpertSplitBuffers {
+    std::vector<int32_t>& hot;
+    std::vector<int32_t>& ids;
+    float* v;
+    float* coef;
+    float* y;
+};
+
+// One token through a gate-first expert (w.down_transposed) whose neurons with resident[i] set
+// are held by the device as its layer il's rows first_row + i: the CPU computes every gate
+// product, then the up and down rows of the neurons that fired, the cold ones itself and the
+// hot ones on the device at the same time.
+ExpertWork split_expert(const ExpertWeights& w, const uint8_t* resident, int32_t il, int32_t first_row, const float* x,
+                        float* y, backend::DeviceStream& device, tensor::ThreadPool& pool, ExpertBuffers b,
+                        ExpertSplitBuffers s);
 
 }  // namespace ember::model

@@ -80,8 +80,16 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
     prepared.set_q8_k_scale(scale);
     if (hp.moe()) {
         expert_active.reserve(size_t(hp.n_ff));
+        expert_hot.reserve(size_t(hp.n_ff));
+        expert_device_ids.reserve(size_t(hp.n_ff));
+        expert_hot_v.resize(size_t(hp.n_ff));
+        expert_hot_coef.resize(size_t(hp.n_ff));
+        expert_device_out.resize(size_t(hp.n_embd));
         expert_stats.resize(size_t(hp.n_layer));
-        for (SparseLayerStats& l : expert_stats) l.expert_tokens.assign(size_t(hp.n_expert), 0);
+        for (SparseLayerStats& l : expert_stats) {
+            l.expert_tokens.assign(size_t(hp.n_expert), 0);
+            l.neuron_fires.assign(size_t(hp.n_expert) * size_t(hp.n_ff), 0);
+        }
     }
     if (hp.sparse()) {
         sparse = std::make_unique<SparseScratch>(hp.n_ff, hp.max_predictor_rank, hp.n_embd, hp.n_layer);

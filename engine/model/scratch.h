@@ -46,6 +46,12 @@ struct Scratch {
     std::vector<float> expert_in;       // [n_embd] those rows' FFN inputs, gathered
     std::vector<float> expert_out;      // [n_embd] and that expert's outputs for them
     std::vector<int32_t> expert_active;  // one token's neurons whose gate fired (capacity n_ff)
+    // and, with some of a gate-first expert's neurons on a device, those of them it holds:
+    std::vector<int32_t> expert_hot;         // their ids in the expert (capacity n_ff)
+    std::vector<int32_t> expert_device_ids;  // their rows on the device (capacity n_ff)
+    std::vector<float> expert_hot_v;         // [n_ff] the device's up products for them
+    std::vector<float> expert_hot_coef;      // [n_ff] their activations, the device's down coefficients
+    std::vector<float> expert_device_out;    // [n_embd] the device's share of the expert's output
     std::vector<SparseLayerStats> expert_stats;  // [n_layer] neurons computed in the routed experts
     // Per worker thread ([n_threads][...]):
     std::vector<float> scores;    // [n_ctx] one head's attention weights

@@ -113,22 +113,6 @@ void gate_up_rows(const SparseFfnWeights& w, FfnGate gate, SparseScratch& ss, in
     }
 }
 
-// Waits for the device's queued work before the buffers it uses can change, also when the
-// CPU's half throws.
-struct DeviceJoin {
-    explicit DeviceJoin(backend::DeviceStream* d) : device(d) {}
-    ~DeviceJoin() {
-        if (!device) return;
-        try {
-            device->wait();
-        } catch (...) {
-            // Only reached while the CPU's own error unwinds; that error is the one to report.
-        }
-    }
-    void wait() { device->wait(); }
-    backend::DeviceStream* device;
-};
-
 // The token's FFN input in the gate/up rows' dot type, and no activation yet.
 void prepare_token(const SparseFfnWeights& w, const float* x, SparseScratch& ss) {
     std::fill(ss.a.begin(), ss.a.end(), 0.0f);
@@ -246,7 +230,7 @@ void split_sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, const
                       backend::DeviceStream& device, tensor::ThreadPool& pool, SparseScratch& ss) {
     const int64_t n_embd = w.up.n_cols, n_ff = w.up.n_rows;
     prepare_token(w, x, ss);
-    DeviceJoin join(&device);
+    backend::DeviceJoin join(&device);
     join.device->begin_dots(il, ss.prepared_x.row(0), ss.hot_active, ss.g.data(), ss.v.data());
     const int64_t n_active = int64_t(ss.active.size());
     pool.run((n_active + kNeuronsPerTask - 1) / kNeuronsPerTask, [&](int64_t task, int) {

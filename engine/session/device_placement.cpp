@@ -9,6 +9,18 @@
 #include "sparse/gpu_index.h"
 
 namespace ember {
+namespace {
+
+// table[il][j], or 0 where the table has no such entry (no profile, no use yet).
+template <typename T>
+double entry(const std::vector<std::vector<T>>& table, int32_t il, int32_t j) {
+    return size_t(il) < table.size() && size_t(j) < table[size_t(il)].size() ? double(table[size_t(il)][size_t(j)]) : 0.0;
+}
+
+// How many tokens' worth of use a profile counts for beside a session's own.
+constexpr double kProfileTokens = 1024.0;
+
+}  // namespace
 
 DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const model::Architecture& arch,
                                  const std::string& model_path, int32_t n_ctx, uint64_t margin_bytes,
@@ -49,8 +61,10 @@ void DevicePlacement::read_expert_profile() {
     }
     try {
         const uint64_t model_bytes = std::filesystem::file_size(utf8_path(model_path_));
-        const sparse::ExpertProfile p = sparse::read_expert_profile(path, hp.n_layer, hp.n_expert, hp.n_expert_used, model_bytes);
+        const sparse::ExpertProfile p =
+            sparse::read_expert_profile(path, hp.n_layer, hp.n_expert, hp.n_expert_used, hp.n_ff, model_bytes);
         expert_share_ = p.share;
+        neuron_fire_ = p.fire;
         expert_profile_note_ = "experts ordered by " + path + " (" + std::to_string(p.n_tokens) + " tokens profiled)";
     } catch (const std::exception& e) {
         // A stale or broken profile costs the order, not the load.
@@ -65,9 +79,9 @@ std::shared_ptr<const model::ExecutionPlan> DevicePlacement::plan(uint64_t budge
         arch_.sparse() ? sparse::plan_placement(costs, budget) : sparse::plan_layer_offload(costs, budget);
     placement_note_ = p.explanation;
     const int32_t n_layer = arch_.hparams().n_layer;
-    const std::vector<std::vector<int32_t>> next = choose_hot(p);
-
     DenseShare dense = dense_share(p, kv);
+    const std::vector<std::vector<int32_t>> next = arch_.sparse() ? choose_hot(p) : dense.expert_neurons;
+
     // The device's memory for this plan is exactly what it will hold.
     uint64_t footprint = dense.bytes + dense.kv.bytes();
     for (int32_t il = 0; il < n_layer; ++il)
@@ -95,7 +109,7 @@ std::shared_ptr<const model::ExecutionPlan> DevicePlacement::plan(uint64_t budge
         model::LayerPlan& layer = plan->layers[size_t(il)];
         const std::vector<int32_t>& ids = hot_[size_t(il)];
         if (ids.empty()) continue;
-        layer.hot.assign(size_t(arch_.hparams().n_ff), 0);
+        layer.hot.assign(size_t(arch_.ffn_rows(il).up.n_rows), 0);
         for (int32_t id : ids) layer.hot[size_t(id)] = 1;
         layer.n_hot = int64_t(ids.size());
     }
@@ -150,8 +164,9 @@ DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement
     // A mixture of experts: once every dense part fits, whole experts in the rest of the budget,
     // the most used first: the tokens this session routed to each, plus what the profile expects
     // of kProfileTokens tokens, so that a profile orders a fresh session and the session's own
-    // use takes over as it grows. Without either, layer by layer.
-    constexpr double kProfileTokens = 1024.0;
+    // use takes over as it grows. Without either, layer by layer. Gate-first experts in
+    // PowerInfer's layout go neuron by neuron instead.
+    d.expert_neurons.resize(size_t(hp.n_layer));
     if (p.output_on_device && p.n_attn_layers == hp.n_layer) {
         struct Expert {
             int32_t il;
@@ -159,12 +174,9 @@ DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement
             double uses;
         };
         std::vector<Expert> order;
-        const auto count = [](const auto& table, int32_t il, int32_t e) {
-            return size_t(il) < table.size() && size_t(e) < table[size_t(il)].size() ? double(table[size_t(il)][size_t(e)]) : 0.0;
-        };
         for (int32_t il = 0; il < hp.n_layer; ++il)
             for (int32_t e = 0; e < int32_t(layers[size_t(il)].experts.size()); ++e)
-                order.push_back({il, e, count(expert_uses_, il, e) + kProfileTokens * count(expert_share_, il, e)});
+                order.push_back({il, e, entry(expert_uses_, il, e) + kProfileTokens * entry(expert_share_, il, e)});
         std::stable_sort(order.begin(), order.end(), [](const Expert& a, const Expert& b) { return a.uses > b.uses; });
         uint64_t left = p.budget_bytes - p.bytes_used;
         for (const Expert& x : order) {
@@ -177,6 +189,7 @@ DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement
             if (on.empty()) on.assign(layers[size_t(x.il)].experts.size(), 0);
             on[size_t(x.e)] = 1;
         }
+        d.expert_neurons = choose_expert_neurons(left);
     }
     d.bytes = placed_bytes + d.other_bytes;
     return d;
@@ -199,6 +212,37 @@ void DevicePlacement::place_dense(const sparse::Placement& p, const DenseShare& 
     dense_note_ += (p.output_on_device ? ", the LM head" : "") + kv_note + " on the device";
     if (d.refused > 0)
         dense_note_ += "; " + std::to_string(d.refused) + " parts with matrices of types it has no kernel for stay on the CPU";
+}
+
+std::vector<std::vector<int32_t>> DevicePlacement::choose_expert_neurons(uint64_t& left) const {
+    // A neuron's expected fires: this session's, plus kProfileTokens tokens' worth of the profile's
+    // share of tokens routed to its expert times its firing rate there (every time, without one).
+    const model::HParams& hp = arch_.hparams();
+    struct Neuron {
+        int32_t il;
+        int32_t id;
+        double fires;
+    };
+    std::vector<Neuron> order;
+    std::vector<uint64_t> bytes(size_t(hp.n_layer), 0);
+    for (int32_t il = 0; il < hp.n_layer; ++il) {
+        const backend::FfnRows rows = arch_.ffn_rows(il);
+        if (rows.up.n_rows == 0 || !device_->supports(rows.up.type) || !device_->supports(rows.down_t.type)) continue;
+        bytes[size_t(il)] = backend::neuron_bytes(rows);
+        for (int32_t id = 0; id < int32_t(rows.up.n_rows); ++id) {
+            const double rate = neuron_fire_.empty() ? 1.0 : entry(neuron_fire_, il, id);
+            order.push_back({il, id, entry(neuron_fires_, il, id) + kProfileTokens * entry(expert_share_, il, id / hp.n_ff) * rate});
+        }
+    }
+    std::stable_sort(order.begin(), order.end(), [](const Neuron& a, const Neuron& b) { return a.fires > b.fires; });
+    std::vector<std::vector<int32_t>> chosen(size_t(hp.n_layer));
+    for (const Neuron& x : order) {
+        if (bytes[size_t(x.il)] > left) continue;
+        left -= bytes[size_t(x.il)];
+        chosen[size_t(x.il)].push_back(x.id);
+    }
+    for (std::vector<int32_t>& ids : chosen) std::sort(ids.begin(), ids.end());
+    return chosen;
 }
 
 std::vector<std::vector<int32_t>> DevicePlacement::choose_hot(const sparse::Placement& p) {
@@ -241,6 +285,7 @@ std::vector<std::vector<int32_t>> DevicePlacement::hot() const {
         // Expert e's neurons are e·n_ff.. of the layer's.
         for (size_t e = 0; e < layer.experts.size(); ++e)
             for (int32_t i = 0; i < n_ff && layer.experts[e]; ++i) layers[il].push_back(int32_t(e) * n_ff + i);
+        layers[il].insert(layers[il].end(), hot_[il].begin(), hot_[il].end());
     }
     return layers;
 }

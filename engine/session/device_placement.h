@@ -39,16 +39,20 @@ public:
     // changes side takes its valid positions along (kv is the host's).
     std::shared_ptr<const model::ExecutionPlan> plan(uint64_t budget, model::KvCache& kv);
 
-    // A mixture of experts: tokens routed to each expert of each layer so far ([n_layer][n_expert]),
-    // by which later plans choose the experts the device holds (most used first), added to what
-    // the model's expert profile (<model>.experts.gguf) expects. Without either, experts go layer
-    // by layer.
-    void set_expert_uses(std::vector<std::vector<int64_t>> uses) { expert_uses_ = std::move(uses); }
+    // A mixture of experts: tokens routed to each expert of each layer so far ([n_layer][n_expert])
+    // and tokens for which each of their neurons fired ([n_layer][n_expert · n_ff]), by which
+    // later plans choose the experts, or the neurons, the device holds (most used first), added
+    // to what the model's expert profile (<model>.experts.gguf) expects. Without either, experts
+    // go layer by layer.
+    void set_expert_uses(std::vector<std::vector<int64_t>> uses, std::vector<std::vector<uint32_t>> fires) {
+        expert_uses_ = std::move(uses);
+        neuron_fires_ = std::move(fires);
+    }
 
     backend::Device& device() { return *device_; }
     DeviceReport report() const;
     // Per layer, the FFN neurons the device computes: a sparse model's hot ones, every neuron of
-    // a dense layer whose FFN is there.
+    // a dense layer whose FFN is there, a mixture of experts' resident neurons (e·n_ff + i).
     std::vector<std::vector<int32_t>> hot() const;
 
 private:
@@ -62,11 +66,13 @@ private:
         uint64_t bytes = 0;        // matrices + other_bytes
         backend::KvShape kv;       // n_layer 0: the cache stays on the host
         model::ExecutionPlan plan;
+        std::vector<std::vector<int32_t>> expert_neurons;  // [n_layer] ascending: gate-first experts' resident neurons
     };
 
     void read_expert_profile();
     std::vector<std::vector<int32_t>> choose_hot(const sparse::Placement& p);
     DenseShare dense_share(const sparse::Placement& p, const model::KvCache& kv) const;
+    std::vector<std::vector<int32_t>> choose_expert_neurons(uint64_t& left) const;
     void place_dense(const sparse::Placement& p, const DenseShare& d, model::KvCache& kv);
 
     std::unique_ptr<backend::Device> device_;
@@ -86,7 +92,9 @@ private:
     std::vector<std::vector<int32_t>> hot_;        // [n_layer] ascending
     std::shared_ptr<const model::ExecutionPlan> plan_;  // the latest plan()
     std::vector<std::vector<int64_t>> expert_uses_;
+    std::vector<std::vector<uint32_t>> neuron_fires_;
     std::vector<std::vector<float>> expert_share_;  // the profile's; empty: none usable
+    std::vector<std::vector<float>> neuron_fire_;   // the profile's, when it has them
     std::string expert_profile_note_;
 };
 

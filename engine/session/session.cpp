@@ -275,7 +275,7 @@ Status Session::set_device_budget(uint64_t bytes) {
     // A mixture of experts: the experts used most so far go to the device first.
     std::vector<std::vector<int64_t>> uses;
     for (const auto& l : impl_->scratch.expert_stats) uses.push_back(l.expert_tokens);
-    impl_->placement->set_expert_uses(std::move(uses));
+    impl_->placement->set_expert_uses(std::move(uses), expert_neuron_fires());
     try {
         impl_->exec.set_plan(impl_->placement->plan(bytes, impl_->kv), &impl_->placement->device());
         return Ok{};
@@ -306,9 +306,10 @@ void Session::clear() {
     if (impl_->scratch.sparse)
         for (auto& l : impl_->scratch.sparse->stats) l = {};
     for (auto& l : impl_->scratch.expert_stats) {
-        const size_t n_expert = l.expert_tokens.size();
+        const size_t n_expert = l.expert_tokens.size(), n_neurons = l.neuron_fires.size();
         l = {};
         l.expert_tokens.assign(n_expert, 0);
+        l.neuron_fires.assign(n_neurons, 0);
     }
 }
 const Timings& Session::timings() const { return impl_->timings; }
@@ -320,14 +321,20 @@ std::vector<LayerSparsity> Session::layer_sparsity() const {
     const model::HParams& hp = impl_->arch.hparams();
     // A mixture of experts: the neurons its routed experts computed, of all its experts' neurons.
     for (const auto& l : impl_->scratch.expert_stats)
-        out.push_back(LayerSparsity{l.tokens, l.active, l.active_on_device, hp.n_expert * hp.n_ff, l.bytes_read, 0, 0.0,
-                                    l.ffn_ms, l.expert_tokens});
+        out.push_back(LayerSparsity{l.tokens, l.active, l.active_on_device, hp.n_expert * hp.n_ff, l.bytes_read,
+                                    l.bytes_read_on_device, 0.0, l.ffn_ms, l.expert_tokens});
     if (!impl_->scratch.sparse) return out;
     for (const auto& l : impl_->scratch.sparse->stats)
         out.push_back(LayerSparsity{l.tokens, l.active, l.active_on_device, impl_->arch.hparams().n_ff, l.bytes_read,
                                     l.bytes_read_on_device, l.predictor_ms, l.ffn_ms, {}});
     return out;
 }
+std::vector<std::vector<uint32_t>> Session::expert_neuron_fires() const {
+    std::vector<std::vector<uint32_t>> out;
+    for (const auto& l : impl_->scratch.expert_stats) out.push_back(l.neuron_fires);
+    return out;
+}
+
 const Model& Session::model() const { return *impl_->model; }
 
 }  // namespace ember

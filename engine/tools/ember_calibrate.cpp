@@ -215,18 +215,25 @@ void run_text(ember::Session& session, const std::vector<int32_t>& tokens, int32
     }
 }
 
-// A mixture of experts: the share of the text's tokens routed to each expert of each layer.
+// A mixture of experts: the share of the text's tokens routed to each expert of each layer, and
+// of those, the share for which each of its neurons fired.
 int profile_experts(const std::shared_ptr<ember::Model>& model, std::vector<int32_t> tokens, const Options& opt) {
     const ember::ModelInfo& info = model->info();
     tokens.resize(std::min(tokens.size(), size_t(opt.max_tokens)));
     const std::unique_ptr<ember::Session> session = new_session(model, opt);
     Progress progress{opt.progress, 0, tokens.size()};
     std::vector<std::vector<int64_t>> routed(size_t(info.n_layer), std::vector<int64_t>(size_t(info.n_expert), 0));
+    std::vector<std::vector<int64_t>> fired(size_t(info.n_layer));
     run_text(*session, tokens, opt.n_ctx, "routing", progress, [&] {
         const std::vector<ember::LayerSparsity> layers = session->layer_sparsity();
         for (size_t il = 0; il < routed.size() && il < layers.size(); ++il)
             for (size_t e = 0; e < routed[il].size() && e < layers[il].expert_tokens.size(); ++e)
                 routed[il][e] += layers[il].expert_tokens[e];
+        const std::vector<std::vector<uint32_t>> fires = session->expert_neuron_fires();
+        for (size_t il = 0; il < fired.size() && il < fires.size(); ++il) {
+            fired[il].resize(fires[il].size());
+            for (size_t j = 0; j < fires[il].size(); ++j) fired[il][j] += fires[il][j];
+        }
     });
 
     ember::sparse::ExpertProfile profile;
@@ -235,6 +242,12 @@ int profile_experts(const std::shared_ptr<ember::Model>& model, std::vector<int3
     for (const std::vector<int64_t>& layer : routed) {
         std::vector<float>& share = profile.share.emplace_back();
         for (int64_t n : layer) share.push_back(float(double(n) / double(tokens.size())));
+    }
+    for (size_t il = 0; il < fired.size(); ++il) {
+        const size_t n_ff = fired[il].size() / size_t(info.n_expert);
+        std::vector<float>& fire = profile.fire.emplace_back(fired[il].size());
+        for (size_t j = 0; j < fired[il].size(); ++j)
+            if (const int64_t n = routed[il][j / n_ff]; n > 0) fire[j] = float(double(fired[il][j]) / double(n));
     }
     const std::string out = opt.out_path.empty() ? ember::sparse::default_expert_profile_path(opt.model_path) : opt.out_path;
     ember::sparse::write_expert_profile(out, profile);

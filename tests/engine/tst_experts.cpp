@@ -10,6 +10,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 #include "engine_test_helpers.h"
@@ -333,6 +334,100 @@ private slots:
         }
     }
 
+    // PowerInfer's layout (down transposed, a row per neuron) goes to the device neuron by
+    // neuron: a token's fired neurons the device holds run there while the CPU computes the
+    // rest. The text is the CPU's at every budget, the slider's re-plans included.
+    void sim_device_holds_neurons_of_transposed_experts() {
+        auto model = test_helpers::load_model(synth("sim-down-t.gguf", {"--type", "Q4_0", "--down-t"}));
+        ember::SessionParams sp;
+        sp.n_ctx = 128;
+        sp.n_threads = 2;
+        const std::vector<int32_t> want = greedy_text(model, sp);
+        sp.device = "sim";
+        const int64_t all = 2 * 8 * 768;
+        std::vector<int64_t> resident;
+        const std::vector<uint64_t> budgets{uint64_t(1) << 20, kPartialBudget, uint64_t(64) << 20};
+        for (const uint64_t budget : budgets) {
+            sp.device_budget_bytes = budget;
+            auto session = ember::Session::create(model, sp);
+            QVERIFY(session.ok());
+            QCOMPARE(greedy_text(**session), want);
+            const ember::DeviceReport report = (*session)->device_report();
+            QVERIFY(report.used_bytes <= budget);
+            resident.push_back(report.hot_neurons);
+            int64_t listed = 0, on_device = 0, computed = 0;
+            for (const auto& layer : (*session)->hot_neurons()) {
+                listed += int64_t(layer.size());
+                QVERIFY(std::is_sorted(layer.begin(), layer.end()));
+                for (int32_t id : layer) QVERIFY(id >= 0 && id < 8 * 768);
+            }
+            QCOMPARE(listed, report.hot_neurons);
+            for (const ember::LayerSparsity& l : (*session)->layer_sparsity()) {
+                on_device += l.active_on_device;
+                computed += l.active;
+                QVERIFY(l.bytes_read_on_device <= l.bytes_read);
+            }
+            // Gate first: only fired neurons run, on whichever side holds them.
+            QCOMPARE(on_device > 0, report.hot_neurons > 0);
+            QVERIFY(on_device < computed);
+        }
+        QCOMPARE(resident[0], int64_t(0));
+        QVERIFY2(resident[1] > 0 && resident[1] < all, qPrintable(QString::number(resident[1])));
+        // Not a whole number of experts: the last ones placed are cut anywhere.
+        QVERIFY2(resident[1] % 768 != 0, qPrintable(QString::number(resident[1])));
+        QCOMPARE(resident[2], all);
+
+        sp.device_budget_bytes = budgets[2];
+        auto session = ember::Session::create(model, sp);
+        QVERIFY(session.ok());
+        for (size_t i : {1, 0, 2, 1}) {
+            QVERIFY((*session)->set_device_budget(budgets[i]).ok());
+            QCOMPARE((*session)->device_report().hot_neurons, resident[i]);
+            (*session)->clear();
+            QCOMPARE(greedy_text(**session), want);
+        }
+    }
+
+    // A profile with neuron counts orders a fresh session's resident neurons across layers and
+    // experts: every neuron held is expected to fire (its expert's share times its own rate) at
+    // least as often as every neuron left on the CPU.
+    void a_profile_orders_the_resident_neurons() {
+        const QString model_path = synth("neuron-order.gguf", {"--type", "Q4_0", "--down-t"});
+        auto model = test_helpers::load_model(model_path);
+        ember::sparse::ExpertProfile profile;
+        profile.model_bytes = file_bytes(model_path);
+        profile.n_tokens = 1000;
+        profile.share = {{0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.6f, 0.8f}, {0.4f, 0.4f, 0.2f, 0.2f, 0.2f, 0.2f, 0.2f, 0.2f}};
+        for (int il = 0; il < 2; ++il) {
+            std::vector<float>& fire = profile.fire.emplace_back(8 * 768);
+            for (int id = 0; id < 8 * 768; ++id) fire[size_t(id)] = float((id * 7919 + il * 31) % 1000 + 1) / 1001.0f;
+        }
+        ember::sparse::write_expert_profile(ember::sparse::default_expert_profile_path(model_path.toStdString()), profile);
+        auto session = partial_device_session(model);
+        const auto hot = session->hot_neurons();
+        double least_resident = INFINITY, most_left = 0.0;
+        int64_t n_resident = 0;
+        for (size_t il = 0; il < 2; ++il) {
+            std::vector<bool> on(8 * 768, false);
+            for (int32_t id : hot[il]) on[size_t(id)] = true;
+            for (size_t id = 0; id < on.size(); ++id) {
+                const double expected = double(profile.share[il][id / 768]) * double(profile.fire[il][id]);
+                if (on[id]) {
+                    least_resident = std::min(least_resident, expected);
+                    ++n_resident;
+                } else {
+                    most_left = std::max(most_left, expected);
+                }
+            }
+        }
+        QVERIFY2(n_resident > 0 && n_resident < 2 * 8 * 768, qPrintable(QString::number(n_resident)));
+        QVERIFY2(least_resident >= most_left, qPrintable(QString("%1 < %2").arg(least_resident).arg(most_left)));
+        // The profile's neuron counts round-trip.
+        const ember::sparse::ExpertProfile back = ember::sparse::read_expert_profile(
+            ember::sparse::default_expert_profile_path(model_path.toStdString()), 2, 8, 2, 768, profile.model_bytes);
+        QCOMPARE(back.fire, profile.fire);
+    }
+
     // Re-planning puts the experts used most so far on the device: every resident expert was
     // routed at least as many tokens as any expert left on the CPU.
     void replanning_keeps_the_most_used_experts() {
@@ -367,9 +462,12 @@ private slots:
 
     // ember-calibrate's routing profile holds, per layer, the share of the text's tokens the
     // router sent to each expert: counted here from the router's own logits (top 2 of 8, which
-    // the softmax does not reorder) over the same 128-token chunks.
+    // the softmax does not reorder) over the same 128-token chunks. And, per neuron, the share
+    // of its expert's tokens for which it fired: counted here from the experts' input and the
+    // file's own F32 gate rows, in double precision (a ReLU expert's neuron fires where its gate
+    // product is above 0).
     void calibrate_writes_the_routing_profile() {
-        const QString model_path = synth("profiled.gguf", {"--type", "Q4_0"});
+        const QString model_path = synth("profiled.gguf", {"--type", "F32"});
         QProcess p;
         p.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-calibrate",
                 {"-m", model_path, "-f", kData + "/tiny-relu-llama/val.txt", "-c", "128", "--max-tokens", "512", "-t", "2"});
@@ -377,10 +475,18 @@ private slots:
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         const QString profile_path = dir_.path() + "/profiled.experts.gguf";
         const ember::sparse::ExpertProfile profile =
-            ember::sparse::read_expert_profile(profile_path.toStdString(), 2, 8, 2, file_bytes(model_path));
+            ember::sparse::read_expert_profile(profile_path.toStdString(), 2, 8, 2, 768, file_bytes(model_path));
         QCOMPARE(profile.n_tokens, uint64_t(512));
+        QCOMPARE(int(profile.fire.size()), 2);
 
         auto model = test_helpers::load_model(model_path);
+        auto file = ember::gguf::File::open(model_path.toStdString());
+        std::vector<const float*> gates;
+        for (int il = 0; il < 2; ++il) {
+            const ember::gguf::TensorInfo* t = file->find_tensor("blk." + std::to_string(il) + ".ffn_gate_exps.weight");
+            QVERIFY(t && t->ne == (std::vector<int64_t>{256, 768, 8}));
+            gates.push_back(reinterpret_cast<const float*>(t->data));
+        }
         QFile text(kData + "/tiny-relu-llama/val.txt");
         QVERIFY(text.open(QIODevice::ReadOnly));
         std::vector<int32_t> tokens = model->tokenize(text.readAll().toStdString(), model->add_bos());
@@ -390,25 +496,52 @@ private slots:
         sp.n_threads = 2;
         auto session = ember::Session::create(model, sp);
         QVERIFY(session.ok());
-        std::vector<std::vector<int64_t>> routed(2, std::vector<int64_t>(8, 0));
+        std::vector<std::vector<int64_t>> routed(2, std::vector<int64_t>(8, 0)), fired(2, std::vector<int64_t>(8 * 768, 0));
+        std::vector<std::vector<std::array<int32_t, 2>>> routes(2);  // this chunk's, per layer and token
         (*session)->set_intermediate_callback([&](const ember::Intermediate& im) {
-            if (im.name != "ffn_moe_logits") return;
-            for (int32_t t = 0; t < im.n_tokens; ++t) {
-                const float* logits = im.data + size_t(t) * size_t(im.n_cols);
-                std::vector<int32_t> order{0, 1, 2, 3, 4, 5, 6, 7};
-                std::partial_sort(order.begin(), order.begin() + 2, order.end(),
-                                  [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
-                ++routed[size_t(im.layer)][size_t(order[0])];
-                ++routed[size_t(im.layer)][size_t(order[1])];
+            if (im.name == "ffn_moe_logits") {
+                routes[size_t(im.layer)].clear();
+                for (int32_t t = 0; t < im.n_tokens; ++t) {
+                    const float* logits = im.data + size_t(t) * size_t(im.n_cols);
+                    std::vector<int32_t> order{0, 1, 2, 3, 4, 5, 6, 7};
+                    std::partial_sort(order.begin(), order.begin() + 2, order.end(),
+                                      [&](int32_t a, int32_t b) { return logits[a] > logits[b]; });
+                    ++routed[size_t(im.layer)][size_t(order[0])];
+                    ++routed[size_t(im.layer)][size_t(order[1])];
+                    routes[size_t(im.layer)].push_back({order[0], order[1]});
+                }
+            } else if (im.name == "ffn_norm") {  // the experts' input
+                for (int32_t t = 0; t < im.n_tokens; ++t) {
+                    const float* x = im.data + size_t(t) * 256;
+                    for (int32_t e : routes[size_t(im.layer)][size_t(t)])
+                        for (int32_t i = 0; i < 768; ++i) {
+                            const float* row = gates[size_t(im.layer)] + (size_t(e) * 768 + size_t(i)) * 256;
+                            double g = 0.0;
+                            for (int j = 0; j < 256; ++j) g += double(row[j]) * double(x[j]);
+                            fired[size_t(im.layer)][size_t(e) * 768 + size_t(i)] += g > 0.0;
+                        }
+                }
             }
         });
         for (size_t c = 0; c < tokens.size(); c += 128) {
             (*session)->clear();
             QVERIFY((*session)->evaluate(std::span<const int32_t>(tokens).subspan(c, 128)).ok());
         }
+        int64_t differing = 0;
         for (size_t il = 0; il < 2; ++il)
-            for (size_t e = 0; e < 8; ++e)
+            for (size_t e = 0; e < 8; ++e) {
                 QCOMPARE(qRound64(profile.share[il][e] * 512.0), routed[il][e]);
+                for (size_t i = 0; i < 768; ++i) {
+                    const size_t id = e * 768 + i;
+                    const int64_t counted = routed[il][e] ? qRound64(profile.fire[il][id] * double(routed[il][e])) : 0;
+                    // A gate product within rounding of 0 may fall on either side; one token at most.
+                    QVERIFY2(std::llabs(counted - fired[il][id]) <= 1,
+                             qPrintable(QString("layer %1 neuron %2: %3 against %4").arg(il).arg(id).arg(counted).arg(fired[il][id])));
+                    differing += counted != fired[il][id];
+                }
+            }
+        qInfo("neurons whose count is off by one: %lld of %d", static_cast<long long>(differing), 2 * 8 * 768);
+        QVERIFY(differing <= 8);
     }
 
     // A fresh session holds the experts its model's profile says are used most, whichever layer

@@ -158,6 +158,9 @@ public:
 
     const Timings& timings() const;
     std::vector<LayerSparsity> layer_sparsity() const;  // empty for dense models
+    // A mixture of experts: per layer, the tokens for which each neuron of each expert fired (was
+    // not exactly 0), expert e's neuron i at e·n_ff + i; empty for other models.
+    std::vector<std::vector<uint32_t>> expert_neuron_fires() const;
     float activation_sparsity() const;  // the level this session runs (SessionParams); 0: off
 
     // Sessions with a device: re-plans for a new budget between tokens, moving only the
