@@ -57,23 +57,27 @@ Fit dense_fit(const sparse::Placement& p, int32_t n_layer, Fit fit) {
 }
 
 // A mixture of experts: once the dense parts, the LM head and the KV cache fit, whole experts in
-// the rest of the budget, as the session places them.
+// the rest of the budget, or single neurons where the session places them so, as it does.
 Fit moe_fit(const sparse::Placement& p, const ModelFootprint& fp, Fit fit) {
     if (p.n_ffn_layers < fp.n_layer || !p.output_on_device) return dense_fit(p, fp.n_layer, fit);
     uint64_t left = p.budget_bytes - p.bytes_used;
-    int64_t placed = 0;
-    for (uint64_t layer : fp.expert_bytes) {
-        const uint64_t each = layer / uint64_t(fp.n_expert);
-        const uint64_t n = each > 0 ? std::min<uint64_t>(uint64_t(fp.n_expert), left / each) : uint64_t(fp.n_expert);
-        placed += int64_t(n);
+    const int64_t per_layer = int64_t(fp.n_expert) * fp.expert_ff;
+    int64_t placed = 0;  // neurons
+    bool by_neuron = false;
+    for (size_t l = 0; l < fp.expert_bytes.size(); ++l) {
+        by_neuron = by_neuron || fp.expert_neuron_bytes[l] > 0;
+        const uint64_t each = fp.expert_neuron_bytes[l] > 0 ? fp.expert_neuron_bytes[l] : fp.expert_bytes[l] / uint64_t(fp.n_expert);
+        const uint64_t most = fp.expert_neuron_bytes[l] > 0 ? uint64_t(per_layer) : uint64_t(fp.n_expert);
+        const uint64_t n = each > 0 ? std::min<uint64_t>(most, left / each) : most;
+        placed += int64_t(n) * (fp.expert_neuron_bytes[l] > 0 ? 1 : fp.expert_ff);
         left -= n * each;
     }
-    fit.neuron_share = double(placed) / double(int64_t(fp.n_expert) * fp.n_layer);
+    fit.neuron_share = double(placed) / double(per_layer * fp.n_layer);
     fit.kind = fit.neuron_share >= 1.0 ? FitKind::AllOnGpu : FitKind::Hybrid;
     fit.text = fit.neuron_share >= 1.0 ? "all on GPU"
                : placed == 0           ? "hybrid: dense parts on GPU, every expert on the CPU"
                                        : "hybrid: dense parts and " + std::to_string(int(std::floor(fit.neuron_share * 100.0))) +
-                                   " % of the experts on GPU";
+                                   (by_neuron ? " % of the experts' neurons on GPU" : " % of the experts on GPU");
     return fit;
 }
 
@@ -150,7 +154,12 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
         fp.neuron_bytes.assign(L, 0);
         fp.dense_ffn_bytes.assign(L, 0);
         fp.expert_bytes.assign(L, 0);
+        fp.expert_neuron_bytes.assign(L, 0);
         if (file->find(p + "expert_count")) fp.n_expert = required(*file, p + "expert_count", 1u << 16);
+        fp.expert_ff = expert_ff;
+        // A neuron's up row and, in PowerInfer's transposed layout, its down row: tensors of
+        // [n_embd] x expert_ff x n_expert (upstream's down is [expert_ff] x n_embd x n_expert).
+        std::vector<uint64_t> up_row(L, 0), down_t_row(L, 0);
         fp.n_ff.assign(L, n_ff);
         bool has_output = false;
         uint64_t embd_bytes = 0;
@@ -180,6 +189,10 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
                 if (part == "ffn_up") fp.n_ff[l] = rows;
             } else if (part.ends_with("_exps")) {
                 fp.expert_bytes[l] += t.nbytes;
+                const bool by_neuron = t.ne.size() == 3 && t.ne[0] == n_embd && t.ne[1] == expert_ff && expert_ff != n_embd;
+                const uint64_t row = by_neuron ? t.nbytes / uint64_t(t.ne[1] * t.ne[2]) : 0;
+                if (part == "ffn_up_exps") up_row[l] = row;
+                if (part == "ffn_down_exps") down_t_row[l] = row;
             } else if (part == "ffn_gate_inp") {
                 continue;  // a mixture of experts' router stays on the CPU
             } else {
@@ -187,6 +200,10 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
             }
         }
         if (!has_output) fp.output_bytes += embd_bytes;  // the LM head is the embedding table
+        // SmallThinker's experts run gate first (ReGLU), as model/expert_ffn.h places them.
+        if (*arch == "smallthinker")
+            for (size_t l = 0; l < L; ++l)
+                if (up_row[l] > 0 && down_t_row[l] > 0) fp.expert_neuron_bytes[l] = up_row[l] + down_t_row[l];
         fp.cannot_run = why_not_runnable(*file, head_dim);
         return fp;
     } catch (const EngineError& e) {

@@ -251,6 +251,42 @@ private slots:
         QCOMPARE(ember::estimate_fit(*fp, q).text, std::string("hybrid: dense parts on GPU, every expert on the CPU"));
     }
 
+    // PowerInfer's transposed layout of gate-first experts goes to a GPU neuron by neuron (an up
+    // and a down row each, the gate staying on the CPU): the estimate counts the neurons a
+    // session places at the same budget.
+    void transposed_experts_place_neurons() {
+        const QString path = QString::fromStdString(dir_.path().toStdString() + "/moe-down-t.gguf");
+        QProcess synth;
+        synth.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model",
+                    {"-o", path, "--arch", "smallthinker", "--type", "Q4_0", "--n-layer", "2", "--n-embd", "256",
+                     "--n-head", "4", "--n-head-kv", "2", "--n-ff", "768", "--n-vocab", "2000", "--experts", "8",
+                     "--down-t"});
+        QVERIFY(synth.waitForFinished(60000) && synth.exitCode() == 0);
+        auto fp = ember::read_footprint(path.toStdString(), 0);
+        QVERIFY(fp.ok());
+        QCOMPARE(fp->expert_ff, int64_t(768));
+        for (size_t l = 0; l < 2; ++l) QCOMPARE(fp->expert_neuron_bytes[l], uint64_t(2 * 144));  // Q4_0 rows of 256
+        ember::FitQuery q;
+        q.ram_bytes = uint64_t(1) << 34;
+        q.n_ctx = 2048;
+        const uint64_t dense = fp->kv_bytes_per_token * 2048 + ember::compute_margin_bytes(*fp, q) + fp->output_bytes +
+                               fp->attn_bytes[0] + fp->attn_bytes[1] + fp->ffn_norm_bytes[0] + fp->ffn_norm_bytes[1];
+        q.vram_budget = dense + 5000 * 288;
+        const ember::Fit fit = ember::estimate_fit(*fp, q);
+        QCOMPARE(fit.neuron_share, 5000.0 / (2 * 8 * 768));
+        QCOMPARE(fit.text, std::string("hybrid: dense parts and 40 % of the experts' neurons on GPU"));
+
+        auto model = ember::Model::load(path.toStdString());
+        QVERIFY(model.ok());
+        ember::SessionParams sp;
+        sp.n_ctx = 2048;
+        sp.device = "sim";
+        sp.device_budget_bytes = q.vram_budget;
+        auto session = ember::Session::create(std::move(*model), sp);
+        QVERIFY2(session.ok(), session.ok() ? "" : session.error().message.c_str());
+        QCOMPARE((*session)->device_report().hot_neurons, int64_t(5000));
+    }
+
     void too_large_and_dense() {
         auto fp = ember::read_footprint(kSparse, 0);
         QVERIFY(fp.ok());

@@ -30,10 +30,13 @@ struct ModelFootprint {
     // (neuron_bytes), dense ones whole layers (dense_ffn_bytes: gate, up and down).
     std::vector<uint64_t> attn_bytes, predictor_bytes, ffn_norm_bytes, neuron_bytes, dense_ffn_bytes;
     std::vector<int64_t> n_ff;
-    // A mixture of experts: experts per layer and, per layer, all of them together (gate, up and
-    // down); they go to a GPU whole, once everything dense fits.
+    // A mixture of experts: experts per layer of expert_ff neurons each and, per layer, all of
+    // them together (gate, up and down); they go to a GPU whole, once everything dense fits.
+    // Gate-first experts in PowerInfer's transposed layout go neuron by neuron instead:
+    // expert_neuron_bytes, per layer, is one neuron's up and down rows (0: whole experts).
     int32_t n_expert = 0;
-    std::vector<uint64_t> expert_bytes;
+    int64_t expert_ff = 0;
+    std::vector<uint64_t> expert_bytes, expert_neuron_bytes;
     uint64_t output_bytes = 0;
     // Why the engine would refuse this file, in plain words ("architecture gemma3n is not
     // supported"); empty when it can run it. The loader's own checks on the header: the
