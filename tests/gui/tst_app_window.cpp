@@ -398,6 +398,22 @@ private slots:
                                                 [](double used) { return used - 0.5 * 4 * 8 * 3 * 768 * 144; });
     }
 
+    // The same in PowerInfer's layout (down weights transposed): the slider places single
+    // neurons, the split view counts them, and the text is still the CPU's.
+    void mixture_of_experts_in_powerinfers_layout_places_neurons() {
+        QTemporaryDir dir;
+        const QString model = dir.filePath("smallthinker-down-t.q4_0.gguf");
+        QProcess synth;
+        synth.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model",
+                    {"-o", model, "--arch", "smallthinker", "--type", "Q4_0", "--n-layer", "4", "--n-embd", "256",
+                     "--n-head", "4", "--n-head-kv", "2", "--n-ff", "768", "--n-vocab", "32000", "--experts", "8",
+                     "--down-t"});
+        QVERIFY(synth.waitForFinished(60000) && synth.exitCode() == 0);
+        // A third of the neurons' bytes off (each an up and a down Q4_0 row of 256: 288 bytes).
+        slider_moves_the_ffn_and_keeps_the_text(dir.path(), model, 4,
+                                                [](double used) { return used - 4 * 8 * 768 * 288 / 3.0; });
+    }
+
     // A dense SwiGLU model with a calibration beside it: the side panel offers its measured
     // levels, choosing one loads the model again at that level (its text still streams), another
     // level then runs on the same weights, the choice survives a restart, and a calibration that no longer fits leaves the model dense
