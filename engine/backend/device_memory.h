@@ -19,6 +19,10 @@ struct FfnRows {
     tensor::WeightView gate;    // n_rows == 0 when the architecture has no gate
     tensor::WeightView up;
     tensor::WeightView down_t;  // row i: neuron i's output vector
+    // The most neurons one begin_dots or begin_down asks for, by which a device sizes its work
+    // buffers: a mixture of experts' layer holds all its experts' neurons but a token asks for
+    // its routed experts' only. 0: as many as are resident.
+    int64_t most_per_call = 0;
 };
 
 // Device bytes of one resident neuron: its gate, up and down_t rows.

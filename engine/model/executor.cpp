@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "common/error.h"
+#include "model/architecture.h"
 #include "model/blocks.h"
 #include "model/expert_ffn.h"
 #include "model/sparse_ffn.h"
@@ -210,6 +211,35 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
     const int32_t k = hp_.n_expert_used;
     SparseLayerStats& stats = s_.expert_stats[size_t(il)];
     const LayerPlan& layer = plan_->layers[size_t(il)];
+    const auto expert_weights = [&](int32_t e) {
+        return ExpertWeights{w.gate.rows(e * n_ff, n_ff), w.up.rows(e * n_ff, n_ff),
+                             w.down_transposed ? w.down.rows(e * n_ff, n_ff) : w.down.rows(e * n_embd, n_embd),
+                             w.down_transposed};
+    };
+    // Gate-first experts with neurons on the device: a token alone splits its experts between
+    // the two; a prompt's run on the CPU, which holds every neuron too.
+    if (n_ == 1 && !layer.hot.empty()) {
+        s_.routed.clear();
+        for (int32_t e = 0; e < hp_.n_expert; ++e) {
+            const int32_t* it = std::find(s_.expert_id.data(), s_.expert_id.data() + k, e);
+            if (it == s_.expert_id.data() + k) continue;
+            s_.routed.push_back({expert_weights(e), int32_t(e * n_ff), s_.expert_weight[size_t(it - s_.expert_id.data())]});
+            stats.expert_tokens[size_t(e)] += 1;
+        }
+        const ExpertWork work = split_experts(
+            s_.routed, layer.hot.data(), il, x, out, *device_, s_.pool,
+            {s_.split_gate.data(), s_.split_act.data(), s_.ffn_up.data(), s_.expert_out.data(), s_.split_cold, s_.split_cold_end,
+             s_.split_hot, s_.split_ids, s_.split_v.data(), s_.split_coef.data(), s_.split_device_out.data(), s_.prepared});
+        stats.active += work.neurons;
+        stats.bytes_read += work.bytes;
+        stats.active_on_device += work.neurons_on_device;
+        stats.bytes_read_on_device += work.bytes_on_device;
+        for (size_t j = 0; j < s_.routed.size(); ++j)
+            count_fires(stats, s_.routed[j].first_row, s_.split_act.data() + j * size_t(n_ff), 1);
+        stats.tokens += 1;
+        stats.ffn_ms += ms_between(start, Clock::now());
+        return;
+    }
     std::fill(out, out + size_t(n_) * n_embd, 0.0f);
     for (int32_t e = 0; e < hp_.n_expert; ++e) {
         int32_t m = 0;
@@ -221,36 +251,23 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
         }
         if (m == 0) continue;
         stats.expert_tokens[size_t(e)] += m;
-        const ExpertWeights expert{w.gate.rows(e * n_ff, n_ff), w.up.rows(e * n_ff, n_ff),
-                                   w.down_transposed ? w.down.rows(e * n_ff, n_ff) : w.down.rows(e * n_embd, n_embd),
-                                   w.down_transposed};
-        // Some of a gate-first expert's neurons on the device: one token splits between the two;
-        // a prompt's tokens run on the CPU, which holds every neuron too.
-        const uint8_t* resident = layer.hot.empty() ? nullptr : layer.hot.data() + size_t(e) * size_t(n_ff);
-        const bool split = resident && m == 1 && hp_.ffn_gate == FfnGate::ReluPar && expert.down_transposed &&
-                           std::find(resident, resident + n_ff, 1) != resident + n_ff;
-        const ExpertBuffers buffers{s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), s_.expert_active, s_.prepared};
+        const ExpertWeights expert = expert_weights(e);
         if (!layer.experts.empty() && layer.experts[size_t(e)]) {
             device_expert(expert, m);
+            // A batch reads each of the expert's rows once.
+            const uint64_t bytes = matrix_bytes(expert.gate) + matrix_bytes(expert.up) + matrix_bytes(expert.down);
             stats.active += int64_t(m) * n_ff;
             stats.active_on_device += int64_t(m) * n_ff;
+            stats.bytes_read += bytes;
+            stats.bytes_read_on_device += bytes;
         } else {
             const ExpertWork work =
-                split ? split_expert(expert, resident, il, int32_t(e * n_ff), s_.expert_in.data(), s_.expert_out.data(),
-                                     *device_, s_.pool, buffers,
-                                     {s_.expert_hot, s_.expert_device_ids, s_.expert_hot_v.data(), s_.expert_hot_coef.data(),
-                                      s_.expert_device_out.data()})
-                      : run_expert(expert, hp_.ffn_gate, s_.expert_in.data(), m, s_.expert_out.data(), s_.pool, buffers);
+                run_expert(expert, hp_.ffn_gate, s_.expert_in.data(), m, s_.expert_out.data(), s_.pool,
+                           {s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), s_.expert_active, s_.prepared});
             stats.active += work.neurons;
             stats.bytes_read += work.bytes;
-            stats.active_on_device += work.neurons_on_device;
-            stats.bytes_read_on_device += work.bytes_on_device;
         }
-        uint32_t* fires = stats.neuron_fires.data() + size_t(e) * size_t(n_ff);
-        for (int32_t i = 0; i < m; ++i) {
-            const float* act = s_.ffn_act.data() + size_t(i) * size_t(n_ff);
-            for (int64_t j = 0; j < n_ff; ++j) fires[j] += act[j] != 0.0f;
-        }
+        count_fires(stats, int32_t(e * n_ff), s_.ffn_act.data(), m);
         for (int32_t i = 0; i < m; ++i) {
             const int32_t t = s_.expert_rows[size_t(i)];
             const int32_t* ids = &s_.expert_id[size_t(t) * k];
@@ -262,6 +279,14 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
     }
     stats.tokens += n_;
     stats.ffn_ms += ms_between(start, Clock::now());
+}
+
+// The neurons of the expert at first_row.. that fired for m tokens' activations act ([m][n_ff]).
+void Executor::count_fires(SparseLayerStats& stats, int32_t first_row, const float* act, int32_t m) const {
+    if (stats.neuron_fires.empty()) return;
+    uint32_t* fires = stats.neuron_fires.data() + first_row;
+    for (int32_t t = 0; t < m; ++t)
+        for (int64_t i = 0; i < hp_.n_ff; ++i) fires[i] += act[size_t(t) * size_t(hp_.n_ff) + size_t(i)] != 0.0f;
 }
 
 // A resident expert, whole, for the m gathered rows of s.expert_in into s.expert_out.

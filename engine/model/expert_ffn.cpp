@@ -26,9 +26,10 @@ void transposed_down(const tensor::WeightView& down_t, std::span<const int32_t> 
     });
 }
 
-// Drops the neurons whose activation is exactly 0 (the up product can be) from ids, in order.
-void keep_nonzero(std::vector<int32_t>& ids, const float* a) {
-    std::erase_if(ids, [&](int32_t i) { return a[i] == 0.0f; });
+// Moves the neurons whose activation is not exactly 0 (the up product can be) to the front of
+// ids, in order, and returns how many there are.
+size_t keep_nonzero(std::span<int32_t> ids, const float* a) {
+    return size_t(std::remove_if(ids.begin(), ids.end(), [&](int32_t i) { return a[i] == 0.0f; }) - ids.begin());
 }
 
 // The same for several tokens, eight at a time: a neuron's row is read once for all
@@ -61,14 +62,16 @@ void transposed_down_tokens(const tensor::WeightView& down_t, const float* act, 
     }
 }
 
-// act[i] = g[i] · (up row i · x) for the neurons ids, x prepared for up's rows in b.prepared.
-void up_rows(const ExpertWeights& w, const std::vector<int32_t>& ids, tensor::ThreadPool& pool, ExpertBuffers& b) {
+// act[i] = g[i] · (up row i · x) for the neurons ids, x prepared for up's rows; `up` takes the
+// products, one per id.
+void up_rows(const ExpertWeights& w, std::span<const int32_t> ids, tensor::ThreadPool& pool, const float* g, float* up,
+             float* act, const uint8_t* x) {
     const int64_t n = int64_t(ids.size());
     constexpr int64_t kPerTask = 64;
     pool.run((n + kPerTask - 1) / kPerTask, [&](int64_t task, int) {
         const int64_t begin = task * kPerTask, count = std::min(kPerTask, n - begin);
-        dot_rows(w.up, std::span<const int32_t>(ids).subspan(size_t(begin), size_t(count)), b.prepared.row(0), b.up + begin);
-        for (int64_t j = begin; j < begin + count; ++j) b.act[ids[size_t(j)]] = b.g[ids[size_t(j)]] * b.up[j];
+        dot_rows(w.up, ids.subspan(size_t(begin), size_t(count)), x, up + begin);
+        for (int64_t j = begin; j < begin + count; ++j) act[ids[size_t(j)]] = g[ids[size_t(j)]] * up[j];
     });
 }
 
@@ -82,7 +85,7 @@ int64_t gate_first(const ExpertWeights& w, const float* x, tensor::ThreadPool& p
         if (b.g[i] > 0.0f) b.active.push_back(int32_t(i));
     std::fill(b.act, b.act + n_ff, 0.0f);
     b.prepared.prepare(w.up.type, x, 1, n_embd);
-    up_rows(w, b.active, pool, b);
+    up_rows(w, b.active, pool, b.g, b.up, b.act, b.prepared.row(0));
     return int64_t(b.active.size());
 }
 
@@ -119,9 +122,9 @@ MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::s
     return L;
 }
 
-backend::FfnRows expert_neuron_rows(const MoeFfnWeights& w, FfnGate gate) {
-    if (!w.down_transposed || gate != FfnGate::ReluPar) return {};
-    return {{}, w.up, w.down};
+backend::FfnRows expert_neuron_rows(const MoeFfnWeights& w, const HParams& hp) {
+    if (!w.down_transposed || hp.ffn_gate != FfnGate::ReluPar) return {};
+    return {{}, w.up, w.down, int64_t(hp.n_expert_used) * hp.n_ff};
 }
 
 std::vector<std::vector<tensor::WeightView>> expert_matrices(const MoeFfnWeights& w, const HParams& hp) {
@@ -151,7 +154,7 @@ ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int3
             b.active.clear();
             for (int64_t i = 0; i < n_ff; ++i) b.active.push_back(int32_t(i));
         }
-        keep_nonzero(b.active, b.act);
+        b.active.resize(keep_nonzero(b.active, b.act));
         transposed_down(w.down, b.active, b.act, y, pool);
     } else {
         tensor::matmul(pool, w.down, b.act, m, y, b.prepared);
@@ -164,42 +167,66 @@ ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int3
     return work;
 }
 
-ExpertWork split_expert(const ExpertWeights& w, const uint8_t* resident, int32_t il, int32_t first_row, const float* x,
-                        float* y, backend::DeviceStream& device, tensor::ThreadPool& pool, ExpertBuffers b,
-                        ExpertSplitBuffers s) {
-    const int64_t n_ff = w.gate.n_rows, n_embd = w.gate.n_cols;
-    tensor::matmul(pool, w.gate, x, 1, b.g, b.prepared);
-    b.active.clear();
+ExpertWork split_experts(std::span<const RoutedExpert> experts, const uint8_t* resident, int32_t il, const float* x,
+                         float* out, backend::DeviceStream& device, tensor::ThreadPool& pool, ExpertSplitBuffers s) {
+    const int64_t n_ff = experts.front().w.gate.n_rows, n_embd = experts.front().w.gate.n_cols;
+    s.cold.clear();
+    s.cold_end.clear();
     s.hot.clear();
     s.ids.clear();
-    for (int64_t i = 0; i < n_ff; ++i) {
-        if (b.g[i] <= 0.0f) continue;
-        if (!resident[i]) {
-            b.active.push_back(int32_t(i));
-            continue;
+    for (size_t j = 0; j < experts.size(); ++j) {
+        const RoutedExpert& r = experts[j];
+        float* g = s.g + j * size_t(n_ff);
+        tensor::matmul(pool, r.w.gate, x, 1, g, s.prepared);
+        for (int64_t i = 0; i < n_ff; ++i) {
+            if (g[i] <= 0.0f) continue;
+            if (!resident[r.first_row + i]) {
+                s.cold.push_back(int32_t(i));
+                continue;
+            }
+            s.hot.push_back(int32_t(j * size_t(n_ff) + size_t(i)));
+            s.ids.push_back(r.first_row + int32_t(i));
         }
-        s.hot.push_back(int32_t(i));
-        s.ids.push_back(first_row + int32_t(i));
+        s.cold_end.push_back(int64_t(s.cold.size()));
     }
-    std::fill(b.act, b.act + n_ff, 0.0f);
-    b.prepared.prepare(w.up.type, x, 1, n_embd);
+    std::fill(s.act, s.act + experts.size() * size_t(n_ff), 0.0f);
+    s.prepared.prepare(experts.front().w.up.type, x, 1, n_embd);  // every expert's up rows have one type
     backend::DeviceJoin join(&device);
-    join.device->begin_dots(il, b.prepared.row(0), s.ids, nullptr, s.v);  // the device holds no gate rows
-    up_rows(w, b.active, pool, b);
+    join.device->begin_dots(il, s.prepared.row(0), s.ids, nullptr, s.v);  // the device holds no gate rows
+    // Expert j's cold neurons are cold[cold_end[j - 1], cold_end[j]).
+    const auto cold = [&](size_t j) {
+        const int64_t begin = j == 0 ? 0 : s.cold_end[j - 1];
+        return std::span<int32_t>(s.cold).subspan(size_t(begin), size_t(s.cold_end[j] - begin));
+    };
+    for (size_t j = 0; j < experts.size(); ++j)
+        up_rows(experts[j].w, cold(j), pool, s.g + j * size_t(n_ff), s.up, s.act + j * size_t(n_ff), s.prepared.row(0));
     join.wait();
-    for (size_t j = 0; j < s.hot.size(); ++j) {
-        const int32_t i = s.hot[j];
-        s.coef[j] = b.act[i] = b.g[i] * s.v[j];
+    for (size_t h = 0; h < s.hot.size(); ++h) {
+        const size_t j = size_t(s.hot[h]) / size_t(n_ff);
+        s.act[s.hot[h]] = s.g[s.hot[h]] * s.v[h];
+        s.coef[h] = experts[j].weight * s.act[s.hot[h]];
     }
-    join.device->begin_down(il, s.ids, s.coef, s.y);
-    const int64_t cold = int64_t(b.active.size()), hot = int64_t(s.hot.size());
-    keep_nonzero(b.active, b.act);
-    transposed_down(w.down, b.active, b.act, y, pool);
+    join.device->begin_down(il, s.ids, s.coef, s.y_device);
+    std::fill(out, out + n_embd, 0.0f);
+    const uint64_t neuron_bytes = uint64_t(experts.front().w.up.row_bytes + experts.front().w.down.row_bytes);
+    ExpertWork work;
+    for (size_t j = 0; j < experts.size(); ++j) {
+        const RoutedExpert& r = experts[j];
+        const std::span<int32_t> ids = cold(j);
+        const float* act = s.act + j * size_t(n_ff);
+        work.neurons += int64_t(ids.size());
+        work.bytes += uint64_t(r.w.gate.row_bytes) * uint64_t(n_ff) + neuron_bytes * uint64_t(ids.size());
+        transposed_down(r.w.down, ids.first(keep_nonzero(ids, act)), act, s.y, pool);
+        for (int64_t o = 0; o < n_embd; ++o) out[o] += r.weight * s.y[o];
+    }
     join.wait();
-    for (int64_t j = 0; j < n_embd; ++j) y[j] += s.y[j];
-    const uint64_t neuron_bytes = uint64_t(w.up.row_bytes + w.down.row_bytes);
-    return {cold + hot, uint64_t(w.gate.row_bytes) * uint64_t(n_ff) + neuron_bytes * uint64_t(cold + hot), hot,
-            neuron_bytes * uint64_t(hot)};
+    for (int64_t o = 0; o < n_embd; ++o) out[o] += s.y_device[o];
+    const int64_t hot = int64_t(s.hot.size());
+    work.neurons += hot;
+    work.bytes += neuron_bytes * uint64_t(hot);
+    work.neurons_on_device = hot;
+    work.bytes_on_device = neuron_bytes * uint64_t(hot);
+    return work;
 }
 
 }  // namespace ember::model

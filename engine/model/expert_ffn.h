@@ -6,6 +6,7 @@
 // stored transposed (a row per neuron, PowerInfer's layout), only those neurons' down rows.
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,7 @@ std::vector<std::vector<tensor::WeightView>> expert_matrices(const MoeFfnWeights
 // Gate-first experts with down transposed: every expert's neurons as rows a device can hold one
 // by one, neuron i of expert e being row e·n_ff + i of up and of down. The gate stays on the CPU,
 // which decides by it which neurons run. Empty otherwise: upstream's layout places whole experts.
-backend::FfnRows expert_neuron_rows(const MoeFfnWeights& w, FfnGate gate);
+backend::FfnRows expert_neuron_rows(const MoeFfnWeights& w, const HParams& hp);
 
 struct ExpertWeights {
     tensor::WeightView gate;  // [n_embd] -> [n_ff]
@@ -81,22 +82,37 @@ struct ExpertWork {
 ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int32_t m, float* y, tensor::ThreadPool& pool,
                    ExpertBuffers b);
 
-// What a gate-first expert's split needs beside ExpertBuffers: hot has capacity n_ff, v and
-// coef hold n_ff, y n_embd; ids are the device's row ids (capacity n_ff).
-struct ExpertSplitBuffers {
-    std::vector<int32_t>& hot;
-    std::vector<int32_t>& ids;
-    float* v;
-    float* coef;
-    float* y;
+// One token's expert routed to it, for a split between the CPU and a device.
+struct RoutedExpert {
+    ExpertWeights w;    // gate first, down transposed
+    int32_t first_row;  // its neuron i is the device layer's row first_row + i
+    float weight;       // its gating weight
 };
 
-// One token through a gate-first expert (w.down_transposed) whose neurons with resident[i] set
-// are held by the device as its layer il's rows first_row + i: the CPU computes every gate
-// product, then the up and down rows of the neurons that fired, the cold ones itself and the
-// hot ones on the device at the same time.
-ExpertWork split_expert(const ExpertWeights& w, const uint8_t* resident, int32_t il, int32_t first_row, const float* x,
-                        float* y, backend::DeviceStream& device, tensor::ThreadPool& pool, ExpertBuffers b,
-                        ExpertSplitBuffers s);
+// What a split needs, for k routed experts of n_ff neurons: g and act hold [k][n_ff], up n_ff,
+// y n_embd, v, coef and y_device as their names say; the lists have capacity k·n_ff (cold_end
+// k + 1).
+struct ExpertSplitBuffers {
+    float* g;
+    float* act;
+    float* up;
+    float* y;
+    std::vector<int32_t>& cold;      // each expert's fired neurons the CPU computes, expert after expert
+    std::vector<int64_t>& cold_end;  // where expert j's end in cold
+    std::vector<int32_t>& hot;       // the fired neurons the device holds, as j·n_ff + i
+    std::vector<int32_t>& ids;       // and their rows on the device
+    float* v;                        // the device's up products for them
+    float* coef;                     // their weighted activations, the device's down coefficients
+    float* y_device;                 // [n_embd] the device's share of the output
+    tensor::PreparedActivations& prepared;
+};
+
+// out ([n_embd]) = Σ weight · expert(x) over one token's routed gate-first experts, some of whose
+// neurons the device holds (resident[row], the layer's rows). The CPU computes every gate
+// product, then the up and down rows of the fired neurons it holds; the device those of the
+// others, all experts in one call each way, at the same time as the CPU. s.act holds every
+// expert's activations after.
+ExpertWork split_experts(std::span<const RoutedExpert> experts, const uint8_t* resident, int32_t il, const float* x,
+                         float* out, backend::DeviceStream& device, tensor::ThreadPool& pool, ExpertSplitBuffers s);
 
 }  // namespace ember::model

@@ -166,7 +166,7 @@ public:
 
     backend::FfnRows ffn_rows(int32_t il) const override {
         const LlamaLayer& L = layers_[size_t(il)];
-        if (hp_.moe()) return expert_neuron_rows(L.moe.experts, hp_.ffn_gate);
+        if (hp_.moe()) return expert_neuron_rows(L.moe.experts, hp_);
         // A gate-first FFN's gate is computed whole on the CPU (it decides which neurons run),
         // so a device holds only the up and down rows.
         return {hp_.gate_first ? tensor::WeightView{} : L.sparse.gate, L.sparse.up, L.sparse.down_t};

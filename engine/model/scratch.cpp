@@ -80,15 +80,19 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
     prepared.set_q8_k_scale(scale);
     if (hp.moe()) {
         expert_active.reserve(size_t(hp.n_ff));
-        expert_hot.reserve(size_t(hp.n_ff));
-        expert_device_ids.reserve(size_t(hp.n_ff));
-        expert_hot_v.resize(size_t(hp.n_ff));
-        expert_hot_coef.resize(size_t(hp.n_ff));
-        expert_device_out.resize(size_t(hp.n_embd));
+        if (hp.ffn_gate == FfnGate::ReluPar) {
+            const size_t neurons = size_t(hp.n_expert_used) * size_t(hp.n_ff);
+            for (std::vector<float>* v : {&split_gate, &split_act, &split_v, &split_coef}) v->resize(neurons);
+            for (std::vector<int32_t>* v : {&split_cold, &split_hot, &split_ids}) v->reserve(neurons);
+            split_cold_end.reserve(size_t(hp.n_expert_used));
+            routed.reserve(size_t(hp.n_expert_used));
+            split_device_out.resize(size_t(hp.n_embd));
+        }
         expert_stats.resize(size_t(hp.n_layer));
         for (SparseLayerStats& l : expert_stats) {
             l.expert_tokens.assign(size_t(hp.n_expert), 0);
-            l.neuron_fires.assign(size_t(hp.n_expert) * size_t(hp.n_ff), 0);
+            // Only gate-first experts have neurons that may not fire.
+            if (hp.ffn_gate == FfnGate::ReluPar) l.neuron_fires.assign(size_t(hp.n_expert) * size_t(hp.n_ff), 0);
         }
     }
     if (hp.sparse()) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <vector>
 
+#include "model/expert_ffn.h"
 #include "model/hparams.h"
 #include "model/sparse_scratch.h"
 #include "tensor/matmul.h"
@@ -46,12 +47,18 @@ struct Scratch {
     std::vector<float> expert_in;       // [n_embd] those rows' FFN inputs, gathered
     std::vector<float> expert_out;      // [n_embd] and that expert's outputs for them
     std::vector<int32_t> expert_active;  // one token's neurons whose gate fired (capacity n_ff)
-    // and, with some of a gate-first expert's neurons on a device, those of them it holds:
-    std::vector<int32_t> expert_hot;         // their ids in the expert (capacity n_ff)
-    std::vector<int32_t> expert_device_ids;  // their rows on the device (capacity n_ff)
-    std::vector<float> expert_hot_v;         // [n_ff] the device's up products for them
-    std::vector<float> expert_hot_coef;      // [n_ff] their activations, the device's down coefficients
-    std::vector<float> expert_device_out;    // [n_embd] the device's share of the expert's output
+    // Gate-first experts with some of their neurons on a device: one token's routed experts
+    // split between the two (model/expert_ffn.h, ExpertSplitBuffers).
+    std::vector<RoutedExpert> routed;     // capacity n_expert_used
+    std::vector<float> split_gate;        // [n_expert_used · n_ff]
+    std::vector<float> split_act;         // [n_expert_used · n_ff]
+    std::vector<int32_t> split_cold;      // capacity n_expert_used · n_ff
+    std::vector<int64_t> split_cold_end;  // capacity n_expert_used
+    std::vector<int32_t> split_hot;       // capacity n_expert_used · n_ff
+    std::vector<int32_t> split_ids;       // capacity n_expert_used · n_ff
+    std::vector<float> split_v;           // [n_expert_used · n_ff]
+    std::vector<float> split_coef;        // [n_expert_used · n_ff]
+    std::vector<float> split_device_out;  // [n_embd]
     std::vector<SparseLayerStats> expert_stats;  // [n_layer] neurons computed in the routed experts
     // Per worker thread ([n_threads][...]):
     std::vector<float> scores;    // [n_ctx] one head's attention weights

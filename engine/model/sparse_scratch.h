@@ -18,7 +18,7 @@ struct SparseLayerStats {
     double predictor_ms = 0.0;   // time in the predictor
     double ffn_ms = 0.0;         // time in the gate/up rows and the down projection
     std::vector<int64_t> expert_tokens;  // a mixture of experts: tokens routed to each expert
-    std::vector<uint32_t> neuron_fires;  // and tokens for which each of its neurons (e·n_ff + i) fired
+    std::vector<uint32_t> neuron_fires;  // gate-first experts: tokens for which each neuron (e·n_ff + i) fired
 };
 
 struct SparseScratch {

@@ -189,7 +189,7 @@ DevicePlacement::DenseShare DevicePlacement::dense_share(const sparse::Placement
             if (on.empty()) on.assign(layers[size_t(x.il)].experts.size(), 0);
             on[size_t(x.e)] = 1;
         }
-        d.expert_neurons = choose_expert_neurons(left);
+        if (hp.moe()) d.expert_neurons = choose_expert_neurons(left);
     }
     d.bytes = placed_bytes + d.other_bytes;
     return d;
@@ -214,7 +214,7 @@ void DevicePlacement::place_dense(const sparse::Placement& p, const DenseShare& 
         dense_note_ += "; " + std::to_string(d.refused) + " parts with matrices of types it has no kernel for stay on the CPU";
 }
 
-std::vector<std::vector<int32_t>> DevicePlacement::choose_expert_neurons(uint64_t& left) const {
+std::vector<std::vector<int32_t>> DevicePlacement::choose_expert_neurons(uint64_t left) const {
     // A neuron's expected fires: this session's, plus kProfileTokens tokens' worth of the profile's
     // share of tokens routed to its expert times its firing rate there (every time, without one).
     const model::HParams& hp = arch_.hparams();

@@ -72,7 +72,9 @@ private:
     void read_expert_profile();
     std::vector<std::vector<int32_t>> choose_hot(const sparse::Placement& p);
     DenseShare dense_share(const sparse::Placement& p, const model::KvCache& kv) const;
-    std::vector<std::vector<int32_t>> choose_expert_neurons(uint64_t& left) const;
+    // Gate-first experts in PowerInfer's layout: the neurons `left` bytes hold, those expected to
+    // fire most first.
+    std::vector<std::vector<int32_t>> choose_expert_neurons(uint64_t left) const;
     void place_dense(const sparse::Placement& p, const DenseShare& d, model::KvCache& kv);
 
     std::unique_ptr<backend::Device> device_;

@@ -52,6 +52,9 @@ void write_expert_profile(const std::string& path, const ExpertProfile& p) {
     w.set(std::string(kPrefix) + "model_bytes", gguf::Value::u64(p.model_bytes));
     w.set(std::string(kPrefix) + "n_tokens", gguf::Value::u64(p.n_tokens));
     w.set(std::string(kPrefix) + "layer_count", gguf::Value::u32(uint32_t(p.share.size())));
+    if (!p.fire.empty() && p.fire.size() != p.share.size())
+        fail(path + ": neuron firing rates for " + std::to_string(p.fire.size()) + " of " + std::to_string(p.share.size()) +
+             " layers; a profile has them for every layer or for none");
     for (int32_t il = 0; il < int32_t(p.share.size()); ++il) {
         const int64_t n_expert = int64_t(p.share[size_t(il)].size());
         add_f32_tensor(w, tensor_name(il), {n_expert}, p.share[size_t(il)]);
@@ -85,11 +88,14 @@ ExpertProfile read_expert_profile(const std::string& path, int32_t n_layer, int3
         if (std::fabs(sum - n_expert_used) > 1e-3 * n_expert_used)
             fail(path + ": tensor '" + name + "' sums to " + std::to_string(sum) + ", not the " +
                  std::to_string(n_expert_used) + " experts each token uses");
-        // Profiles written before neuron counts have none; one that has them has every layer's.
+        // A profile has neuron firing rates for every layer or for none.
         if (has_fire)
             profile.fire.push_back(read_shares(*f, fire_tensor_name(il), {n_ff, n_expert},
                                                "[" + std::to_string(n_ff) + ", " + std::to_string(n_expert) + "]",
                                                "one share per neuron of each expert"));
+        else if (f->find_tensor(fire_tensor_name(il)))
+            fail(path + ": tensor '" + fire_tensor_name(il) + "' without '" + fire_tensor_name(0) +
+                 "': a profile has neuron firing rates for every layer or for none");
     }
     return profile;
 }

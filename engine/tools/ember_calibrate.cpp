@@ -243,7 +243,8 @@ int profile_experts(const std::shared_ptr<ember::Model>& model, std::vector<int3
         std::vector<float>& share = profile.share.emplace_back();
         for (int64_t n : layer) share.push_back(float(double(n) / double(tokens.size())));
     }
-    for (size_t il = 0; il < fired.size(); ++il) {
+    // Only gate-first experts count their neurons' fires (the others' always fire).
+    for (size_t il = 0; il < fired.size() && !fired[il].empty(); ++il) {
         const size_t n_ff = fired[il].size() / size_t(info.n_expert);
         std::vector<float>& fire = profile.fire.emplace_back(fired[il].size());
         for (size_t j = 0; j < fired[il].size(); ++j)

@@ -373,8 +373,6 @@ private slots:
         }
         QCOMPARE(resident[0], int64_t(0));
         QVERIFY2(resident[1] > 0 && resident[1] < all, qPrintable(QString::number(resident[1])));
-        // Not a whole number of experts: the last ones placed are cut anywhere.
-        QVERIFY2(resident[1] % 768 != 0, qPrintable(QString::number(resident[1])));
         QCOMPARE(resident[2], all);
 
         sp.device_budget_bytes = budgets[2];
@@ -386,6 +384,54 @@ private slots:
             (*session)->clear();
             QCOMPARE(greedy_text(**session), want);
         }
+    }
+
+    // The split sums what the CPU sums, in another order: one token at a time, the logits of a
+    // session holding some of the neurons on the sim device stay within rounding of the CPU's.
+    void split_experts_compute_what_the_cpu_does() {
+        auto model = test_helpers::load_model(synth("split-down-t.gguf", {"--type", "Q4_0", "--down-t"}));
+        auto cpu = test_helpers::open_session(model, 64, 2);
+        auto split = partial_device_session(model);
+        int64_t on_device = 0;
+        double worst = 0.0;
+        for (const int32_t token : prompt()) {
+            QVERIFY(cpu->evaluate(std::span(&token, 1)).ok() && split->evaluate(std::span(&token, 1)).ok());
+            worst = std::max(worst, max_abs_difference(cpu->logits(), split->logits()));
+        }
+        for (const ember::LayerSparsity& l : split->layer_sparsity()) on_device += l.active_on_device;
+        qInfo("largest |Δ logit| %.2g, %lld neurons computed on the device", worst, static_cast<long long>(on_device));
+        QVERIFY(on_device > 0);
+        QVERIFY2(worst < 1e-3, qPrintable(QString::number(worst)));
+    }
+
+    // Re-planning puts the neurons that fired most so far on the device: without a profile, each
+    // held neuron fired at least as often in this session as each one left on the CPU.
+    void replanning_keeps_the_neurons_that_fired_most() {
+        auto model = test_helpers::load_model(synth("fires-down-t.gguf", {"--type", "Q4_0", "--down-t"}));
+        auto session = partial_device_session(model);
+        greedy_text(*session);
+        QVERIFY(session->set_device_budget(kPartialBudget).ok());
+        const auto fires = session->expert_neuron_fires();
+        const auto hot = session->hot_neurons();
+        QCOMPARE(int(fires.size()), 2);
+        uint32_t least_resident = UINT32_MAX, most_left = 0;
+        int64_t n_resident = 0;
+        for (size_t il = 0; il < 2; ++il) {
+            QCOMPARE(int(fires[il].size()), 8 * 768);
+            std::vector<bool> on(8 * 768, false);
+            for (int32_t id : hot[il]) on[size_t(id)] = true;
+            for (size_t id = 0; id < on.size(); ++id) {
+                if (on[id]) {
+                    least_resident = std::min(least_resident, fires[il][id]);
+                    ++n_resident;
+                } else {
+                    most_left = std::max(most_left, fires[il][id]);
+                }
+            }
+        }
+        QVERIFY2(n_resident > 0 && n_resident < 2 * 8 * 768, qPrintable(QString::number(n_resident)));
+        QVERIFY2(least_resident >= most_left, qPrintable(QString("%1 < %2").arg(least_resident).arg(most_left)));
+        QVERIFY(most_left > 0 || least_resident > 0);
     }
 
     // A profile with neuron counts orders a fresh session's resident neurons across layers and

@@ -410,7 +410,7 @@ private:
         const size_t n = neurons.size();
         if (!pending_.empty()) wait();  // results in flight land before their buffers can change
         select();
-        need_ids_ = std::max(need_ids_, n);
+        need_ids_ = std::max(need_ids_, rows.most_per_call > 0 ? std::min(n, size_t(rows.most_per_call)) : n);
         need_in_ = std::max(need_in_, rows.up.n_cols);
         need_out_ = std::max(need_out_, rows.down_t.n_cols);
 
@@ -605,7 +605,7 @@ private:
 
     // Local row numbers of `ids` into the pinned index buffer.
     void translate(const LayerRows& l, std::span<const int32_t> ids) {
-        if (ids.size() > need_ids_) fail(name_ + ": more neurons asked than are resident");
+        if (ids.size() > need_ids_) fail(name_ + ": more neurons asked at once than its FFN buffers hold");
         int32_t* out = ffn_local_.host.as<int32_t>();
         for (size_t j = 0; j < ids.size(); ++j) {
             const int32_t id = ids[j];
