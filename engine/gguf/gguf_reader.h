@@ -58,10 +58,16 @@ public:
     const std::vector<TensorInfo>& tensors() const { return tensors_; }
     const TensorInfo* find_tensor(const std::string& name) const;
 
-    // A tensor's bytes to re-lay in place while the model is being set up: only for a file
-    // opened as a copy and not yet sealed; null otherwise.
+    // A tensor's bytes to re-lay in place while the model is being set up: for a file opened as
+    // a copy, or a map's tensor made resident, not yet sealed; null otherwise.
     uint8_t* writable_bytes(const TensorInfo& t) const {
-        return map_.writable_data() ? const_cast<uint8_t*>(t.data) : nullptr;
+        return t.data ? map_.writable_range(uint64_t(t.data - map_.data()), t.nbytes) : nullptr;
+    }
+    // A map opened for a mixture of experts kept partly on disk: reads the pages of [p, p + n),
+    // bytes of this file, into memory now (MappedFile::make_resident). Const: the bytes stay the
+    // same, only where they live changes.
+    void make_resident(const void* p, size_t n) const {
+        map_.make_resident(uint64_t(static_cast<const uint8_t*>(p) - map_.data()), n);
     }
     void seal() { map_.seal(); }
 
@@ -70,7 +76,7 @@ private:
     void parse(uint64_t full_size);
 
     std::string path_;
-    MappedFile map_;
+    mutable MappedFile map_;  // mutable for make_resident()
     std::string magic_;
     uint32_t version_ = 0;
     uint32_t alignment_ = 32;

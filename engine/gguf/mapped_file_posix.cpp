@@ -66,11 +66,63 @@ MappedFile::MappedFile(const std::string& path, Mode mode, const Progress& progr
         data_ = static_cast<const uint8_t*>(p);
     }
     size_ = size;
+    path_ = path;
+}
+
+void MappedFile::make_resident(uint64_t offset, uint64_t n) {
+    if (writable_ || sealed_ || !data_) fail(path_ + ": only a map not yet sealed has parts made resident");
+    if (offset > size_ || n > size_ - offset) fail(path_ + ": bytes past the end made resident");
+    const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
+    uint64_t begin = offset / page * page, end = std::min<uint64_t>((offset + n + page - 1) / page * page, size_);
+    // Only the pages not resident yet are read, so a part read earlier and maybe re-laid since
+    // keeps its bytes.
+    for (const auto& [b, e] : resident_) {
+        if (b <= begin && begin < e) begin = e;
+        if (b < end && end <= e) end = b;
+    }
+    if (begin >= end) return;
+    for (const auto& [b, e] : resident_)
+        if (begin < b && e < end) {  // a resident range inside: the two sides on their own
+            make_resident(begin, b - begin);
+            make_resident(e, end - e);
+            return;
+        }
+    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail(path_ + ": cannot open: " + std::strerror(errno));
+    auto* at = const_cast<uint8_t*>(data_) + begin;
+    const size_t length = size_t(end - begin);
+    void* p = ::mmap(at, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (p == MAP_FAILED) {
+        const int err = errno;
+        ::close(fd);
+        fail(path_ + ": cannot allocate " + std::to_string(length) + " bytes of memory: " + std::strerror(err));
+    }
+    size_t done = 0;
+    while (done < length) {
+        const ssize_t got = ::pread(fd, at + done, length - done, off_t(begin + done));
+        if (got <= 0) {
+            const int err = got < 0 ? errno : EIO;
+            ::close(fd);
+            fail(path_ + ": read failed at byte " + std::to_string(begin + done) + ": " + std::strerror(err));
+        }
+        done += size_t(got);
+    }
+    ::close(fd);
+    resident_.emplace_back(begin, end);
 }
 
 void MappedFile::seal() {
     if (writable_) ::mprotect(const_cast<uint8_t*>(data_), size_, PROT_READ);
+    for (const auto& [begin, end] : resident_) ::mprotect(const_cast<uint8_t*>(data_) + begin, size_t(end - begin), PROT_READ);
     writable_ = false;
+    sealed_ = true;
+}
+
+void prefetch_pages(const void* p, size_t n) {
+    if (n == 0) return;
+    const uintptr_t page = uintptr_t(::sysconf(_SC_PAGESIZE));
+    const uintptr_t begin = reinterpret_cast<uintptr_t>(p) / page * page;
+    ::madvise(reinterpret_cast<void*>(begin), size_t(reinterpret_cast<uintptr_t>(p) + n - begin), MADV_WILLNEED);
 }
 
 void MappedFile::release() {

@@ -74,13 +74,23 @@ MappedFile::MappedFile(const std::string& path, Mode mode, const Progress& progr
         data_ = static_cast<const uint8_t*>(p);
     }
     size_ = size;
+    path_ = path;
 }
 
 void MappedFile::seal() {
     DWORD previous = 0;
     if (writable_) VirtualProtect(const_cast<uint8_t*>(data_), size_, PAGE_READONLY, &previous);
     writable_ = false;
+    sealed_ = true;
 }
+
+// A view of a file mapping cannot have some of its pages replaced by private memory.
+void MappedFile::make_resident(uint64_t, uint64_t) {
+    fail(path_ + ": keeping only part of a model in memory needs Linux or another POSIX system");
+}
+
+// make_resident() never succeeds here, so no map has parts that are read on demand to prefetch.
+void prefetch_pages(const void*, size_t) {}
 
 // A copy is private memory, a map a view of a section: the region's type says which.
 void MappedFile::release() {

@@ -11,6 +11,7 @@
 #include "ember/model.h"
 #include "gguf/gguf_reader.h"
 #include "model/executor.h"
+#include "model/expert_residency.h"
 #include "model/hparams.h"
 #include "model/kv_cache.h"
 #include "model/sparse_lm_head.h"
@@ -72,6 +73,9 @@ public:
     // The file's predictor of which LM head rows a token needs (SmallThinker's), when the model
     // was loaded to use it (ModelParams::sparse_lm_head).
     virtual const LmHeadProfiler* lm_head_profiler() const { return nullptr; }
+    // A mixture of experts kept partly on disk (ModelParams::expert_memory_bytes): which experts
+    // are read from the file when routed; null when every expert is in memory.
+    virtual const ExpertResidency* expert_residency() const { return nullptr; }
     // One layer's FFN rows, neuron by neuron, for a device: sparse models', and a mixture of
     // gate-first experts' in PowerInfer's layout (model/expert_ffn.h); empty for others.
     virtual backend::FfnRows ffn_rows(int32_t il) const = 0;

@@ -34,6 +34,11 @@ Executor::Executor(const HParams& hp, Scratch& s)
 
 void Executor::set_gate_thresholds(std::vector<float> thresholds) { gate_thresholds_ = std::move(thresholds); }
 
+void Executor::set_experts_on_demand(const std::vector<std::vector<uint8_t>>* on_demand) {
+    experts_on_demand_ = on_demand;
+    asked_.assign(size_t(hp_.n_expert), 0);
+}
+
 void Executor::set_plan(std::shared_ptr<const ExecutionPlan> plan, backend::DeviceStream* device) {
     plan_ = std::move(plan);
     device_ = device;
@@ -178,7 +183,7 @@ void Executor::dense_ffn(int32_t il, const DenseFfnWeights& w, const float* x, f
     linear(plan_->layers[size_t(il)].ffn, w.down, s_.ffn_act.data(), n, out);
 }
 
-void Executor::route(int32_t il, const tensor::WeightView& router, const float* x) {
+void Executor::route(int32_t il, const tensor::WeightView& router, const MoeFfnWeights& experts, const float* x) {
     const int32_t n_expert = hp_.n_expert, k = hp_.n_expert_used;
     tensor::matmul(s_.pool, router, x, n_, s_.router.data(), s_.prepared);
     emit("ffn_moe_logits", il, s_.router.data(), n_expert);
@@ -203,6 +208,21 @@ void Executor::route(int32_t il, const tensor::WeightView& router, const float* 
         sum = std::max(sum, 6.103515625e-5f);
         for (int32_t j = 0; j < k; ++j) weights[j] /= sum;
     }
+    if (experts_on_demand_) ask_for_experts(il, experts);
+}
+
+// The pages of the picked experts that live in the file are read from now on, while the layer's
+// attention (or the experts before them) run.
+void Executor::ask_for_experts(int32_t il, const MoeFfnWeights& experts) {
+    const std::vector<uint8_t>& on_demand = (*experts_on_demand_)[size_t(il)];
+    std::fill(asked_.begin(), asked_.end(), 0);
+    for (int32_t j = 0; j < n_ * hp_.n_expert_used; ++j) {
+        const int32_t e = s_.expert_id[size_t(j)];
+        if (!on_demand[size_t(e)] || asked_[size_t(e)]) continue;
+        asked_[size_t(e)] = 1;
+        const ExpertWeights w = expert_weights(experts, hp_, e);
+        for (const tensor::WeightView* m : {&w.gate, &w.up, &w.down}) gguf::prefetch_pages(m->data, size_t(matrix_bytes(*m)));
+    }
 }
 
 void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float* out) {
@@ -211,11 +231,6 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
     const int32_t k = hp_.n_expert_used;
     SparseLayerStats& stats = s_.expert_stats[size_t(il)];
     const LayerPlan& layer = plan_->layers[size_t(il)];
-    const auto expert_weights = [&](int32_t e) {
-        return ExpertWeights{w.gate.rows(e * n_ff, n_ff), w.up.rows(e * n_ff, n_ff),
-                             w.down_transposed ? w.down.rows(e * n_ff, n_ff) : w.down.rows(e * n_embd, n_embd),
-                             w.down_transposed};
-    };
     // Gate-first experts with neurons on the device: a token alone splits its experts between
     // the two; a prompt's run on the CPU, which holds every neuron too.
     if (n_ == 1 && !layer.hot.empty()) {
@@ -223,7 +238,7 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
         for (int32_t e = 0; e < hp_.n_expert; ++e) {
             const int32_t* it = std::find(s_.expert_id.data(), s_.expert_id.data() + k, e);
             if (it == s_.expert_id.data() + k) continue;
-            s_.routed.push_back({expert_weights(e), int32_t(e * n_ff), s_.expert_weight[size_t(it - s_.expert_id.data())]});
+            s_.routed.push_back({expert_weights(w, hp_, e), int32_t(e * n_ff), s_.expert_weight[size_t(it - s_.expert_id.data())]});
             stats.expert_tokens[size_t(e)] += 1;
         }
         const ExpertWork work = split_experts(
@@ -251,7 +266,7 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
         }
         if (m == 0) continue;
         stats.expert_tokens[size_t(e)] += m;
-        const ExpertWeights expert = expert_weights(e);
+        const ExpertWeights expert = expert_weights(w, hp_, e);
         if (!layer.experts.empty() && layer.experts[size_t(e)]) {
             device_expert(expert, m);
             // A batch reads each of the expert's rows once.

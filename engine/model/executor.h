@@ -40,6 +40,9 @@ public:
     // A gate-first FFN's per-layer thresholds (Architecture::gate_thresholds at the session's
     // activation sparsity): a neuron runs where |act(gate)| exceeds its layer's.
     void set_gate_thresholds(std::vector<float> thresholds);
+    // A mixture of experts kept partly on disk: [n_layer][n_expert] 1 where an expert is read from
+    // the file (ExpertResidency::on_demand, which must outlive the executor); null: none is.
+    void set_experts_on_demand(const std::vector<std::vector<uint8_t>>* on_demand);
 
     // A batch of n tokens at positions kv.n_past()..: the RoPE angles every layer shares.
     void begin_batch(const KvCache& kv, int32_t n);
@@ -61,7 +64,9 @@ public:
     // input (SmallThinker: the layer's input, before attention), moe_ffn() then computes the
     // picked experts on the FFN's normalized input x, each over the tokens routed to it, into
     // out (model/expert_ffn.h). The router runs on the CPU, each expert where the plan says.
-    void route(int32_t il, const tensor::WeightView& router, const float* x);
+    // Experts read from the file when routed (set_experts_on_demand) are asked for as soon as
+    // route() has picked them.
+    void route(int32_t il, const tensor::WeightView& router, const MoeFfnWeights& experts, const float* x);
     void moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float* out);
     // out = the predictor-guided sparse FFN (sparse_ffn.h): u feeds the predictor, x the FFN.
     void sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u, const float* x, float* out);
@@ -82,11 +87,14 @@ private:
     void gate_first_batch(int32_t il, const SparseFfnWeights& w, const float* x, float* out);
     void device_expert(const ExpertWeights& w, int32_t m);
     void count_fires(SparseLayerStats& stats, int32_t first_row, const float* act, int32_t m) const;
+    void ask_for_experts(int32_t il, const MoeFfnWeights& experts);
 
     const HParams& hp_;
     Scratch& s_;
     std::shared_ptr<const ExecutionPlan> plan_;
     std::vector<float> gate_thresholds_;  // [n_layer], gate-first models only
+    const std::vector<std::vector<uint8_t>>* experts_on_demand_ = nullptr;
+    std::vector<uint8_t> asked_;          // [n_expert] the experts route() has asked for in this batch
     backend::DeviceStream* device_ = nullptr;
     int32_t n_ = 0;     // tokens in the batch
     int32_t pos0_ = 0;  // the position of its first

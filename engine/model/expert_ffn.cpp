@@ -130,9 +130,17 @@ backend::FfnRows expert_neuron_rows(const MoeFfnWeights& w, const HParams& hp) {
 std::vector<std::vector<tensor::WeightView>> expert_matrices(const MoeFfnWeights& w, const HParams& hp) {
     std::vector<std::vector<tensor::WeightView>> out;
     if (w.down_transposed) return out;
-    for (int64_t e = 0; e < hp.n_expert; ++e)
-        out.push_back({w.gate.rows(e * hp.n_ff, hp.n_ff), w.up.rows(e * hp.n_ff, hp.n_ff), w.down.rows(e * hp.n_embd, hp.n_embd)});
+    for (int32_t e = 0; e < hp.n_expert; ++e) {
+        const ExpertWeights x = expert_weights(w, hp, e);
+        out.push_back({x.gate, x.up, x.down});
+    }
     return out;
+}
+
+ExpertWeights expert_weights(const MoeFfnWeights& w, const HParams& hp, int32_t e) {
+    const int64_t n_ff = hp.n_ff, n_embd = hp.n_embd;
+    return {w.gate.rows(e * n_ff, n_ff), w.up.rows(e * n_ff, n_ff),
+            w.down_transposed ? w.down.rows(e * n_ff, n_ff) : w.down.rows(e * n_embd, n_embd), w.down_transposed};
 }
 
 ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int32_t m, float* y, tensor::ThreadPool& pool,

@@ -61,6 +61,9 @@ struct ExpertWeights {
     bool down_transposed = false;
 };
 
+// Expert e of a layer's experts.
+ExpertWeights expert_weights(const MoeFfnWeights& w, const HParams& hp, int32_t e);
+
 // Buffers of one call, sized for up to n_batch rows by the caller: g and up hold [m][n_ff], act
 // [m][n_ff], y [m][n_embd]; active has capacity n_ff.
 struct ExpertBuffers {

@@ -154,6 +154,11 @@ public:
             if (sparse) predictor_bytes += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
             layers_.push_back(L);
         }
+        if (hp_.moe() && params.expert_memory_bytes) {
+            std::vector<MoeFfnWeights> experts;
+            for (const LlamaLayer& L : layers_) experts.push_back(L.moe.experts);
+            residency_ = keep_experts_in_memory(file, experts, hp_, *params.expert_memory_bytes);
+        }
         if (calibration) sparsity_allocation_ = params.sparsity_allocation.value_or(calibration->allocation);
         calibration_ = std::move(calibration);
         // A mixture of experts' token reads n_expert_used experts of each layer's n_expert.
@@ -187,6 +192,7 @@ public:
 
     const tensor::WeightView& lm_head() const override { return output_; }
     const LmHeadProfiler* lm_head_profiler() const override { return profiler_ ? &*profiler_ : nullptr; }
+    const ExpertResidency* expert_residency() const override { return residency_ ? &*residency_ : nullptr; }
 
     void forward(const int32_t* tokens, int32_t n, KvCache& kv, Executor& ex, float* logits,
                  bool logits_all) const override {
@@ -196,7 +202,7 @@ public:
         ex.begin_batch(kv, n);
         for (int32_t il = 0; il < hp_.n_layer; ++il) {
             const LlamaLayer& L = layers_[size_t(il)];
-            if (hp_.moe() && hp_.moe_routes_layer_input) ex.route(il, L.moe.router, s.x.data());
+            if (hp_.moe() && hp_.moe_routes_layer_input) ex.route(il, L.moe.router, L.moe.experts, s.x.data());
             const tensor::WeightView qkv[] = {L.wq, L.wk, L.wv};
             ex.attention_sublayer(il, {{L.attn_norm, nullptr, hp_.norm_eps}, qkv, L.wo, hp_.rope_pairs, true, L.bias, L.qk_norm},
                                   kv,
@@ -207,7 +213,7 @@ public:
             if (s.sparse) {  // the predictor reads the residual before ffn_norm (docs/FORMATS.md §3.2)
                 ex.sparse_ffn(il, L.sparse, s.x.data(), s.ffn_in.data(), s.ffn_out.data());
             } else if (hp_.moe()) {
-                if (!hp_.moe_routes_layer_input) ex.route(il, L.moe.router, s.ffn_in.data());
+                if (!hp_.moe_routes_layer_input) ex.route(il, L.moe.router, L.moe.experts, s.ffn_in.data());
                 ex.moe_ffn(il, L.moe.experts, s.ffn_in.data(), s.ffn_out.data());
             } else {
                 ex.dense_ffn(il, {L.gate, L.up, L.down}, s.ffn_in.data(), s.ffn_out.data());
@@ -231,6 +237,7 @@ private:
     tensor::WeightView output_;      // [n_embd] -> [n_vocab]
     std::optional<LmHeadProfiler> profiler_;
     std::vector<LlamaLayer> layers_;
+    std::optional<ExpertResidency> residency_;
 };
 
 }  // namespace

@@ -33,6 +33,11 @@ ModelInfo describe(const gguf::File& file, const model::Architecture& arch) {
     info.ffn_matrices = arch.ffn_matrices();
     info.n_expert = hp.n_expert;
     info.n_expert_used = hp.n_expert_used;
+    if (const model::ExpertResidency* r = arch.expert_residency()) {
+        info.expert_bytes_in_memory = r->bytes_in_memory;
+        info.expert_bytes = r->bytes;
+        info.expert_memory_order = r->order;
+    }
     info.kv_bytes_per_token = 2 * model::kv_cache_half_bytes(hp, 1);
     return info;
 }
@@ -49,11 +54,16 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& path, const ModelP
         // Reading the file is nearly all of the work: it reports 0..0.95, binding the rest.
         gguf::MappedFile::Progress reading;
         if (progress) reading = [&](float f) { return progress(0.95f * f); };
-        impl->file = gguf::File::open(path, params.use_mmap ? gguf::MappedFile::Mode::Map : gguf::MappedFile::Mode::Copy,
-                                      reading);
+        // Experts kept partly on disk: a map, with everything else read into memory.
+        const bool experts_on_disk = params.expert_memory_bytes.has_value();
+        impl->file = gguf::File::open(
+            path, params.use_mmap || experts_on_disk ? gguf::MappedFile::Mode::Map : gguf::MappedFile::Mode::Copy, reading);
+        if (experts_on_disk) model::keep_all_but_experts_in_memory(*impl->file, reading);
         if (progress && !progress(0.95f)) return Error{path + ": loading cancelled"};
         impl->tokenizer = tokenizer::Tokenizer::from_gguf(*impl->file);
         impl->arch = model::load_architecture(*impl->file, params);
+        if (experts_on_disk && impl->arch->hparams().n_expert == 0)
+            fail(path + ": has no experts to keep on disk (an expert memory budget applies to a mixture of experts)");
         if (params.sparse_lm_head && !impl->arch->lm_head_profiler())
             fail(path + ": no tensor lm_head_profiler.weight, which the sparse LM head needs");
         impl->file->seal();

@@ -37,6 +37,13 @@ inline float parse_float(const std::string& flag, const std::string& value) {
 }
 
 // A whole file's bytes, or nullopt when it cannot be read.
+// A size given in GiB ("1.5"), in bytes.
+inline uint64_t parse_gib(const std::string& flag, const std::string& value) {
+    const float gib = parse_float(flag, value);
+    if (!(gib >= 0.0f)) throw UsageError(flag + ": must not be negative");
+    return uint64_t(double(gib) * double(uint64_t(1) << 30));
+}
+
 inline std::optional<std::string> read_whole_file(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in) return std::nullopt;

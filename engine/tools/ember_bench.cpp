@@ -33,6 +33,7 @@ struct Options {
     int reps = 5;
     bool membw = true;
     bool use_mmap = false;
+    std::optional<uint64_t> expert_memory;
     std::string device = "cpu";
     std::optional<BudgetArg> vram_budget;
     SparsityArgs sparsity;
@@ -73,6 +74,7 @@ Options parse(int argc, char** argv) {
         } else if (a == "-r") o.reps = int(parse_int(a, next_value(argc, argv, i), 1, 1000));
         else if (a == "--no-membw") o.membw = false;
         else if (a == "--mmap") o.use_mmap = true;
+        else if (a == "--expert-memory") o.expert_memory = ember::tools::parse_gib(a, next_value(argc, argv, i));
         else if (a == "--device") o.device = next_value(argc, argv, i);
         else if (a == "--vram-budget") o.vram_budget = parse_budget(a, next_value(argc, argv, i));
         else if (a == "--sparse-lm-head") o.sparse_lm_head = true;
@@ -93,13 +95,14 @@ int main(int argc, char** argv) {
     } catch (const UsageError& e) {
         std::fprintf(stderr,
                      "ember-bench: %s\nusage: ember-bench -m MODEL.gguf [-p 512] [-n 128] [-t N[,N...]] [-r 5] "
-                     "[--no-membw] [--mmap] [--device cpu|gpu|gpu:N|sim] [--vram-budget GIB|N%%]\n"
+                     "[--no-membw] [--mmap] [--expert-memory GIB] [--device cpu|gpu|gpu:N|sim] [--vram-budget GIB|N%%]\n"
                      "  [--activation-sparsity S] [--sparsity-file PATH] [--sparse-lm-head]\n",
                      e.what());
         return 2;
     }
     ember::ModelParams mp;
     mp.use_mmap = opt.use_mmap;
+    mp.expert_memory_bytes = opt.expert_memory;
     mp.sparse_lm_head = opt.sparse_lm_head;
     opt.sparsity.apply(mp);
     auto model = ember::Model::load(opt.model_path, mp);

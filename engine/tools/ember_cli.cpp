@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "common/byte_size.h"
 #include "ember/model.h"
 #include "ember/session.h"
 #include "tools/arg_parse.h"
@@ -48,6 +49,7 @@ struct Options {
     bool stats = false;
     bool tokenize = false;
     bool use_mmap = false;
+    std::optional<uint64_t> expert_memory;
     std::string device = "cpu";
     std::optional<BudgetArg> vram_budget;
     bool reset_gpu_index = false;
@@ -83,6 +85,8 @@ const std::string kUsage = std::string(
     "  --tokenize               print the ids the prompt is fed as (BOS included where the vocabulary\n"
     "                           adds it) as one JSON array on stdout, then exit\n"
     "  --mmap                   map the model file instead of reading it into memory\n"
+    "  --expert-memory GIB      a mixture of experts: keep only the experts used most within GIB in\n"
+    "                           memory, read the others from the file when routed (Linux)\n"
     "  --device cpu|gpu|gpu:N|sim  where the placement puts what fits the budget: a sparse model's dense\n"
     "                           parts and hot neurons, a dense model's first layers (gpu: the first\n"
     "                           usable GPU; sim: a host-memory stand-in device)\n"
@@ -166,6 +170,8 @@ Options parse(int argc, char** argv) {
             o.dumps.push_back(ember::tools::parse_dump(spec, next_value(argc, argv, i)));
         } else if (a == "--mmap") {
             o.use_mmap = true;
+        } else if (a == "--expert-memory") {
+            o.expert_memory = ember::tools::parse_gib(a, next_value(argc, argv, i));
         } else if (a == "-h" || a == "--help") {
             std::fputs(kUsage.c_str(), stdout);
             std::exit(0);
@@ -197,6 +203,7 @@ int main(int argc, char** argv) {
     mp.sparse_threshold = opt.sparse_threshold;
     opt.sparsity.apply(mp);
     mp.use_mmap = opt.use_mmap;
+    mp.expert_memory_bytes = opt.expert_memory;
     mp.sparse_lm_head = opt.sparse_lm_head;
     auto model = ember::Model::load(opt.model_path, mp);
     if (!model) {
@@ -220,6 +227,10 @@ int main(int argc, char** argv) {
     else if (info.sparse)
         std::fprintf(stderr, ", sparse (predictor threshold %g)", info.sparse_threshold);
     std::fputc('\n', stderr);
+    if (opt.expert_memory)
+        std::fprintf(stderr, "ember-cli: experts: %s of %s in memory (%s); the rest read from the file when routed\n",
+                     ember::byte_size(info.expert_bytes_in_memory).c_str(), ember::byte_size(info.expert_bytes).c_str(),
+                     info.expert_memory_order.c_str());
 
     ember::SessionParams sp;
     sp.n_ctx = opt.n_ctx;

@@ -30,6 +30,12 @@ struct ModelParams {
     // cannot touch. true: map the file (shares the page cache with other processes, but
     // generation slows to the disk's speed whenever the kernel reclaims the cache).
     bool use_mmap = false;
+    // A mixture of experts only: keep everything but the experts in memory, and of the experts
+    // those used most (by the routing profile ember-calibrate writes beside the model, else layer
+    // by layer) within this many bytes; the others stay in the file, mapped, and are read when a
+    // token is routed to them, asked for as soon as the router has chosen. For a model larger
+    // than the memory it may use. Unset: everything in memory. Linux and other POSIX systems.
+    std::optional<uint64_t> expert_memory_bytes;
     // Sparse (PowerInfer) files: predictor score at or above which a neuron is computed.
     // Unset: LLAMA_SPARSE_PRED_THRESHOLD, else the file's powerinfer.sparse_threshold, else 0.
     std::optional<float> sparse_threshold;
@@ -88,6 +94,11 @@ struct ModelInfo : ModelShape {
     int32_t ffn_matrices = 0;      // FFN matrices per layer: 3 with a gate (gate, up, down), 2 without
     int32_t n_expert = 0;          // a mixture of experts: experts per layer (0: one dense FFN)
     int32_t n_expert_used = 0;     // and how many of them each token runs
+    // With ModelParams::expert_memory_bytes: the experts' bytes kept in memory, of all of them,
+    // and what chose which ("the most used first, by PROFILE", or "layer by layer: " and why);
+    // 0 and empty otherwise.
+    uint64_t expert_bytes_in_memory = 0, expert_bytes = 0;
+    std::string expert_memory_order;
     uint64_t kv_bytes_per_token = 0;  // the F16 K and V caches, all layers, per token of context
 };
 
