@@ -83,6 +83,37 @@ BatchAndSingle batch_and_single(const std::shared_ptr<ember::Model>& model, cons
     return r;
 }
 
+// Which bytes of `path` this process holds as pages of the file itself (mapped, read on demand)
+// rather than in memory of its own: from /proc/self/maps, the file's mappings and their offsets.
+// Pages are the unit: a page shared with a neighbour that lives in memory does, so only the
+// whole pages inside [begin, end) are asked about.
+struct FileMappings {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;  // file offsets [begin, end) mapped from the file
+    bool holds(uint64_t begin, uint64_t end) const {
+        constexpr uint64_t kPage = 4096;
+        begin = (begin + kPage - 1) / kPage * kPage;
+        end = end / kPage * kPage;
+        for (const auto& [b, e] : ranges)
+            if (b <= begin && end <= e) return true;
+        return false;
+    }
+};
+FileMappings file_mappings(const QString& path) {
+    FileMappings m;
+    QFile maps("/proc/self/maps");
+    if (!maps.open(QIODevice::ReadOnly)) qFatal("cannot read /proc/self/maps");
+    const QString canonical = QFileInfo(path).canonicalFilePath();
+    for (const QByteArray& line : maps.readAll().split('\n')) {
+        const QList<QByteArray> f = line.simplified().split(' ');
+        if (f.size() < 6 || QString::fromUtf8(f[5]) != canonical) continue;
+        const QList<QByteArray> span = f[0].split('-');
+        const uint64_t start = span[0].toULongLong(nullptr, 16), end = span[1].toULongLong(nullptr, 16);
+        const uint64_t offset = f[2].toULongLong(nullptr, 16);
+        m.ranges.emplace_back(offset, offset + (end - start));
+    }
+    return m;
+}
+
 }  // namespace
 
 class TestExperts : public QObject {
@@ -432,6 +463,75 @@ private slots:
         QVERIFY2(n_resident > 0 && n_resident < 2 * 8 * 768, qPrintable(QString::number(n_resident)));
         QVERIFY2(least_resident >= most_left, qPrintable(QString("%1 < %2").arg(least_resident).arg(most_left)));
         QVERIFY(most_left > 0 || least_resident > 0);
+    }
+
+    // --expert-memory: everything but the experts, and the experts the profile says are used
+    // most within the budget, live in the process's own memory; the other experts stay pages of
+    // the file, read when routed. The text is the one of the model loaded whole, at every budget.
+    void experts_kept_partly_on_disk_write_the_same_text() {
+        const QString path = synth("on-disk.gguf", {"--type", "Q4_0", "--down-t"});
+        ember::SessionParams sp;
+        sp.n_ctx = 128;
+        sp.n_threads = 2;
+        const std::vector<int32_t> want = greedy_text(test_helpers::load_model(path), sp);
+
+        // Layer 1's experts 6 and 7 and layer 0's expert 2 are used most.
+        ember::sparse::ExpertProfile profile;
+        profile.model_bytes = file_bytes(path);
+        profile.n_tokens = 1000;
+        profile.share = {{0.2f, 0.2f, 0.5f, 0.2f, 0.2f, 0.2f, 0.2f, 0.3f}, {0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.1f, 0.7f, 0.7f}};
+        ember::sparse::write_expert_profile(ember::sparse::default_expert_profile_path(path.toStdString()), profile);
+
+        // Read, not mapped: the file's only mappings are then the model's.
+        auto file = ember::gguf::File::open(path.toStdString(), ember::gguf::MappedFile::Mode::Copy);
+        const uint64_t expert = 3 * 768 * 144;  // gate, up and down: 768 Q4_0 rows of 256 each
+        // Expert e of layer il's three slices, as file offsets.
+        const auto slices = [&](int il, int e) {
+            std::vector<std::pair<uint64_t, uint64_t>> out;
+            for (const char* part : {"gate", "up", "down"}) {
+                const ember::gguf::TensorInfo* t =
+                    file->find_tensor("blk." + std::to_string(il) + ".ffn_" + part + "_exps.weight");
+                const uint64_t begin = file->data_offset() + t->offset + uint64_t(e) * (t->nbytes / 8);
+                out.emplace_back(begin, begin + t->nbytes / 8);
+            }
+            return out;
+        };
+        for (const uint64_t budget : {uint64_t(0), 3 * expert + expert / 2, 16 * expert}) {
+            ember::ModelParams mp;
+            mp.expert_memory_bytes = budget;
+            auto loaded = ember::Model::load(path.toStdString(), mp);
+            QVERIFY2(loaded.ok(), loaded.ok() ? "" : loaded.error().message.c_str());
+            const ember::ModelInfo& info = (*loaded)->info();
+            QCOMPARE(info.expert_bytes, 16 * expert);
+            QCOMPARE(info.expert_bytes_in_memory, std::min<uint64_t>(budget / expert, 16) * expert);
+            QVERIFY2(info.expert_memory_order.find("by " + ember::sparse::default_expert_profile_path(path.toStdString())) !=
+                         std::string::npos,
+                     info.expert_memory_order.c_str());
+            const FileMappings mapped = file_mappings(path);
+            int on_disk = 0;
+            for (int il = 0; il < 2; ++il)
+                for (int e = 0; e < 8; ++e) {
+                    bool from_file = true;
+                    for (const auto& [begin, end] : slices(il, e)) from_file = from_file && mapped.holds(begin, end);
+                    on_disk += from_file;
+                    if (budget == 3 * expert + expert / 2) {
+                        const bool most_used = (il == 1 && e >= 6) || (il == 0 && e == 2);
+                        QVERIFY2(from_file != most_used, qPrintable(QString("layer %1 expert %2").arg(il).arg(e)));
+                    }
+                }
+            QCOMPARE(uint64_t(16 - on_disk) * expert, info.expert_bytes_in_memory);
+            // Nothing else stays in the file: attention, norms, the embeddings and the LM head.
+            const ember::gguf::TensorInfo* wq = file->find_tensor("blk.0.attn_q.weight");
+            QVERIFY(!mapped.holds(file->data_offset() + wq->offset, file->data_offset() + wq->offset + wq->nbytes));
+            QCOMPARE(greedy_text(*loaded, sp), want);
+        }
+
+        auto dense = ember::Model::load(kData.toStdString() + "/tiny-relu-llama/model.dense.q4_0.gguf",
+                                        [] { ember::ModelParams mp; mp.expert_memory_bytes = 0; return mp; }());
+        QVERIFY(!dense.ok());
+        QVERIFY2(dense.error().message.find("model.dense.q4_0.gguf") != std::string::npos &&
+                     dense.error().message.find("no experts") != std::string::npos,
+                 dense.error().message.c_str());
     }
 
     // A profile with neuron counts orders a fresh session's resident neurons across layers and
