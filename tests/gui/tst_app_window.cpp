@@ -383,35 +383,29 @@ private slots:
     }
 
     // A mixture of experts (SmallThinker's graph): the slider places whole experts after the dense
-    // parts, the split view counts their neurons, and the text is the CPU's.
-    void mixture_of_experts_places_experts_by_the_slider() {
-        QTemporaryDir dir;
-        const QString model = dir.filePath("smallthinker.q4_0.gguf");
-        QProcess synth;
-        synth.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model",
-                    {"-o", model, "--arch", "smallthinker", "--type", "Q4_0", "--n-layer", "4", "--n-embd", "256",
-                     "--n-head", "4", "--n-head-kv", "2", "--n-ff", "768", "--n-vocab", "32000", "--experts", "8"});
-        QVERIFY(synth.waitForFinished(60000) && synth.exitCode() == 0);
+    // parts, or single neurons in PowerInfer's layout (down weights transposed); the split view
+    // counts their neurons, and the text is the CPU's.
+    void mixture_of_experts_is_placed_by_the_slider_data() {
+        QTest::addColumn<bool>("transposed");
+        QTest::addColumn<double>("off");  // bytes the budget takes from what everything needs
         // Less half the experts (each 3 × 768 Q4_0 rows of 256: 144 bytes a row): the dense parts
         // and the first layers' experts.
-        slider_moves_the_ffn_and_keeps_the_text(dir.path(), model, 4,
-                                                [](double used) { return used - 0.5 * 4 * 8 * 3 * 768 * 144; });
+        QTest::newRow("whole experts") << false << 0.5 * 4 * 8 * 3 * 768 * 144;
+        // A third of the neurons' bytes (each an up and a down row: 288 bytes).
+        QTest::newRow("single neurons") << true << 4 * 8 * 768 * 288 / 3.0;
     }
-
-    // The same in PowerInfer's layout (down weights transposed): the slider places single
-    // neurons, the split view counts them, and the text is still the CPU's.
-    void mixture_of_experts_in_powerinfers_layout_places_neurons() {
+    void mixture_of_experts_is_placed_by_the_slider() {
+        QFETCH(bool, transposed);
+        QFETCH(double, off);
         QTemporaryDir dir;
-        const QString model = dir.filePath("smallthinker-down-t.q4_0.gguf");
+        const QString model = dir.filePath("smallthinker.q4_0.gguf");
+        QStringList args{"-o", model, "--arch", "smallthinker", "--type", "Q4_0", "--n-layer", "4", "--n-embd", "256",
+                         "--n-head", "4", "--n-head-kv", "2", "--n-ff", "768", "--n-vocab", "32000", "--experts", "8"};
+        if (transposed) args << "--down-t";
         QProcess synth;
-        synth.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model",
-                    {"-o", model, "--arch", "smallthinker", "--type", "Q4_0", "--n-layer", "4", "--n-embd", "256",
-                     "--n-head", "4", "--n-head-kv", "2", "--n-ff", "768", "--n-vocab", "32000", "--experts", "8",
-                     "--down-t"});
+        synth.start(QStringLiteral(EMBER_TOOLS_DIR) + "/ember-synth-model", args);
         QVERIFY(synth.waitForFinished(60000) && synth.exitCode() == 0);
-        // A third of the neurons' bytes off (each an up and a down Q4_0 row of 256: 288 bytes).
-        slider_moves_the_ffn_and_keeps_the_text(dir.path(), model, 4,
-                                                [](double used) { return used - 4 * 8 * 768 * 288 / 3.0; });
+        slider_moves_the_ffn_and_keeps_the_text(dir.path(), model, 4, [off](double used) { return used - off; });
     }
 
     // A dense SwiGLU model with a calibration beside it: the side panel offers its measured
