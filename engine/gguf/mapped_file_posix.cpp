@@ -75,18 +75,30 @@ void MappedFile::make_resident(uint64_t offset, uint64_t n) {
     const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
     uint64_t begin = offset / page * page, end = std::min<uint64_t>((offset + n + page - 1) / page * page, size_);
     // Only the pages not resident yet are read, so a part read earlier and maybe re-laid since
-    // keeps its bytes.
-    for (const auto& [b, e] : resident_) {
-        if (b <= begin && begin < e) begin = e;
-        if (b < end && end <= e) end = b;
+    // keeps its bytes. Ranges may touch one another: trimmed past one, an end may fall in the next.
+    for (bool trimmed = true; trimmed && begin < end;) {
+        trimmed = false;
+        for (const auto& [b, e] : resident_) {
+            if (b <= begin && begin < e) {
+                begin = e;
+                trimmed = true;
+            }
+            if (b < end && end <= e) {
+                end = b;
+                trimmed = true;
+            }
+        }
     }
     if (begin >= end) return;
-    for (const auto& [b, e] : resident_)
-        if (begin < b && e < end) {  // a resident range inside: the two sides on their own
-            make_resident(begin, b - begin);
-            make_resident(e, end - e);
-            return;
-        }
+    // A resident range inside: the two sides on their own.
+    const auto inside = std::find_if(resident_.begin(), resident_.end(),
+                                     [&](const auto& r) { return begin < r.first && r.second < end; });
+    if (inside != resident_.end()) {
+        const auto [b, e] = *inside;  // a copy: the calls change resident_
+        make_resident(begin, b - begin);
+        make_resident(e, end - e);
+        return;
+    }
     const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) fail(path_ + ": cannot open: " + std::strerror(errno));
     auto* at = const_cast<uint8_t*>(data_) + begin;
@@ -108,7 +120,17 @@ void MappedFile::make_resident(uint64_t offset, uint64_t n) {
         done += size_t(got);
     }
     ::close(fd);
+    // Kept sorted with touching ranges merged, so that a tensor over several reads is one range.
     resident_.emplace_back(begin, end);
+    std::sort(resident_.begin(), resident_.end());
+    std::vector<std::pair<uint64_t, uint64_t>> merged;
+    for (const auto& r : resident_) {
+        if (!merged.empty() && r.first <= merged.back().second)
+            merged.back().second = std::max(merged.back().second, r.second);
+        else
+            merged.push_back(r);
+    }
+    resident_ = std::move(merged);
 }
 
 void MappedFile::seal() {

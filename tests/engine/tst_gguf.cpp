@@ -224,6 +224,37 @@ private slots:
         Writer w;
         QVERIFY_THROWS_EXCEPTION(EngineError, w.add_tensor("x", {32}, 2, std::vector<uint8_t>(17)));
     }
+
+    // A map's parts read into memory (for a mixture of experts kept partly on disk): each part
+    // holds the file's bytes and may be re-laid until sealed; a part asked for again, or one
+    // overlapping parts already read (here two that touch), keeps what was written into them.
+    void a_map_reads_parts_into_memory() {
+        const std::string path = dir_.path().toStdString() + "/parts.bin";
+        std::vector<uint8_t> bytes(64 * 1024);
+        for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = uint8_t(i * 7 + i / 251);
+        std::ofstream(path, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+        ember::gguf::MappedFile map(path, ember::gguf::MappedFile::Mode::Map);
+        QVERIFY(map.writable_range(0, 16) == nullptr);  // pages of the file itself
+        map.make_resident(5000, 3000);     // pages 1..2
+        map.make_resident(12288, 100);     // page 3, touching them
+        uint8_t* a = map.writable_range(5000, 3000);
+        uint8_t* b = map.writable_range(12288, 100);
+        QVERIFY(a && b);
+        std::memset(a, 0xAB, 3000);
+        std::memset(b, 0xCD, 100);
+        map.make_resident(100, 20000);  // pages 0..4: around, over and past both
+        QVERIFY(map.writable_range(0, 20480) != nullptr);
+        for (size_t i = 0; i < bytes.size(); ++i) {
+            const uint8_t want = i >= 5000 && i < 8000 ? 0xAB : i >= 12288 && i < 12388 ? 0xCD : bytes[i];
+            if (map.data()[i] != want) QFAIL(qPrintable(QString("byte %1: %2, not %3").arg(i).arg(map.data()[i]).arg(want)));
+        }
+        QVERIFY(map.writable_range(20480, 16) == nullptr);
+        map.seal();
+        QVERIFY(map.writable_range(5000, 16) == nullptr);
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, map.make_resident(30000, 10));
+        QVERIFY_THROWS_EXCEPTION(ember::EngineError, ember::gguf::MappedFile(path, ember::gguf::MappedFile::Mode::Copy)
+                                                         .make_resident(0, 10));
+    }
 };
 
 QTEST_GUILESS_MAIN(TestGguf)
