@@ -3,7 +3,8 @@
 // act(gate · x, up · x). A ReGLU expert (SmallThinker's) computing one token runs gate first,
 // as PowerInfer does without a predictor: every gate row, then the up rows only of the neurons
 // whose gate is above 0 (the others' activation is exactly 0), and, when the down weights are
-// stored transposed (a row per neuron, PowerInfer's layout), only those neurons' down rows.
+// stored transposed (a row per neuron, PowerInfer's layout), only those neurons' down rows; with
+// some of those neurons on a device, a token's routed experts split between the two.
 
 #include <cstdint>
 #include <span>

@@ -1,8 +1,9 @@
 #pragma once
 // A session's device and what it holds: for a byte budget, the dense parts, the KV cache and —
 // for sparse models — the hottest FFN neurons by the model's activation statistics; for dense
-// models whole layers from the first on. Each plan() yields the execution plan the forward pass
-// follows, and re-plans without reloading when the budget changes.
+// models whole layers from the first on; for a mixture of experts the experts used most, whole,
+// or neuron by neuron in PowerInfer's layout. Each plan() yields the execution plan the forward
+// pass follows, and re-plans without reloading when the budget changes.
 
 #include <cstdint>
 #include <memory>

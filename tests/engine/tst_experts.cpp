@@ -1,9 +1,9 @@
 // SmallThinker's experts beyond what upstream checks (tst_upstream_reference compares the graph
 // itself): the gate-first path of one token against whole experts over a batch, PowerInfer's
-// transposed down layout against upstream's, the neuron counts --stats shows, and experts placed
-// on the sim device writing the CPU's text, and the routing profile ember-calibrate writes and a
-// device plan follows; PowerInfer's sparse LM head (lm_head_profiler). The files are written by
-// ember-synth-model.
+// transposed down layout against upstream's, the neuron counts --stats shows, experts (or, in
+// PowerInfer's layout, single neurons) placed on the sim device writing the CPU's text, the
+// routing profile ember-calibrate writes and a device plan follows, experts kept partly on disk;
+// PowerInfer's sparse LM head (lm_head_profiler). The files are written by ember-synth-model.
 #include <QFileInfo>
 #include <QProcess>
 #include <QTemporaryDir>
