@@ -1,5 +1,7 @@
 #include "gguf/mapped_file.h"
 
+#include <algorithm>
+
 namespace ember::gguf {
 
 MappedFile::~MappedFile() { release(); }
@@ -31,9 +33,11 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 uint8_t* MappedFile::writable_range(uint64_t offset, uint64_t n) const {
     if (writable_) return const_cast<uint8_t*>(data_) + offset;
     if (sealed_) return nullptr;
-    for (const auto& [begin, end] : resident_)
-        if (begin <= offset && offset + n <= end) return const_cast<uint8_t*>(data_) + offset;
-    return nullptr;
+    // The last resident range starting at or before offset (they are sorted and apart).
+    auto r = std::upper_bound(resident_.begin(), resident_.end(), offset,
+                              [](uint64_t at, const std::pair<uint64_t, uint64_t>& range) { return at < range.first; });
+    if (r == resident_.begin() || offset + n > std::prev(r)->second) return nullptr;
+    return const_cast<uint8_t*>(data_) + offset;
 }
 
 }  // namespace ember::gguf

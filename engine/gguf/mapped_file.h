@@ -47,7 +47,8 @@ private:
     size_t size_ = 0;
     bool writable_ = false;
     std::string path_;
-    std::vector<std::pair<uint64_t, uint64_t>> resident_;  // a map's resident byte ranges [begin, end), pages whole
+    // A map's resident byte ranges [begin, end), whole pages, sorted, neither overlapping nor touching.
+    std::vector<std::pair<uint64_t, uint64_t>> resident_;
     bool sealed_ = false;
 };
 

@@ -41,6 +41,31 @@ const uint8_t* copy_into_memory(int fd, size_t size, const std::string& path, co
     return dst;
 }
 
+// Replaces the map's pages [begin, end) with anonymous memory holding the same bytes of `path`.
+void read_into_place(const std::string& path, uint8_t* base, uint64_t begin, uint64_t end) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) fail(path + ": cannot open: " + std::strerror(errno));
+    uint8_t* at = base + begin;
+    const size_t length = size_t(end - begin);
+    void* p = ::mmap(at, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    if (p == MAP_FAILED) {
+        const int err = errno;
+        ::close(fd);
+        fail(path + ": cannot allocate " + std::to_string(length) + " bytes of memory: " + std::strerror(err));
+    }
+    size_t done = 0;
+    while (done < length) {
+        const ssize_t got = ::pread(fd, at + done, length - done, off_t(begin + done));
+        if (got <= 0) {
+            const int err = got < 0 ? errno : EIO;
+            ::close(fd);
+            fail(path + ": read failed at byte " + std::to_string(begin + done) + ": " + std::strerror(err));
+        }
+        done += size_t(got);
+    }
+    ::close(fd);
+}
+
 }  // namespace
 
 MappedFile::MappedFile(const std::string& path, Mode mode, const Progress& progress) {
@@ -73,64 +98,23 @@ void MappedFile::make_resident(uint64_t offset, uint64_t n) {
     if (writable_ || sealed_ || !data_) fail(path_ + ": only a map not yet sealed has parts made resident");
     if (offset > size_ || n > size_ - offset) fail(path_ + ": bytes past the end made resident");
     const uint64_t page = uint64_t(::sysconf(_SC_PAGESIZE));
-    uint64_t begin = offset / page * page, end = std::min<uint64_t>((offset + n + page - 1) / page * page, size_);
-    // Only the pages not resident yet are read, so a part read earlier and maybe re-laid since
-    // keeps its bytes. Ranges may touch one another: trimmed past one, an end may fall in the next.
-    for (bool trimmed = true; trimmed && begin < end;) {
-        trimmed = false;
-        for (const auto& [b, e] : resident_) {
-            if (b <= begin && begin < e) {
-                begin = e;
-                trimmed = true;
-            }
-            if (b < end && end <= e) {
-                end = b;
-                trimmed = true;
-            }
-        }
-    }
+    const uint64_t begin = offset / page * page, end = std::min<uint64_t>((offset + n + page - 1) / page * page, size_);
     if (begin >= end) return;
-    // A resident range inside: the two sides on their own.
-    const auto inside = std::find_if(resident_.begin(), resident_.end(),
-                                     [&](const auto& r) { return begin < r.first && r.second < end; });
-    if (inside != resident_.end()) {
-        const auto [b, e] = *inside;  // a copy: the calls change resident_
-        make_resident(begin, b - begin);
-        make_resident(e, end - e);
-        return;
+    // resident_ is sorted, its ranges neither overlapping nor touching. Only the gaps between the
+    // ranges [begin, end) meets are read, so a part read earlier, and maybe re-laid since, keeps
+    // its bytes; then those ranges and [begin, end) become one.
+    auto first = std::lower_bound(resident_.begin(), resident_.end(), begin,
+                                  [](const std::pair<uint64_t, uint64_t>& r, uint64_t at) { return r.second < at; });
+    auto last = first;
+    uint64_t at = begin;
+    for (; last != resident_.end() && last->first <= end; ++last) {
+        if (at < last->first) read_into_place(path_, const_cast<uint8_t*>(data_), at, last->first);
+        at = std::max(at, last->second);
     }
-    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) fail(path_ + ": cannot open: " + std::strerror(errno));
-    auto* at = const_cast<uint8_t*>(data_) + begin;
-    const size_t length = size_t(end - begin);
-    void* p = ::mmap(at, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-    if (p == MAP_FAILED) {
-        const int err = errno;
-        ::close(fd);
-        fail(path_ + ": cannot allocate " + std::to_string(length) + " bytes of memory: " + std::strerror(err));
-    }
-    size_t done = 0;
-    while (done < length) {
-        const ssize_t got = ::pread(fd, at + done, length - done, off_t(begin + done));
-        if (got <= 0) {
-            const int err = got < 0 ? errno : EIO;
-            ::close(fd);
-            fail(path_ + ": read failed at byte " + std::to_string(begin + done) + ": " + std::strerror(err));
-        }
-        done += size_t(got);
-    }
-    ::close(fd);
-    // Kept sorted with touching ranges merged, so that a tensor over several reads is one range.
-    resident_.emplace_back(begin, end);
-    std::sort(resident_.begin(), resident_.end());
-    std::vector<std::pair<uint64_t, uint64_t>> merged;
-    for (const auto& r : resident_) {
-        if (!merged.empty() && r.first <= merged.back().second)
-            merged.back().second = std::max(merged.back().second, r.second);
-        else
-            merged.push_back(r);
-    }
-    resident_ = std::move(merged);
+    if (at < end) read_into_place(path_, const_cast<uint8_t*>(data_), at, end);
+    const std::pair<uint64_t, uint64_t> merged{first == last ? begin : std::min(begin, first->first),
+                                               first == last ? end : std::max(end, std::prev(last)->second)};
+    resident_.insert(resident_.erase(first, last), merged);
 }
 
 void MappedFile::seal() {

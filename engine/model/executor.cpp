@@ -270,7 +270,7 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
         if (!layer.experts.empty() && layer.experts[size_t(e)]) {
             device_expert(expert, m);
             // A batch reads each of the expert's rows once.
-            const uint64_t bytes = matrix_bytes(expert.gate) + matrix_bytes(expert.up) + matrix_bytes(expert.down);
+            const uint64_t bytes = expert_bytes(expert);
             stats.active += int64_t(m) * n_ff;
             stats.active_on_device += int64_t(m) * n_ff;
             stats.bytes_read += bytes;

@@ -103,6 +103,10 @@ void read_expert_hparams(const gguf::File& file, const std::string& arch, HParam
     if (hp.n_ff == 0) fail(file.path() + ": " + p + "expert_feed_forward_length must be 1 or more");
 }
 
+bool down_stored_transposed(const gguf::TensorInfo& t, int64_t n_embd, int64_t n_ff) {
+    return n_ff != n_embd && t.ne.size() == 3 && t.ne[0] == n_embd;
+}
+
 MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::string& prefix, const HParams& hp,
                         uint64_t* expert_bytes) {
     using Rows = TensorBinder::ExpertRows;
@@ -115,7 +119,7 @@ MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::s
                         hp.ffn_gate == FfnGate::ReluPar ? Rows::Dots : Rows::Products);
     const std::string down = prefix + "ffn_down_exps.weight";
     const gguf::TensorInfo* t = file.find_tensor(down);
-    e.down_transposed = t && n_ff != n_embd && t->ne.size() == 3 && t->ne[0] == n_embd;
+    e.down_transposed = t && down_stored_transposed(*t, n_embd, n_ff);
     e.down = e.down_transposed ? bind.experts(down, n_embd, n_ff, n_expert, Rows::Stored)
                                : bind.experts(down, n_ff, n_embd, n_expert);
     *expert_bytes += matrix_bytes(e.gate) + matrix_bytes(e.up) + matrix_bytes(e.down);
@@ -142,6 +146,8 @@ ExpertWeights expert_weights(const MoeFfnWeights& w, const HParams& hp, int32_t 
     return {w.gate.rows(e * n_ff, n_ff), w.up.rows(e * n_ff, n_ff),
             w.down_transposed ? w.down.rows(e * n_ff, n_ff) : w.down.rows(e * n_embd, n_embd), w.down_transposed};
 }
+
+uint64_t expert_bytes(const ExpertWeights& w) { return matrix_bytes(w.gate) + matrix_bytes(w.up) + matrix_bytes(w.down); }
 
 ExpertWork run_expert(const ExpertWeights& w, FfnGate gate, const float* x, int32_t m, float* y, tensor::ThreadPool& pool,
                       ExpertBuffers b) {

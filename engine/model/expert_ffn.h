@@ -41,6 +41,10 @@ struct MoeLayer {
 // `.expert_feed_forward_length` (hp.n_ff, default `feed_forward_length`).
 void read_expert_hparams(const gguf::File& file, const std::string& arch, HParams& hp);
 
+// Whether a 3-D expert down tensor is stored transposed, a row per neuron (PowerInfer's layout,
+// ne = [n_embd, n_ff, n_expert]), rather than as upstream stores it ([n_ff, n_embd, n_expert]).
+bool down_stored_transposed(const gguf::TensorInfo& t, int64_t n_embd, int64_t n_ff);
+
 // Binds layer `prefix`'s router and experts: gate and down for matrix products, up also for
 // single rows when its experts run gate first (ReGLU); down in upstream's layout or PowerInfer's
 // transposed one, told apart by shape. Adds the experts' bytes to *expert_bytes.
@@ -64,6 +68,8 @@ struct ExpertWeights {
 
 // Expert e of a layer's experts.
 ExpertWeights expert_weights(const MoeFfnWeights& w, const HParams& hp, int32_t e);
+// Its gate, up and down bytes.
+uint64_t expert_bytes(const ExpertWeights& w);
 
 // Buffers of one call, sized for up to n_batch rows by the caller: g and up hold [m][n_ff], act
 // [m][n_ff], y [m][n_embd]; active has capacity n_ff.

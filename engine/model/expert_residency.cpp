@@ -56,7 +56,7 @@ ExpertResidency keep_experts_in_memory(const gguf::File& file, std::span<const M
     for (const int32_t i : order) {
         const int32_t il = i / hp.n_expert, e = i % hp.n_expert;
         const ExpertWeights w = expert_weights(layers[size_t(il)], hp, e);
-        const uint64_t bytes = matrix_bytes(w.gate) + matrix_bytes(w.up) + matrix_bytes(w.down);
+        const uint64_t bytes = expert_bytes(w);
         r.bytes += bytes;
         if (r.bytes_in_memory + bytes > budget) continue;
         for (const tensor::WeightView* m : {&w.gate, &w.up, &w.down}) file.make_resident(m->data, size_t(matrix_bytes(*m)));

@@ -157,8 +157,7 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
         fp.expert_neuron_bytes.assign(L, 0);
         if (file->find(p + "expert_count")) fp.n_expert = required(*file, p + "expert_count", 1u << 16);
         fp.expert_ff = expert_ff;
-        // A neuron's up row and, in PowerInfer's transposed layout, its down row: tensors of
-        // [n_embd] x expert_ff x n_expert (upstream's down is [expert_ff] x n_embd x n_expert).
+        // A neuron's up row and, in PowerInfer's transposed layout, its down row.
         std::vector<uint64_t> up_row(L, 0), down_t_row(L, 0);
         fp.n_ff.assign(L, n_ff);
         bool has_output = false;
@@ -189,10 +188,9 @@ Result<ModelFootprint> read_footprint(const std::string& header_path, uint64_t f
                 if (part == "ffn_up") fp.n_ff[l] = rows;
             } else if (part.ends_with("_exps")) {
                 fp.expert_bytes[l] += t.nbytes;
-                const bool by_neuron = t.ne.size() == 3 && t.ne[0] == n_embd && t.ne[1] == expert_ff && expert_ff != n_embd;
-                const uint64_t row = by_neuron ? t.nbytes / uint64_t(t.ne[1] * t.ne[2]) : 0;
+                const uint64_t row = t.ne.size() == 3 ? t.nbytes / uint64_t(std::max<int64_t>(t.ne[1] * t.ne[2], 1)) : 0;
                 if (part == "ffn_up_exps") up_row[l] = row;
-                if (part == "ffn_down_exps") down_t_row[l] = row;
+                if (part == "ffn_down_exps" && model::down_stored_transposed(t, n_embd, expert_ff)) down_t_row[l] = row;
             } else if (part == "ffn_gate_inp") {
                 continue;  // a mixture of experts' router stays on the CPU
             } else {
