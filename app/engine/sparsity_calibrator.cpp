@@ -42,7 +42,8 @@ std::optional<SparsityChoices> measured_sparsity(const ember::Model& model) {
     if (!cal || cal->ppl_dense <= 0.0f) return std::nullopt;
     SparsityChoices out;
     for (const ember::SparsityLevelCost& l : cal->levels)
-        out.levels.append(QVariantMap{{"level", l.level}, {"pplIncrease", l.ppl / cal->ppl_dense - 1.0f}, {"sameTop", l.same_top}});
+        out.levels.append(QVariantMap{
+            {"level", l.level}, {"pplIncrease", l.ppl / cal->ppl_dense - 1.0f}, {"sameTop", l.same_top}, {"speed", l.speed}});
     out.recommended = cal->recommended;
     return out;
 }

@@ -18,8 +18,9 @@
 namespace ember::app {
 
 // The levels of the calibration beside `model` whose cost was measured, as the side panel lists
-// them ({level, pplIncrease, sameTop}), and the largest within 1 % of the dense perplexity; none
-// when the model has no such calibration.
+// them ({level, pplIncrease, sameTop, speed}; speed 0 where it was not measured), and the level to
+// suggest (ember::SparsityCalibrationInfo::recommended); none when the model has no such
+// calibration.
 struct SparsityChoices {
     QVariantList levels;
     double recommended = 0.0;

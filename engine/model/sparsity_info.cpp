@@ -23,7 +23,8 @@ Result<SparsityCalibrationInfo> read_sparsity_calibration(const Model& model, co
         out.ppl_dense = c.quality.ppl_dense;
         out.n_scored = c.quality.n_scored;
         for (size_t i = 0; i < c.quality.levels.size(); ++i)
-            out.levels.push_back({c.quality.levels[i], c.quality.ppl[i], c.quality.same_top[i]});
+            out.levels.push_back({c.quality.levels[i], c.quality.ppl[i], c.quality.same_top[i],
+                                  c.quality.speed.empty() ? 0.0f : c.quality.speed[i]});
         out.recommended = sparse::recommended_level(c);
         return out;
     } catch (const EngineError& e) {

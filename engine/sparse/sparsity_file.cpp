@@ -97,7 +97,8 @@ float recommended_level(const SparsityCalibration& c, float max_increase) {
     float best = 0.0f;
     const SparsityCalibration::Quality& q = c.quality;
     for (size_t i = 0; i < q.levels.size(); ++i)
-        if (q.ppl[i] <= q.ppl_dense * (1.0f + max_increase)) best = std::max(best, q.levels[i]);
+        if (q.ppl[i] <= q.ppl_dense * (1.0f + max_increase) && (q.speed.empty() || q.speed[i] > 1.0f))
+            best = std::max(best, q.levels[i]);
     return best;
 }
 
@@ -125,6 +126,7 @@ void write_sparsity_file(const std::string& path, const SparsityCalibration& c) 
         w.set(std::string(kPrefix) + "quality.levels", floats(c.quality.levels));
         w.set(std::string(kPrefix) + "quality.ppl", floats(c.quality.ppl));
         w.set(std::string(kPrefix) + "quality.same_top", floats(c.quality.same_top));
+        if (!c.quality.speed.empty()) w.set(std::string(kPrefix) + "quality.speed", floats(c.quality.speed));
     }
     w.set(std::string(kPrefix) + "histogram.log2_min", gguf::Value::i32(MagnitudeHistogram::kLog2Min));
     w.set(std::string(kPrefix) + "histogram.bins_per_octave", gguf::Value::u32(MagnitudeHistogram::kBinsPerOctave));
@@ -187,6 +189,12 @@ SparsityCalibration read_sparsity_file(const std::string& path, int32_t n_layer,
         q.same_top = floats("quality.same_top");
         if (q.ppl.size() != q.levels.size() || q.same_top.size() != q.levels.size() || !(q.ppl_dense > 0.0f))
             fail(path + ": " + p + "quality.* must hold one perplexity and one share per level, and a dense perplexity");
+        if (f->get_array(p + "quality.speed")) {
+            q.speed = floats("quality.speed");
+            if (q.speed.size() != q.levels.size() ||
+                std::any_of(q.speed.begin(), q.speed.end(), [](float v) { return !(v > 0.0f && std::isfinite(v)); }))
+                fail(path + ": " + p + "quality.speed must hold one positive speed per level");
+        }
     }
     const int64_t n_levels = int64_t(c.levels.size());
     c.layers.resize(size_t(n_layer));

@@ -42,16 +42,19 @@ struct SparsityCalibration {
     std::vector<Layer> layers;
     // What each level costs, measured by ember-calibrate on text held out from the calibration
     // (empty when it was not measured): perplexity as llama.cpp computes it, and the share of
-    // scored positions whose most likely token is the dense model's.
+    // scored positions whose most likely token is the dense model's. `speed` is what each level
+    // gains: tokens generated per second as a multiple of the dense model's, on the CPU and
+    // threads that calibrated (empty when not measured).
     struct Quality {
         uint64_t n_scored = 0;
         float ppl_dense = 0.0f;
-        std::vector<float> levels, ppl, same_top;
+        std::vector<float> levels, ppl, same_top, speed;
     } quality;
 };
 
 // The largest measured level whose perplexity is at most (1 + max_increase) times the dense
-// model's; 0 when none is, or nothing was measured.
+// model's and which, where speeds were measured, generates faster than the dense model; 0 when
+// none is, or nothing was measured. A level slower than exact is no trade to suggest.
 float recommended_level(const SparsityCalibration& c, float max_increase = 0.01f);
 
 // The ladder ember-calibrate writes: 0.05, 0.10, ..., 0.95.

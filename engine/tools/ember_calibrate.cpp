@@ -3,12 +3,14 @@
 // linear layers and of the FFN's |act(gate)|, the thresholds of a ladder of sparsity levels, and
 // each FFN neuron's firing frequency at every level. Two passes over the text: the first finds
 // the thresholds, the second counts how often each neuron exceeds them. Then the perplexity of a
-// held-out tail of the text at a few levels against the dense model, kept in the file so that a
-// user (or the app) can choose a level by its measured cost.
+// held-out tail of the text at a few levels against the dense model, and how fast each level
+// generates on this machine, kept in the file so that a user (or the app) can choose a level by
+// its measured cost and gain.
 // A mixture of experts gets its routing profile instead (sparse/expert_profile.h): one pass, the
 // share of the text's tokens the router sends to each expert, by which a device holds the
 // experts used most.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -46,6 +48,7 @@ struct Options {
     int32_t n_ctx = 512;
     int32_t max_tokens = 32768;
     int32_t quality_tokens = 4096;
+    int32_t speed_tokens = 32;
     int32_t n_threads = 0;
     ember::FfnActivation ffn_act = ember::FfnActivation::Auto;
     std::optional<ember::SparsityAllocation> allocation;
@@ -78,6 +81,8 @@ const char* kUsage =
     "  --max-tokens N        calibrate on at most N tokens of the text (default 32768)\n"
     "  --quality-tokens N    hold the last N tokens of the text out (at most a quarter of it) and\n"
     "                        measure each level's perplexity on them (default 4096; 0: do not)\n"
+    "  --speed-tokens N      with the quality, time N generated tokens at each level against the\n"
+    "                        dense model (the fastest of three rounds; default 32; 0: do not)\n"
     "  -t, --threads N       CPU threads (default: all available)\n"
     "  --ffn-act relu|silu   FFN activation for dense llama files, which do not record it\n"
     "  --sparsity-allocation uniform|greedy\n"
@@ -96,6 +101,7 @@ Options parse(int argc, char** argv) {
         else if (a == "-c" || a == "--ctx-size") o.n_ctx = int32_t(parse_int(a, next_value(argc, argv, i), 8, 1 << 20));
         else if (a == "--max-tokens") o.max_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 8, 1 << 30));
         else if (a == "--quality-tokens") o.quality_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 30));
+        else if (a == "--speed-tokens") o.speed_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 20));
         else if (a == "-t" || a == "--threads") o.n_threads = int32_t(parse_int(a, next_value(argc, argv, i), 1, 1024));
         else if (a == "--ffn-act") o.ffn_act = parse_ffn_act(a, next_value(argc, argv, i));
         else if (a == "--sparsity-allocation") o.allocation = parse_allocation(a, next_value(argc, argv, i));
@@ -167,16 +173,61 @@ Scores score(const std::shared_ptr<ember::Model>& model, const std::vector<int32
     return s;
 }
 
+constexpr int kSpeedRounds = 3;
+
+// Generated tokens timed per level: at most --speed-tokens, within a chunk of held-out tokens.
+size_t speed_tokens(const Options& opt, size_t n_held) {
+    return n_held == 0 ? 0 : std::min({size_t(opt.speed_tokens), n_held - 1, size_t(opt.n_ctx) - 1});
+}
+
+// One round of generation speed, in seconds a token: the held-out tokens fed one at a time after
+// the first, as generation feeds them.
+double time_round(ember::Session& session, const std::vector<int32_t>& held_out, const Options& opt, Progress& progress) {
+    const size_t n = speed_tokens(opt, held_out.size());
+    session.clear();
+    if (const ember::Status st = session.evaluate(std::span<const int32_t>(held_out).first(1)); !st)
+        throw InputError(st.error().message);
+    const auto start = std::chrono::steady_clock::now();
+    for (size_t i = 1; i <= n; ++i)
+        if (const ember::Status st = session.evaluate(std::span<const int32_t>(held_out).subspan(i, 1)); !st)
+            throw InputError(st.error().message);
+    progress.add(n + 1);
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() / double(n);
+}
+
+// Perplexity and speed at one level (nullopt: the dense model). Speed is the fastest of
+// kSpeedRounds rounds, one before the scoring and the others after it: other programs (the app
+// this runs beside, at low priority) only ever add time, and a burst of theirs shorter than the
+// scoring cannot slow every round.
+struct Measured {
+    Scores scores;
+    double seconds_per_token = 0.0;  // 0: not timed
+};
+Measured measure(const std::shared_ptr<ember::Model>& model, const std::vector<int32_t>& held_out, const Options& opt,
+                 Progress& progress, std::optional<float> activation_sparsity = std::nullopt) {
+    Measured m;
+    if (speed_tokens(opt, held_out.size()) == 0) {
+        m.scores = score(model, held_out, opt, progress, activation_sparsity);
+        return m;
+    }
+    const std::unique_ptr<ember::Session> timer = new_session(model, opt, activation_sparsity);
+    m.seconds_per_token = time_round(*timer, held_out, opt, progress);
+    m.scores = score(model, held_out, opt, progress, activation_sparsity);
+    for (int round = 1; round < kSpeedRounds; ++round)
+        m.seconds_per_token = std::min(m.seconds_per_token, time_round(*timer, held_out, opt, progress));
+    return m;
+}
+
 // The calibration's Quality: the dense model against each of kQualityLevels. The dense model is
-// let go once scored (`dense` is its last owner); one load with the calibration just written then
-// serves every level, each a session of its own.
+// let go once measured (`dense` is its last owner); one load with the calibration just written
+// then serves every level, each a session of its own.
 void measure_quality(std::shared_ptr<ember::Model> dense, const std::vector<int32_t>& held_out, const Options& opt,
                      Progress& progress, ember::sparse::SparsityCalibration& cal) {
-    const Scores base = score(dense, held_out, opt, progress);
+    const Measured base = measure(dense, held_out, opt, progress);
     dense.reset();
     auto& q = cal.quality;
-    q.n_scored = uint64_t(base.sums.count);
-    q.ppl_dense = float(base.sums.ppl());
+    q.n_scored = uint64_t(base.scores.sums.count);
+    q.ppl_dense = float(base.scores.sums.ppl());
     ember::ModelParams mp;
     mp.ffn_activation = opt.ffn_act;
     mp.activation_sparsity = kQualityLevels[0];
@@ -184,12 +235,13 @@ void measure_quality(std::shared_ptr<ember::Model> dense, const std::vector<int3
     auto loaded = ember::Model::load(opt.model_path, mp);
     if (!loaded) throw InputError(loaded.error().message);
     for (float level : kQualityLevels) {
-        const Scores s = score(*loaded, held_out, opt, progress, level);
+        const Measured m = measure(*loaded, held_out, opt, progress, level);
         size_t same = 0;
-        for (size_t i = 0; i < s.top.size(); ++i) same += s.top[i] == base.top[i];
+        for (size_t i = 0; i < m.scores.top.size(); ++i) same += m.scores.top[i] == base.scores.top[i];
         q.levels.push_back(level);
-        q.ppl.push_back(float(s.sums.ppl()));
-        q.same_top.push_back(float(same) / float(s.top.size()));
+        q.ppl.push_back(float(m.scores.sums.ppl()));
+        q.same_top.push_back(float(same) / float(m.scores.top.size()));
+        if (base.seconds_per_token > 0.0) q.speed.push_back(float(base.seconds_per_token / m.seconds_per_token));
         std::fprintf(stderr, "ember-calibrate: quality at %.0f %%: ppl %.4f (dense %.4f)\n", 100 * level, q.ppl.back(),
                      q.ppl_dense);
     }
@@ -280,7 +332,8 @@ int calibrate_dense(std::shared_ptr<ember::Model> model, std::vector<int32_t> to
 
     std::unique_ptr<ember::Session> holder = new_session(model, opt);
     ember::Session& session = *holder;
-    Progress progress{opt.progress, 0, 2 * tokens.size() + (1 + std::size(kQualityLevels)) * n_held};
+    const uint64_t timed = kSpeedRounds * (speed_tokens(opt, n_held) + (speed_tokens(opt, n_held) > 0));
+    Progress progress{opt.progress, 0, 2 * tokens.size() + (1 + std::size(kQualityLevels)) * (n_held + timed)};
 
     ember::sparse::SparsityCalibration cal;
     cal.model_bytes = file_bytes(opt.model_path);
@@ -342,12 +395,16 @@ int calibrate_dense(std::shared_ptr<ember::Model> model, std::vector<int32_t> to
                 opt.out_path.c_str());
     if (!cal.quality.levels.empty()) {
         const auto& q = cal.quality;
-        std::printf("held out: %llu positions scored; dense ppl %.4f\nlevel  ppl       Δppl     same top\n",
+        std::printf("held out: %llu positions scored; dense ppl %.4f\nlevel  ppl       Δppl     same top  speed\n",
                     (unsigned long long)q.n_scored, q.ppl_dense);
-        for (size_t i = 0; i < q.levels.size(); ++i)
-            std::printf("%4.0f %%  %-8.4f  %+6.2f %%  %5.1f %%\n", 100 * q.levels[i], q.ppl[i],
+        for (size_t i = 0; i < q.levels.size(); ++i) {
+            std::printf("%4.0f %%  %-8.4f  %+6.2f %%  %5.1f %%  ", 100 * q.levels[i], q.ppl[i],
                         100 * (q.ppl[i] / q.ppl_dense - 1), 100 * q.same_top[i]);
-        std::printf("largest level within 1 %% of the dense perplexity: %.0f %%\n", 100 * ember::sparse::recommended_level(cal));
+            if (q.speed.empty()) std::printf("-\n");
+            else std::printf("%.2fx\n", q.speed[i]);
+        }
+        std::printf("largest level within 1 %% of the dense perplexity%s: %.0f %%\n",
+                    q.speed.empty() ? "" : " that generates faster than dense", 100 * ember::sparse::recommended_level(cal));
     }
     std::printf("layer  |act(gate)| thresholds at 25%% / 40%% / 50%% / 75%% sparsity\n");
     for (int32_t il = 0; il < info.n_layer; ++il) {

@@ -5,7 +5,8 @@ import Ember.App
 import Ember
 
 // Speed against exactness for a dense model that ember-calibrate calibrated: the level of
-// activation sparsity, each choice with the cost measured on held-out text. A dense model without
+// activation sparsity, each choice with the cost measured on held-out text and, where measured,
+// the speed it generated at on this computer's CPU. A dense model without
 // a calibration is measured in the background (EngineController.calibration), with its progress
 // here and a way to stop or start it.
 ColumnLayout {
@@ -14,17 +15,25 @@ ColumnLayout {
     readonly property var levels: EngineController.sparsityLevels
     // "Off" first, then every measured level: short enough for the panel's width; the chosen
     // one's details in the line below.
+    readonly property bool speedMeasured: levels.length > 0 && levels[0].speed > 0
     readonly property var choices: {
-        const list = [{ text: qsTr("Off: exact"), level: 0, detail: "" }];
+        const list = [{ text: qsTr("Off: exact"), level: 0,
+                        detail: speedMeasured && EngineController.recommendedSparsity === 0
+                                ? qsTr("No level within 1 % of the exact perplexity generated faster than exact on this computer's CPU.")
+                                : "" }];
         for (const l of levels) {
             let text = qsTr("Skip %1 %: perplexity %2 %")
                        .arg(Math.round(l.level * 100))
                        .arg((l.pplIncrease >= 0 ? "+" : "") + (l.pplIncrease * 100).toFixed(1));
+            if (l.speed > 0)
+                text += qsTr(", %1× speed").arg(l.speed.toFixed(2));
             if (Math.abs(l.level - EngineController.recommendedSparsity) < 1e-6)
                 text += qsTr(" (suggested)");
-            list.push({ text: text, level: l.level,
-                        detail: qsTr("Skips %1 % of the FFN neurons; the next token is the exact model's %2 % of the time (measured on held-out text).")
-                                .arg(Math.round(l.level * 100)).arg((l.sameTop * 100).toFixed(0)) });
+            let detail = qsTr("Skips %1 % of the FFN neurons; the next token is the exact model's %2 % of the time (measured on held-out text).")
+                         .arg(Math.round(l.level * 100)).arg((l.sameTop * 100).toFixed(0));
+            if (l.speed > 0)
+                detail += " " + qsTr("Generating on this computer's CPU, it ran at %1 times the exact model's speed.").arg(l.speed.toFixed(2));
+            list.push({ text: text, level: l.level, detail: detail });
         }
         return list;
     }
@@ -71,7 +80,7 @@ ColumnLayout {
         onActivated: index => EngineController.setActivationSparsity(setting.choices[index].level)
         Accessible.name: qsTr("Activation sparsity: speed against exactness")
         ToolTip.visible: hovered
-        ToolTip.text: qsTr("Skips the FFN neurons whose gate barely fires; the cost was measured on held-out text. On a CPU it pays off only at high levels; with a GPU, the often-firing neurons go there.")
+        ToolTip.text: qsTr("Skips the FFN neurons whose gate barely fires; the cost was measured on held-out text, the speed on this computer's CPU. With a GPU, the often-firing neurons go there.")
     }
     Label {
         objectName: "sparsityDetail"

@@ -14,9 +14,11 @@
 #include <numeric>
 #include <sstream>
 
+#include "common/error.h"
 #include "engine_test_helpers.h"
 #include "ember/model.h"
 #include "ember/session.h"
+#include "ember/sparsity.h"
 #include "gguf/gguf_reader.h"
 #include "sparse/layer_allocation.h"
 #include "sparse/magnitude_histogram.h"
@@ -204,10 +206,58 @@ private slots:
         // Skipping a quarter of the smallest activations keeps most top tokens; 90 % fewer.
         QVERIFY2(q.same_top.front() > 0.8f && q.same_top.back() < q.same_top.front(),
                  qPrintable(QString("%1 .. %2").arg(q.same_top.front()).arg(q.same_top.back())));
+        // Each level's generation was timed against the dense model's on this machine (what the
+        // ratios are depends on the machine and its load: not asserted).
+        QCOMPARE(q.speed.size(), q.levels.size());
+        for (float v : q.speed) QVERIFY2(v > 0.0f && std::isfinite(v), qPrintable(QString::number(v)));
         const float recommended = ember::sparse::recommended_level(c);
         QVERIFY(recommended == 0.0f || std::find(q.levels.begin(), q.levels.end(), recommended) != q.levels.end());
         for (size_t i = 0; i < q.levels.size(); ++i)
-            if (q.levels[i] == recommended) QVERIFY(q.ppl[i] <= q.ppl_dense * 1.01f);
+            if (q.levels[i] == recommended) QVERIFY(q.ppl[i] <= q.ppl_dense * 1.01f && q.speed[i] > 1.0f);
+        // What the app reads: the same figures, level by level.
+        auto read = ember::read_sparsity_calibration(*model, swiglu_cal_.toStdString());
+        QVERIFY(read);
+        QCOMPARE(read->levels.size(), q.levels.size());
+        for (size_t i = 0; i < q.levels.size(); ++i) QCOMPARE(read->levels[i].speed, q.speed[i]);
+        QCOMPARE(read->recommended, recommended);
+    }
+
+    // The level suggested is the largest within 1 % of the dense perplexity that generates faster
+    // than dense where speeds were measured; a file without speeds keeps the perplexity rule alone.
+    void the_suggested_level_is_within_one_percent_and_faster() {
+        ember::sparse::SparsityCalibration c;
+        auto& q = c.quality;
+        q.ppl_dense = 10.0f;
+        q.levels = {0.25f, 0.4f, 0.5f, 0.6f};
+        q.ppl = {10.02f, 10.05f, 10.09f, 10.2f};
+        QCOMPARE(ember::sparse::recommended_level(c), 0.5f);
+        q.speed = {0.8f, 1.1f, 0.95f, 1.4f};
+        QCOMPARE(ember::sparse::recommended_level(c), 0.4f);
+        q.speed = {0.7f, 0.8f, 0.9f, 1.2f};
+        QCOMPARE(ember::sparse::recommended_level(c), 0.0f);
+    }
+
+    // Speeds that do not fit the levels are refused, naming the file and the key.
+    void speeds_that_do_not_fit_are_named_data() {
+        QTest::addColumn<QList<float>>("speed");
+        QTest::newRow("one short") << QList<float>(6, 1.0f);
+        QTest::newRow("zero") << QList<float>{1.0f, 1.0f, 0.0f, 1.0f, 1.0f, 1.0f, 1.0f};
+        QTest::newRow("not a number") << QList<float>{1.0f, 1.0f, 1.0f, std::nanf(""), 1.0f, 1.0f, 1.0f};
+    }
+    void speeds_that_do_not_fit_are_named() {
+        QFETCH(QList<float>, speed);
+        const uint64_t bytes = uint64_t(QFileInfo(swiglu_).size());
+        auto c = ember::sparse::read_sparsity_file(swiglu_cal_.toStdString(), 3, 1024, bytes);
+        c.quality.speed.assign(speed.begin(), speed.end());
+        const QString bad = dir_.path() + "/bad-speed.sparsity.gguf";
+        ember::sparse::write_sparsity_file(bad.toStdString(), c);
+        try {
+            ember::sparse::read_sparsity_file(bad.toStdString(), 3, 1024, bytes);
+            QFAIL("read");
+        } catch (const ember::EngineError& e) {
+            const std::string m = e.error().message;
+            QVERIFY2(m.find(bad.toStdString()) != std::string::npos && m.find("quality.speed") != std::string::npos, m.c_str());
+        }
     }
 
     // On text it was not calibrated on, each layer computes about the share of neurons asked for.

@@ -453,6 +453,14 @@ private slots:
             QVERIFY(detail && detail->isVisible());
             QVERIFY2(detail->property("text").toString().contains(QStringLiteral("Skips 50 %")),
                      qPrintable(detail->property("text").toString()));
+            // Beside its cost, the speed the calibration measured for the level on this machine.
+            const double speed = levels.at(2).toMap().value("speed").toDouble();
+            QVERIFY2(speed > 0.0, qPrintable(QString::number(speed)));
+            const QString shown = QString::number(speed, 'f', 2);
+            QVERIFY2(combo->property("displayText").toString().contains(shown + QStringLiteral("× speed")),
+                     qPrintable(combo->property("displayText").toString()));
+            QVERIFY2(detail->property("text").toString().contains(shown + QStringLiteral(" times the exact model's speed")),
+                     qPrintable(detail->property("text").toString()));
             QVERIFY2(engine.model_description().endsWith(QStringLiteral("50 % activation sparsity")), qPrintable(engine.model_description()));
             auto& chat = shell.chat();
             chat.set_temperature(0.0);

@@ -16,6 +16,9 @@ struct SparsityLevelCost {
     float level = 0.0f;     // share of FFN neurons skipped
     float ppl = 0.0f;       // perplexity on the calibration text's held-out tail
     float same_top = 0.0f;  // share of positions whose most likely token is the dense model's
+    // Tokens generated per second as a multiple of the dense model's, on the CPU that calibrated;
+    // 0 when not measured.
+    float speed = 0.0f;
 };
 
 struct SparsityCalibrationInfo {
@@ -23,7 +26,9 @@ struct SparsityCalibrationInfo {
     float ppl_dense = 0.0f;
     uint64_t n_scored = 0;
     std::vector<SparsityLevelCost> levels;  // empty when the cost was not measured
-    float recommended = 0.0f;  // the largest level within 1 % of the dense perplexity; 0: none
+    // The largest level within 1 % of the dense perplexity that (where measured) generates faster
+    // than the dense model; 0: none.
+    float recommended = 0.0f;
 };
 
 // Where ModelParams::sparsity_file defaults to for the model at `model_path`: beside it, named
