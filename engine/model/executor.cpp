@@ -255,6 +255,7 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
         stats.ffn_ms += ms_between(start, Clock::now());
         return;
     }
+    if (n_ == 1 && !layer.experts.empty()) return token_experts(il, w, x, out);
     std::fill(out, out + size_t(n_) * n_embd, 0.0f);
     for (int32_t e = 0; e < hp_.n_expert; ++e) {
         int32_t m = 0;
@@ -293,6 +294,76 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
         }
     }
     stats.tokens += n_;
+    stats.ffn_ms += ms_between(start, Clock::now());
+}
+
+// The device's experts run while the CPU computes the others: their gate and up products are
+// queued together, the CPU's experts follow, one join; then their downs, one more. Two round trips
+// a layer however many of the token's experts the device holds. Each expert's output keeps its
+// own buffer and the weighted sum runs in expert order, as a batch sums them, so a token writes
+// the same numbers wherever its experts ran.
+void Executor::token_experts(int32_t il, const MoeFfnWeights& w, const float* x, float* out) {
+    const auto start = Clock::now();
+    const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
+    const int32_t k = hp_.n_expert_used;
+    SparseLayerStats& stats = s_.expert_stats[size_t(il)];
+    const std::vector<uint8_t>& resident = plan_->layers[size_t(il)].experts;
+    s_.routed.clear();
+    for (int32_t e = 0; e < hp_.n_expert; ++e) {
+        const int32_t* it = std::find(s_.expert_id.data(), s_.expert_id.data() + k, e);
+        if (it == s_.expert_id.data() + k) continue;
+        s_.routed.push_back({expert_weights(w, hp_, e), int32_t(e * n_ff), s_.expert_weight[size_t(it - s_.expert_id.data())]});
+        stats.expert_tokens[size_t(e)] += 1;
+    }
+    const auto on_device = [&](size_t j) { return resident[size_t(s_.routed[j].first_row / n_ff)] != 0; };
+    const auto output = [&](size_t j) { return s_.routed_out.data() + j * size_t(n_embd); };
+    // A layer's experts are slices of the same tensors, of one type each: the input is prepared
+    // once for all gates and once for all ups (the same buffer where their forms agree).
+    const ExpertWeights& first = s_.routed.front().w;
+    tensor::PreparedActivations& xg = s_.device_x[0];
+    tensor::PreparedActivations& xu =
+        tensor::activation_type(first.up.type) == tensor::activation_type(first.gate.type) ? xg : s_.device_x[1];
+    xg.prepare(first.gate.type, x, 1, n_embd, &s_.pool);
+    if (&xu != &xg) xu.prepare(first.up.type, x, 1, n_embd, &s_.pool);
+    backend::DeviceJoin join(device_);
+    for (size_t j = 0; j < s_.routed.size(); ++j) {
+        if (!on_device(j)) continue;
+        const ExpertWeights& e = s_.routed[j].w;
+        device_->begin_matmul(e.gate, xg.row(0), xg.row_stride(), 1, s_.split_gate.data() + j * size_t(n_ff));
+        device_->begin_matmul(e.up, xu.row(0), xu.row_stride(), 1, s_.split_v.data() + j * size_t(n_ff));
+    }
+    for (size_t j = 0; j < s_.routed.size(); ++j) {
+        if (on_device(j)) continue;
+        const ExpertWork work = run_expert(s_.routed[j].w, hp_.ffn_gate, x, 1, output(j), s_.pool,
+                                           {s_.ffn_gate.data(), s_.ffn_up.data(), s_.ffn_act.data(), s_.expert_active, s_.prepared});
+        stats.active += work.neurons;
+        stats.bytes_read += work.bytes;
+        count_fires(stats, s_.routed[j].first_row, s_.ffn_act.data(), 1);
+    }
+    join.wait();
+    for (size_t j = 0; j < s_.routed.size(); ++j) {
+        if (!on_device(j)) continue;
+        const ExpertWeights& e = s_.routed[j].w;
+        float* act = s_.split_act.data() + j * size_t(n_ff);
+        ffn_activation(hp_.ffn_gate, s_.split_gate.data() + j * size_t(n_ff), s_.split_v.data() + j * size_t(n_ff), act, n_ff);
+        tensor::PreparedActivations& prepared = s_.device_act[j];
+        prepared.prepare(e.down.type, act, 1, n_ff, &s_.pool);
+        device_->begin_matmul(e.down, prepared.row(0), prepared.row_stride(), 1, output(j));
+        const uint64_t bytes = expert_bytes(e);
+        stats.active += n_ff;
+        stats.active_on_device += n_ff;
+        stats.bytes_read += bytes;
+        stats.bytes_read_on_device += bytes;
+        count_fires(stats, s_.routed[j].first_row, act, 1);
+    }
+    join.wait();
+    std::fill(out, out + n_embd, 0.0f);
+    for (size_t j = 0; j < s_.routed.size(); ++j) {
+        const float weight = s_.routed[j].weight;
+        const float* ye = output(j);
+        for (int64_t i = 0; i < n_embd; ++i) out[i] += weight * ye[i];
+    }
+    stats.tokens += 1;
     stats.ffn_ms += ms_between(start, Clock::now());
 }
 

@@ -3,6 +3,7 @@
 // nothing). Each buffer has one job and its size comes from one table (scratch.cpp), which
 // also gives the bytes a device needs for the same work.
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -47,9 +48,14 @@ struct Scratch {
     std::vector<float> expert_in;       // [n_embd] those rows' FFN inputs, gathered
     std::vector<float> expert_out;      // [n_embd] and that expert's outputs for them
     std::vector<int32_t> expert_active;  // one token's neurons whose gate fired (capacity n_ff)
-    // Gate-first experts with some of their neurons on a device: one token's routed experts
-    // split between the two (model/expert_ffn.h, ExpertSplitBuffers).
+    // One token's routed experts split between the CPU and a device: whole experts
+    // (Executor::token_experts: split_gate, split_v and split_act hold the device's gate and up
+    // products and activations, routed_out each expert's output), or gate-first experts' single
+    // neurons (model/expert_ffn.h, ExpertSplitBuffers).
     std::vector<RoutedExpert> routed;     // capacity n_expert_used
+    std::vector<float> routed_out;        // [n_expert_used · n_embd]
+    std::array<tensor::PreparedActivations, 2> device_x;  // the token's input for the gates' and the ups' form
+    std::vector<tensor::PreparedActivations> device_act;  // [n_expert_used] each resident expert's activations
     std::vector<float> split_gate;        // [n_expert_used · n_ff]
     std::vector<float> split_act;         // [n_expert_used · n_ff]
     std::vector<int32_t> split_cold;      // capacity n_expert_used · n_ff

@@ -379,6 +379,31 @@ private slots:
         }
     }
 
+    // A token's experts on the device cost it two round trips a layer, however many of them the
+    // device holds: their gate and up products go together (the CPU's experts run meanwhile),
+    // then their downs. Every expert resident (upstream's layout, whole experts), one token after
+    // a prompt: a layer's attention sub-layer is one more round trip, the LM head one.
+    void a_token_waits_for_its_experts_twice_a_layer() {
+        auto model = test_helpers::load_model(synth("trips.gguf", {"--type", "Q4_0"}));
+        ember::SessionParams sp;
+        sp.n_ctx = 128;
+        sp.n_threads = 2;
+        sp.device = "sim";
+        sp.device_budget_bytes = uint64_t(64) << 20;
+        auto created = ember::Session::create(model, sp);
+        QVERIFY(created.ok());
+        ember::Session& session = **created;
+        QCOMPARE(session.device_report().hot_neurons, int64_t(2 * 8 * 768));
+        const std::vector<int32_t> ids = prompt();
+        QVERIFY(session.evaluate(ids).ok());
+        const ember::DeviceReport before = session.device_report();
+        QVERIFY(session.evaluate(std::span(&ids[0], 1)).ok());
+        const ember::DeviceReport after = session.device_report();
+        QCOMPARE(after.attention_sublayers - before.attention_sublayers, uint64_t(2));
+        QVERIFY2(after.dense.find("the LM head") != std::string::npos, after.dense.c_str());
+        QCOMPARE(after.round_trips - before.round_trips, uint64_t(2 * 2 + 2 + 1));
+    }
+
     // The split sums what the CPU sums, in another order: one token at a time, the logits of a
     // session holding some of the neurons on the sim device stay within rounding of the CPU's.
     void split_experts_compute_what_the_cpu_does() {
