@@ -108,7 +108,7 @@ bool down_stored_transposed(const gguf::TensorInfo& t, int64_t n_embd, int64_t n
 }
 
 MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::string& prefix, const HParams& hp,
-                        uint64_t* expert_bytes) {
+                        bool by_neuron, uint64_t* expert_bytes) {
     using Rows = TensorBinder::ExpertRows;
     const int64_t n_embd = hp.n_embd, n_ff = hp.n_ff, n_expert = hp.n_expert;
     MoeLayer L;
@@ -119,9 +119,11 @@ MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::s
                         hp.ffn_gate == FfnGate::ReluPar ? Rows::Dots : Rows::Products);
     const std::string down = prefix + "ffn_down_exps.weight";
     const gguf::TensorInfo* t = file.find_tensor(down);
-    e.down_transposed = t && down_stored_transposed(*t, n_embd, n_ff);
-    e.down = e.down_transposed ? bind.experts(down, n_embd, n_ff, n_expert, Rows::Stored)
-                               : bind.experts(down, n_ff, n_embd, n_expert);
+    const bool stored_transposed = t && down_stored_transposed(*t, n_embd, n_ff);
+    e.down_transposed = stored_transposed || (by_neuron && hp.ffn_gate == FfnGate::ReluPar);
+    e.down = stored_transposed   ? bind.experts(down, n_embd, n_ff, n_expert, Rows::Stored)
+             : e.down_transposed ? bind.transposed_experts(down, n_ff, n_embd, n_expert)
+                                 : bind.experts(down, n_ff, n_embd, n_expert);
     *expert_bytes += matrix_bytes(e.gate) + matrix_bytes(e.up) + matrix_bytes(e.down);
     return L;
 }

@@ -47,9 +47,11 @@ bool down_stored_transposed(const gguf::TensorInfo& t, int64_t n_embd, int64_t n
 
 // Binds layer `prefix`'s router and experts: gate and down for matrix products, up also for
 // single rows when its experts run gate first (ReGLU); down in upstream's layout or PowerInfer's
-// transposed one, told apart by shape. Adds the experts' bytes to *expert_bytes.
+// transposed one, told apart by shape. by_neuron (ModelParams::experts_by_neuron): a gate-first
+// expert's down in upstream's layout is transposed at load into PowerInfer's. Adds the experts'
+// bytes to *expert_bytes.
 MoeLayer bind_moe_layer(TensorBinder& bind, const gguf::File& file, const std::string& prefix, const HParams& hp,
-                        uint64_t* expert_bytes);
+                        bool by_neuron, uint64_t* expert_bytes);
 
 // The matrices of each expert, for a placement of whole experts (none when down is transposed).
 std::vector<std::vector<tensor::WeightView>> expert_matrices(const MoeFfnWeights& w, const HParams& hp);

@@ -120,7 +120,7 @@ public:
             L.wo = bind.product_matrix(p + "attn_output.weight", n_q, n_embd);
             L.ffn_norm = bind.vector(p + "ffn_norm.weight", n_embd);
             if (hp_.moe()) {
-                L.moe = bind_moe_layer(bind, file, p, hp_, &expert_bytes);
+                L.moe = bind_moe_layer(bind, file, p, hp_, params.experts_by_neuron, &expert_bytes);
             } else if (hp_.fused_gate_up) {  // Phi 3: the gate's rows, then the up rows
                 const tensor::WeightView gate_up = ffn_matrix(p + "ffn_up.weight", 2 * n_ff, {n_ff});
                 L.gate = gate_up.rows(0, n_ff);

@@ -108,20 +108,25 @@ std::optional<tensor::DType> transposed_type(tensor::DType stored, int64_t n_col
     return std::nullopt;
 }
 
-tensor::WeightView TensorBinder::transposed_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
-    const tensor::WeightView w = bind_matrix(name, n_cols, n_rows);
+std::pair<tensor::DType, uint8_t*> TensorBinder::transposed_layout(const std::string& name, const tensor::WeightView& w,
+                                                                   int64_t n_cols, int64_t n_rows) {
     const std::optional<tensor::DType> to = transposed_type(w.type, n_cols, n_rows);
     if (!to)
         fail(file_.path() + ": tensor '" + name + "' is " + tensor::dtype_name(w.type) +
-             "; activation sparsity reads it by columns, laid out as F32, F16, Q8_0 or Q4_0 in the tensor's own bytes, "
+             "; skipping neurons reads it by columns, laid out as F32, F16, Q8_0 or Q4_0 in the tensor's own bytes, "
              "and " + tensor::dtype_name(w.type) + " is too small for Q4_0");
     if (n_rows % tensor::block_size(*to) != 0)
         fail(file_.path() + ": tensor '" + name + "' has " + std::to_string(n_rows) + " rows, not whole " +
              tensor::dtype_name(*to) + " blocks once transposed");
     uint8_t* bytes = file_.writable_bytes(find(name));
-    if (!bytes) fail(file_.path() + ": activation sparsity lays '" + name + "' out anew, which needs the model read into memory (not mapped)");
-    const tensor::WeightView t{*to, n_rows, n_cols, w.data, tensor::row_bytes(*to, n_rows)};
+    if (!bytes) fail(file_.path() + ": skipping neurons lays '" + name + "' out anew, which needs the model read into memory (not mapped)");
     if (!layouts_.emplace(w.data, *to).second) fail_bound_twice(name);
+    return {*to, bytes};
+}
+
+void TensorBinder::transpose_into(const tensor::WeightView& w, tensor::DType to, uint8_t* dst) {
+    const int64_t n_rows = w.n_rows, n_cols = w.n_cols;
+    const size_t out_row_bytes = tensor::row_bytes(to, n_rows);
     // Through floats: a block of 64 stored rows at a time is written into the new rows, so each
     // thread writes whole cache lines.
     // One buffer for every layer's matrix: a fresh one each time costs more in page faults and
@@ -137,9 +142,27 @@ tensor::WeightView TensorBinder::transposed_matrix(const std::string& name, int6
             for (int64_t r = 0; r < nr; ++r) all[size_t(c) * size_t(n_rows) + size_t(r0 + r)] = rows[size_t(r) * size_t(n_cols) + size_t(c)];
     });
     for_each_unit(n_cols, 256, [&](int64_t c) {
-        tensor::quantize_row(*to, all + size_t(c) * size_t(n_rows), bytes + size_t(c) * t.row_bytes, n_rows);
+        tensor::quantize_row(to, all + size_t(c) * size_t(n_rows), dst + size_t(c) * out_row_bytes, n_rows);
     });
-    return t;
+}
+
+tensor::WeightView TensorBinder::transposed_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {
+    const tensor::WeightView w = bind_matrix(name, n_cols, n_rows);
+    const auto [to, bytes] = transposed_layout(name, w, n_cols, n_rows);
+    transpose_into(w, to, bytes);
+    return {to, n_rows, n_cols, w.data, tensor::row_bytes(to, n_rows)};
+}
+
+tensor::WeightView TensorBinder::transposed_experts(const std::string& name, int64_t n_cols, int64_t n_rows, int64_t n_expert) {
+    const gguf::TensorInfo& t = find(name);
+    check_shape(t, {n_cols, n_rows, n_expert});
+    const tensor::WeightView w = bind_rows(t, n_cols, n_rows * n_expert);
+    const auto [to, bytes] = transposed_layout(name, w, n_cols, n_rows);
+    // An expert's new rows take no more bytes than its stored ones (transposed_type never widens),
+    // so expert e is written over bytes no later expert is read from.
+    const size_t expert_bytes = size_t(n_cols) * tensor::row_bytes(to, n_rows);
+    for (int64_t e = 0; e < n_expert; ++e) transpose_into(w.rows(e * n_rows, n_rows), to, bytes + size_t(e) * expert_bytes);
+    return {to, n_rows, n_cols * n_expert, w.data, tensor::row_bytes(to, n_rows)};
 }
 
 tensor::WeightView TensorBinder::stored_matrix(const std::string& name, int64_t n_cols, int64_t n_rows) {

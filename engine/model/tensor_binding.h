@@ -45,6 +45,9 @@ public:
     // types of at least 4.5 bits a weight. The file must be a copy in memory, and a type too small
     // for Q4_0 has no transposed layout: both are errors naming the tensor.
     tensor::WeightView transposed_matrix(const std::string& name, int64_t n_cols, int64_t n_rows);
+    // Same for each of a 3-D tensor's n_expert matrices (ne = [n_cols, n_rows, n_expert]): bound
+    // as one matrix of n_expert · n_cols rows of n_rows, expert e's rows e·n_cols...
+    tensor::WeightView transposed_experts(const std::string& name, int64_t n_cols, int64_t n_rows, int64_t n_expert);
     // How a 3-D expert tensor's rows are read: by matrix products only (grouped as
     // product_matrix() groups, when the row count allows), also one by one in dot products (laid
     // as matrix() lays them), or also scaled and added (kept as stored).
@@ -76,6 +79,13 @@ private:
     // Q4_0_R8, Q8_0_R8, Q4_K_R8, Q5_K_R8 or Q6_K_R8, else Q4_0_X16 for Q4_0.
     tensor::WeightView relaid(const std::string& name, tensor::WeightView w, bool whole_products);
     [[noreturn]] void fail_bound_twice(const std::string& name) const;
+    // The type and the writable bytes for transposing stored tensor `name` (w, its rows) into
+    // n_cols rows of n_rows; errors name the tensor.
+    std::pair<tensor::DType, uint8_t*> transposed_layout(const std::string& name, const tensor::WeightView& w, int64_t n_cols,
+                                                         int64_t n_rows);
+    // w ([n_rows] rows of n_cols) transposed into n_cols rows of type `to` at dst; dst may overlap
+    // w's bytes, which are read whole before any is written.
+    void transpose_into(const tensor::WeightView& w, tensor::DType to, uint8_t* dst);
     void check_shape(const gguf::TensorInfo& t, std::initializer_list<int64_t> expected) const;
 
     const gguf::File& file_;

@@ -34,6 +34,7 @@ struct Options {
     bool membw = true;
     bool use_mmap = false;
     std::optional<uint64_t> expert_memory;
+    bool experts_by_neuron = false;
     std::string device = "cpu";
     std::optional<BudgetArg> vram_budget;
     SparsityArgs sparsity;
@@ -75,6 +76,7 @@ Options parse(int argc, char** argv) {
         else if (a == "--no-membw") o.membw = false;
         else if (a == "--mmap") o.use_mmap = true;
         else if (a == "--expert-memory") o.expert_memory = ember::tools::parse_gib(a, next_value(argc, argv, i));
+        else if (a == "--experts-by-neuron") o.experts_by_neuron = true;
         else if (a == "--device") o.device = next_value(argc, argv, i);
         else if (a == "--vram-budget") o.vram_budget = parse_budget(a, next_value(argc, argv, i));
         else if (a == "--sparse-lm-head") o.sparse_lm_head = true;
@@ -95,7 +97,7 @@ int main(int argc, char** argv) {
     } catch (const UsageError& e) {
         std::fprintf(stderr,
                      "ember-bench: %s\nusage: ember-bench -m MODEL.gguf [-p 512] [-n 128] [-t N[,N...]] [-r 5] "
-                     "[--no-membw] [--mmap] [--expert-memory GIB] [--device cpu|gpu|gpu:N|sim] [--vram-budget GIB|N%%]\n"
+                     "[--no-membw] [--mmap] [--expert-memory GIB] [--experts-by-neuron] [--device cpu|gpu|gpu:N|sim] [--vram-budget GIB|N%%]\n"
                      "  [--activation-sparsity S] [--sparsity-file PATH] [--sparse-lm-head]\n",
                      e.what());
         return 2;
@@ -103,6 +105,7 @@ int main(int argc, char** argv) {
     ember::ModelParams mp;
     mp.use_mmap = opt.use_mmap;
     mp.expert_memory_bytes = opt.expert_memory;
+    mp.experts_by_neuron = opt.experts_by_neuron;
     mp.sparse_lm_head = opt.sparse_lm_head;
     opt.sparsity.apply(mp);
     auto model = ember::Model::load(opt.model_path, mp);

@@ -50,6 +50,7 @@ struct Options {
     bool tokenize = false;
     bool use_mmap = false;
     std::optional<uint64_t> expert_memory;
+    bool experts_by_neuron = false;
     std::string device = "cpu";
     std::optional<BudgetArg> vram_budget;
     bool reset_gpu_index = false;
@@ -87,6 +88,9 @@ const std::string kUsage = std::string(
     "  --mmap                   map the model file instead of reading it into memory\n"
     "  --expert-memory GIB      a mixture of experts: keep only the experts used most within GIB in\n"
     "                           memory, read the others from the file when routed (Linux)\n"
+    "  --experts-by-neuron      SmallThinker files in upstream's layout: lay the experts' down\n"
+    "                           projections out by neuron at load (PowerInfer's layout), so a device\n"
+    "                           holds single neurons and the CPU reads fired neurons' rows only\n"
     "  --device cpu|gpu|gpu:N|sim  where the placement puts what fits the budget: a sparse model's dense\n"
     "                           parts and hot neurons, a dense model's first layers (gpu: the first\n"
     "                           usable GPU; sim: a host-memory stand-in device)\n"
@@ -172,6 +176,8 @@ Options parse(int argc, char** argv) {
             o.use_mmap = true;
         } else if (a == "--expert-memory") {
             o.expert_memory = ember::tools::parse_gib(a, next_value(argc, argv, i));
+        } else if (a == "--experts-by-neuron") {
+            o.experts_by_neuron = true;
         } else if (a == "-h" || a == "--help") {
             std::fputs(kUsage.c_str(), stdout);
             std::exit(0);
@@ -204,6 +210,7 @@ int main(int argc, char** argv) {
     opt.sparsity.apply(mp);
     mp.use_mmap = opt.use_mmap;
     mp.expert_memory_bytes = opt.expert_memory;
+    mp.experts_by_neuron = opt.experts_by_neuron;
     mp.sparse_lm_head = opt.sparse_lm_head;
     auto model = ember::Model::load(opt.model_path, mp);
     if (!model) {

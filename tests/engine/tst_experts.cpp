@@ -299,6 +299,36 @@ private slots:
         QVERIFY(worst < 0.05);
     }
 
+    // Upstream's layout laid out by neuron at load (ModelParams::experts_by_neuron) is
+    // PowerInfer's: F16 rows transposed exactly, so every logit equals the file stored that way,
+    // one token at a time and as a batch.
+    void experts_by_neuron_are_powerinfers_layout() {
+        ember::ModelParams by_neuron;
+        by_neuron.experts_by_neuron = true;
+        auto relaid = test_helpers::load_model(synth("by-neuron.gguf", {"--type", "F16"}), by_neuron);
+        auto stored = test_helpers::load_model(synth("by-neuron-t.gguf", {"--type", "F16", "--down-t"}));
+        const std::vector<int32_t> ids = prompt();
+        auto a = test_helpers::open_session(relaid, 64, 2), b = test_helpers::open_session(stored, 64, 2);
+        QVERIFY(a->evaluate(ids, true).ok() && b->evaluate(ids, true).ok());
+        for (int32_t t = 0; t < kPromptTokens; ++t) QCOMPARE(max_abs_difference(a->logits(t), b->logits(t)), 0.0);
+        for (int32_t t = 0; t < 4; ++t) {
+            QVERIFY(a->evaluate(std::span(&ids[size_t(t)], 1)).ok() && b->evaluate(std::span(&ids[size_t(t)], 1)).ok());
+            QCOMPARE(max_abs_difference(a->logits(), b->logits()), 0.0);
+        }
+        // Fired neurons only: fewer than whole experts would compute.
+        int64_t active = 0, tokens = 0;
+        for (const ember::LayerSparsity& l : a->layer_sparsity()) active += l.active, tokens += l.tokens;
+        QVERIFY2(active < tokens * 2 * 768, qPrintable(QString("%1 of %2").arg(active).arg(tokens * 2 * 768)));
+        // A mapped file keeps its pages as stored: the load says what it needs.
+        by_neuron.use_mmap = true;
+        const QString path = dir_.path() + "/by-neuron.gguf";
+        auto mapped = ember::Model::load(path.toStdString(), by_neuron);
+        QVERIFY(!mapped);
+        QVERIFY2(mapped.error().message.find("ffn_down_exps") != std::string::npos &&
+                     mapped.error().message.find("read into memory") != std::string::npos,
+                 mapped.error().message.c_str());
+    }
+
     // A batch reads each transposed Q4_0 row once for up to eight of an expert's tokens; every
     // token's output is still its own sum. 40 tokens over 8 experts, 2 each: groups of eight and
     // a remainder. One token at a time runs gate first, the batch whole experts, whose gate and
@@ -323,14 +353,19 @@ private slots:
     // every budget (none, some and all of the experts resident), the slider's re-plans included.
     void sim_device_writes_the_cpu_text_data() {
         QTest::addColumn<bool>("transposed");
-        QTest::newRow("whole experts, upstream's layout") << false;
-        QTest::newRow("single neurons, PowerInfer's layout") << true;
+        QTest::addColumn<bool>("by_neuron");
+        QTest::newRow("whole experts, upstream's layout") << false << false;
+        QTest::newRow("single neurons, PowerInfer's layout") << true << false;
+        QTest::newRow("single neurons, upstream's layout laid out by neuron") << true << true;
     }
     void sim_device_writes_the_cpu_text() {
         QFETCH(bool, transposed);
+        QFETCH(bool, by_neuron);
         QStringList args{"--type", "Q4_0"};
-        if (transposed) args << "--down-t";
-        auto model = test_helpers::load_model(synth(transposed ? "sim-down-t.gguf" : "sim.gguf", args));
+        if (transposed && !by_neuron) args << "--down-t";
+        ember::ModelParams mp;
+        mp.experts_by_neuron = by_neuron;
+        auto model = test_helpers::load_model(synth(by_neuron ? "sim-by-neuron.gguf" : transposed ? "sim-down-t.gguf" : "sim.gguf", args), mp);
         ember::SessionParams sp;
         sp.n_ctx = 128;
         sp.n_threads = 2;

@@ -36,6 +36,14 @@ struct ModelParams {
     // token is routed to them, asked for as soon as the router has chosen. For a model larger
     // than the memory it may use. Unset: everything in memory. Linux and other POSIX systems.
     std::optional<uint64_t> expert_memory_bytes;
+    // A mixture of experts stored in upstream llama.cpp's layout whose experts run gate first
+    // (SmallThinker's ReGLU experts): lay each expert's down projection out by neuron at load, as
+    // PowerInfer's own files store it, so that a device holds single neurons of an expert (the
+    // ones that fire most) rather than whole experts, and the CPU reads the down rows of fired
+    // neurons only. F16, F32 and Q8_0 downs keep their values exactly; Q4_0 and the K-quants are
+    // quantized again as Q4_0 along the new rows (a second rounding). Needs the file read into
+    // memory. Ignored for other models and for files already in PowerInfer's layout.
+    bool experts_by_neuron = false;
     // Sparse (PowerInfer) files: predictor score at or above which a neuron is computed.
     // Unset: LLAMA_SPARSE_PRED_THRESHOLD, else the file's powerinfer.sparse_threshold, else 0.
     std::optional<float> sparse_threshold;
