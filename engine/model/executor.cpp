@@ -300,8 +300,8 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
 // The device's experts run while the CPU computes the others: their gate and up products are
 // queued together, the CPU's experts follow, one join; then their downs, one more. Two round trips
 // a layer however many of the token's experts the device holds. Each expert's output keeps its
-// own buffer and the weighted sum runs in expert order, as a batch sums them, so a token writes
-// the same numbers wherever its experts ran.
+// own buffer and the weighted sum runs in expert order, as a batch sums them, so where the
+// experts ran adds no difference of its own.
 void Executor::token_experts(int32_t il, const MoeFfnWeights& w, const float* x, float* out) {
     const auto start = Clock::now();
     const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
@@ -318,19 +318,24 @@ void Executor::token_experts(int32_t il, const MoeFfnWeights& w, const float* x,
     const auto on_device = [&](size_t j) { return resident[size_t(s_.routed[j].first_row / n_ff)] != 0; };
     const auto output = [&](size_t j) { return s_.routed_out.data() + j * size_t(n_embd); };
     // A layer's experts are slices of the same tensors, of one type each: the input is prepared
-    // once for all gates and once for all ups (the same buffer where their forms agree).
+    // once for all gates and once for all ups (the same buffer where their forms agree), when
+    // the device holds any of the token's experts.
     const ExpertWeights& first = s_.routed.front().w;
     tensor::PreparedActivations& xg = s_.device_x[0];
     tensor::PreparedActivations& xu =
         tensor::activation_type(first.up.type) == tensor::activation_type(first.gate.type) ? xg : s_.device_x[1];
-    xg.prepare(first.gate.type, x, 1, n_embd, &s_.pool);
-    if (&xu != &xg) xu.prepare(first.up.type, x, 1, n_embd, &s_.pool);
+    bool any_resident = false;
+    for (size_t j = 0; j < s_.routed.size(); ++j) any_resident = any_resident || on_device(j);
+    if (any_resident) {
+        xg.prepare(first.gate.type, x, 1, n_embd, &s_.pool);
+        if (&xu != &xg) xu.prepare(first.up.type, x, 1, n_embd, &s_.pool);
+    }
     backend::DeviceJoin join(device_);
     for (size_t j = 0; j < s_.routed.size(); ++j) {
         if (!on_device(j)) continue;
         const ExpertWeights& e = s_.routed[j].w;
-        device_->begin_matmul(e.gate, xg.row(0), xg.row_stride(), 1, s_.split_gate.data() + j * size_t(n_ff));
-        device_->begin_matmul(e.up, xu.row(0), xu.row_stride(), 1, s_.split_v.data() + j * size_t(n_ff));
+        device_->begin_matmul(e.gate, xg.row(0), xg.row_stride(), 1, s_.routed_gate.data() + j * size_t(n_ff));
+        device_->begin_matmul(e.up, xu.row(0), xu.row_stride(), 1, s_.routed_up.data() + j * size_t(n_ff));
     }
     for (size_t j = 0; j < s_.routed.size(); ++j) {
         if (on_device(j)) continue;
@@ -344,8 +349,8 @@ void Executor::token_experts(int32_t il, const MoeFfnWeights& w, const float* x,
     for (size_t j = 0; j < s_.routed.size(); ++j) {
         if (!on_device(j)) continue;
         const ExpertWeights& e = s_.routed[j].w;
-        float* act = s_.split_act.data() + j * size_t(n_ff);
-        ffn_activation(hp_.ffn_gate, s_.split_gate.data() + j * size_t(n_ff), s_.split_v.data() + j * size_t(n_ff), act, n_ff);
+        float* act = s_.routed_act.data() + j * size_t(n_ff);
+        ffn_activation(hp_.ffn_gate, s_.routed_gate.data() + j * size_t(n_ff), s_.routed_up.data() + j * size_t(n_ff), act, n_ff);
         tensor::PreparedActivations& prepared = s_.device_act[j];
         prepared.prepare(e.down.type, act, 1, n_ff, &s_.pool);
         device_->begin_matmul(e.down, prepared.row(0), prepared.row_stride(), 1, output(j));

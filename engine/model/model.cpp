@@ -56,6 +56,9 @@ Result<std::shared_ptr<Model>> Model::load(const std::string& path, const ModelP
         if (progress) reading = [&](float f) { return progress(0.95f * f); };
         // Experts kept partly on disk: a map, with everything else read into memory.
         const bool experts_on_disk = params.expert_memory_bytes.has_value();
+        if (params.experts_by_neuron && (experts_on_disk || params.use_mmap))
+            fail(path + ": laying experts out by neuron rewrites them in memory, which a mapped file (" +
+                 (params.use_mmap ? std::string("--mmap") : std::string("--expert-memory")) + ") keeps as stored; choose one");
         impl->file = gguf::File::open(
             path, params.use_mmap || experts_on_disk ? gguf::MappedFile::Mode::Map : gguf::MappedFile::Mode::Copy, reading);
         if (experts_on_disk) model::keep_all_but_experts_in_memory(*impl->file, reading);

@@ -81,14 +81,14 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
     if (hp.moe()) {
         expert_active.reserve(size_t(hp.n_ff));
         const size_t neurons = size_t(hp.n_expert_used) * size_t(hp.n_ff);
-        for (std::vector<float>* v : {&split_gate, &split_act, &split_v}) v->resize(neurons);
+        for (std::vector<float>* v : {&routed_gate, &routed_up, &routed_act}) v->resize(neurons);
         routed.reserve(size_t(hp.n_expert_used));
         routed_out.resize(size_t(hp.n_expert_used) * size_t(hp.n_embd));
         device_act.resize(size_t(hp.n_expert_used));
         for (tensor::PreparedActivations& p : device_x) p.reserve(1, hp.n_embd), p.set_q8_k_scale(scale);
         for (tensor::PreparedActivations& p : device_act) p.reserve(1, hp.n_ff), p.set_q8_k_scale(scale);
         if (hp.ffn_gate == FfnGate::ReluPar) {
-            split_coef.resize(neurons);
+            for (std::vector<float>* v : {&split_gate, &split_act, &split_v, &split_coef}) v->resize(neurons);
             for (std::vector<int32_t>* v : {&split_cold, &split_hot, &split_ids}) v->reserve(neurons);
             split_cold_end.reserve(size_t(hp.n_expert_used));
             split_device_out.resize(size_t(hp.n_embd));

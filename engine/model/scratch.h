@@ -49,11 +49,13 @@ struct Scratch {
     std::vector<float> expert_out;      // [n_embd] and that expert's outputs for them
     std::vector<int32_t> expert_active;  // one token's neurons whose gate fired (capacity n_ff)
     // One token's routed experts split between the CPU and a device: whole experts
-    // (Executor::token_experts: split_gate, split_v and split_act hold the device's gate and up
-    // products and activations, routed_out each expert's output), or gate-first experts' single
-    // neurons (model/expert_ffn.h, ExpertSplitBuffers).
+    // (Executor::token_experts), or gate-first experts' single neurons (model/expert_ffn.h,
+    // ExpertSplitBuffers, the split_* buffers).
     std::vector<RoutedExpert> routed;     // capacity n_expert_used
-    std::vector<float> routed_out;        // [n_expert_used · n_embd]
+    std::vector<float> routed_gate;       // [n_expert_used · n_ff] the device's gate products
+    std::vector<float> routed_up;         // [n_expert_used · n_ff] its up products
+    std::vector<float> routed_act;        // [n_expert_used · n_ff] and their activations
+    std::vector<float> routed_out;        // [n_expert_used · n_embd] each expert's output
     std::array<tensor::PreparedActivations, 2> device_x;  // the token's input for the gates' and the ups' form
     std::vector<tensor::PreparedActivations> device_act;  // [n_expert_used] each resident expert's activations
     std::vector<float> split_gate;        // [n_expert_used · n_ff]

@@ -40,9 +40,11 @@ struct ModelParams {
     // (SmallThinker's ReGLU experts): lay each expert's down projection out by neuron at load, as
     // PowerInfer's own files store it, so that a device holds single neurons of an expert (the
     // ones that fire most) rather than whole experts, and the CPU reads the down rows of fired
-    // neurons only. F16, F32 and Q8_0 downs keep their values exactly; Q4_0 and the K-quants are
-    // quantized again as Q4_0 along the new rows (a second rounding). Needs the file read into
-    // memory. Ignored for other models and for files already in PowerInfer's layout.
+    // neurons only. F32, F16 and Q8_0 downs keep their values exactly; Q4_0 and the other types
+    // of at least 4.5 bits a weight are quantized again as Q4_0 along the new rows (a second
+    // rounding); smaller types are refused. Needs the file read into memory (not with use_mmap
+    // or expert_memory_bytes). Ignored for other models and for files already in PowerInfer's
+    // layout.
     bool experts_by_neuron = false;
     // Sparse (PowerInfer) files: predictor score at or above which a neuron is computed.
     // Unset: LLAMA_SPARSE_PRED_THRESHOLD, else the file's powerinfer.sparse_threshold, else 0.
