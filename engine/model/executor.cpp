@@ -234,13 +234,7 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
     // Gate-first experts with neurons on the device: a token alone splits its experts between
     // the two; a prompt's run on the CPU, which holds every neuron too.
     if (n_ == 1 && !layer.hot.empty()) {
-        s_.routed.clear();
-        for (int32_t e = 0; e < hp_.n_expert; ++e) {
-            const int32_t* it = std::find(s_.expert_id.data(), s_.expert_id.data() + k, e);
-            if (it == s_.expert_id.data() + k) continue;
-            s_.routed.push_back({expert_weights(w, hp_, e), int32_t(e * n_ff), s_.expert_weight[size_t(it - s_.expert_id.data())]});
-            stats.expert_tokens[size_t(e)] += 1;
-        }
+        list_routed(w, stats);
         const ExpertWork work = split_experts(
             s_.routed, layer.hot.data(), il, x, out, *device_, s_.pool,
             {s_.split_gate.data(), s_.split_act.data(), s_.ffn_up.data(), s_.expert_out.data(), s_.split_cold, s_.split_cold_end,
@@ -297,6 +291,18 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
     stats.ffn_ms += ms_between(start, Clock::now());
 }
 
+// One token's routed experts into s_.routed, in expert order, each counted in stats.
+void Executor::list_routed(const MoeFfnWeights& w, SparseLayerStats& stats) {
+    const int32_t k = hp_.n_expert_used;
+    s_.routed.clear();
+    for (int32_t e = 0; e < hp_.n_expert; ++e) {
+        const int32_t* it = std::find(s_.expert_id.data(), s_.expert_id.data() + k, e);
+        if (it == s_.expert_id.data() + k) continue;
+        s_.routed.push_back({expert_weights(w, hp_, e), int32_t(e * hp_.n_ff), s_.expert_weight[size_t(it - s_.expert_id.data())]});
+        stats.expert_tokens[size_t(e)] += 1;
+    }
+}
+
 // The device's experts run while the CPU computes the others: their gate and up products are
 // queued together, the CPU's experts follow, one join; then their downs, one more. Two round trips
 // a layer however many of the token's experts the device holds. Each expert's output keeps its
@@ -305,16 +311,9 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
 void Executor::token_experts(int32_t il, const MoeFfnWeights& w, const float* x, float* out) {
     const auto start = Clock::now();
     const int64_t n_embd = hp_.n_embd, n_ff = hp_.n_ff;
-    const int32_t k = hp_.n_expert_used;
     SparseLayerStats& stats = s_.expert_stats[size_t(il)];
     const std::vector<uint8_t>& resident = plan_->layers[size_t(il)].experts;
-    s_.routed.clear();
-    for (int32_t e = 0; e < hp_.n_expert; ++e) {
-        const int32_t* it = std::find(s_.expert_id.data(), s_.expert_id.data() + k, e);
-        if (it == s_.expert_id.data() + k) continue;
-        s_.routed.push_back({expert_weights(w, hp_, e), int32_t(e * n_ff), s_.expert_weight[size_t(it - s_.expert_id.data())]});
-        stats.expert_tokens[size_t(e)] += 1;
-    }
+    list_routed(w, stats);
     const auto on_device = [&](size_t j) { return resident[size_t(s_.routed[j].first_row / n_ff)] != 0; };
     const auto output = [&](size_t j) { return s_.routed_out.data() + j * size_t(n_embd); };
     // A layer's experts are slices of the same tensors, of one type each: the input is prepared

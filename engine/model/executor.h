@@ -86,6 +86,7 @@ private:
     // A batch through a gate-first FFN with no neuron on a device.
     void gate_first_batch(int32_t il, const SparseFfnWeights& w, const float* x, float* out);
     void device_expert(const ExpertWeights& w, int32_t m);
+    void list_routed(const MoeFfnWeights& w, SparseLayerStats& stats);
     // One token's routed experts, some resident whole on the device.
     void token_experts(int32_t il, const MoeFfnWeights& w, const float* x, float* out);
     void count_fires(SparseLayerStats& stats, int32_t first_row, const float* act, int32_t m) const;
