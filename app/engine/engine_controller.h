@@ -64,7 +64,8 @@ class EngineController : public QObject {
     Q_PROPERTY(QString chatTemplate READ chat_template NOTIFY modelChanged)
     // Activation sparsity of a calibrated dense model (LoadedModel): the level in use, the
     // measured levels ({level, pplIncrease, sameTop, speed}; empty without a calibration), the
-    // level to suggest (within 1 % of the dense perplexity and, where measured, faster than dense), and why a level chosen is not in use.
+    // level to suggest (within 1 % of the dense perplexity and, where measured, faster than
+    // dense), and why a level chosen is not in use.
     Q_PROPERTY(double activationSparsity READ activation_sparsity NOTIFY modelChanged)
     Q_PROPERTY(QVariantList sparsityLevels READ sparsity_levels NOTIFY modelChanged)
     Q_PROPERTY(double recommendedSparsity READ recommended_sparsity NOTIFY modelChanged)

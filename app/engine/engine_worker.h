@@ -46,8 +46,8 @@ struct LoadedModel {
     QString architecture;           // general.architecture
     std::shared_ptr<const ember::Model> handle;  // the loaded weights, for others to share (the API server)
     // Activation sparsity (a dense model with a calibration beside it, from ember-calibrate): the
-    // level it runs at (0: off), each measured level as {level, pplIncrease, sameTop, speed}, the level
-    // to suggest (measured_sparsity), and why a level asked for is not in use.
+    // level it runs at (0: off), each measured level as {level, pplIncrease, sameTop, speed}, the
+    // level to suggest (measured_sparsity), and why a level asked for is not in use.
     double activation_sparsity = 0.0;
     QVariantList sparsity_levels;
     double recommended_sparsity = 0.0;

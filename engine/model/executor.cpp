@@ -24,6 +24,16 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+// An expert run whole on the device for m rows: every neuron computed, each of its rows read once.
+void count_on_device(SparseLayerStats& stats, const ExpertWeights& w, int32_t m) {
+    const int64_t neurons = int64_t(m) * w.gate.n_rows;
+    const uint64_t bytes = expert_bytes(w);
+    stats.active += neurons;
+    stats.active_on_device += neurons;
+    stats.bytes_read += bytes;
+    stats.bytes_read_on_device += bytes;
+}
+
 }  // namespace
 
 Executor::Executor(const HParams& hp, Scratch& s)
@@ -264,12 +274,7 @@ void Executor::moe_ffn(int32_t il, const MoeFfnWeights& w, const float* x, float
         const ExpertWeights expert = expert_weights(w, hp_, e);
         if (!layer.experts.empty() && layer.experts[size_t(e)]) {
             device_expert(expert, m);
-            // A batch reads each of the expert's rows once.
-            const uint64_t bytes = expert_bytes(expert);
-            stats.active += int64_t(m) * n_ff;
-            stats.active_on_device += int64_t(m) * n_ff;
-            stats.bytes_read += bytes;
-            stats.bytes_read_on_device += bytes;
+            count_on_device(stats, expert, m);
         } else {
             const ExpertWork work =
                 run_expert(expert, hp_.ffn_gate, s_.expert_in.data(), m, s_.expert_out.data(), s_.pool,
@@ -353,11 +358,7 @@ void Executor::token_experts(int32_t il, const MoeFfnWeights& w, const float* x,
         tensor::PreparedActivations& prepared = s_.device_act[j];
         prepared.prepare(e.down.type, act, 1, n_ff, &s_.pool);
         device_->begin_matmul(e.down, prepared.row(0), prepared.row_stride(), 1, output(j));
-        const uint64_t bytes = expert_bytes(e);
-        stats.active += n_ff;
-        stats.active_on_device += n_ff;
-        stats.bytes_read += bytes;
-        stats.bytes_read_on_device += bytes;
+        count_on_device(stats, e, 1);
         count_fires(stats, s_.routed[j].first_row, act, 1);
     }
     join.wait();
