@@ -22,13 +22,14 @@ ColumnLayout {
                                 ? qsTr("No level within 1 % of the exact perplexity generated faster than exact on this computer's CPU.")
                                 : "" }];
         for (const l of levels) {
-            let text = qsTr("Skip %1 %: perplexity %2 %")
+            // "Suggested" next to the level: a narrow panel elides the end of the line, and the
+            // detail line below repeats the speed.
+            const suggested = Math.abs(l.level - EngineController.recommendedSparsity) < 1e-6;
+            let text = (suggested ? qsTr("Skip %1 % (suggested): perplexity %2 %") : qsTr("Skip %1 %: perplexity %2 %"))
                        .arg(Math.round(l.level * 100))
                        .arg((l.pplIncrease >= 0 ? "+" : "") + (l.pplIncrease * 100).toFixed(1));
             if (l.speed > 0)
                 text += qsTr(", %1× speed").arg(l.speed.toFixed(2));
-            if (Math.abs(l.level - EngineController.recommendedSparsity) < 1e-6)
-                text += qsTr(" (suggested)");
             let detail = qsTr("Skips %1 % of the FFN neurons; the next token is the exact model's %2 % of the time (measured on held-out text).")
                          .arg(Math.round(l.level * 100)).arg((l.sameTop * 100).toFixed(0));
             if (l.speed > 0)
