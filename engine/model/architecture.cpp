@@ -63,6 +63,18 @@ std::vector<float> Architecture::gate_thresholds(float level) const {
     return out;
 }
 
+InputSparsity Architecture::input_sparsity(float level) const {
+    InputSparsity out;
+    if (!calibration_ || !hp_.sparse_ffn_input) return out;
+    const std::vector<float> levels = sparse::layer_levels(*calibration_, level, sparsity_allocation_);
+    for (int32_t il = 0; il < hp_.n_layer; ++il) {
+        const float s = levels[size_t(il)];
+        out.thresholds.push_back(sparse::threshold_at(*calibration_, il, sparse::SparsitySite::FfnIn, s));
+        out.neurons_kept.push_back(int32_t(std::lround((1.0 - double(s)) * double(hp_.n_ff))));
+    }
+    return out;
+}
+
 sparse::PlacementCosts Architecture::placement_costs(int32_t n_ctx) const {
     const auto sum = [](const std::vector<tensor::WeightView>& ms) {
         uint64_t bytes = 0;

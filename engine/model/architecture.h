@@ -66,6 +66,9 @@ public:
     // other models.
     std::vector<std::vector<double>> calibrated_firing(float level) const;
     std::vector<float> gate_thresholds(float level) const;
+    // With HParams::sparse_ffn_input, each layer at its share of the level: the threshold on its
+    // FFN inputs' magnitudes for that share, and the neurons not skipped.
+    InputSparsity input_sparsity(float level) const;
 
     // The matrices of each part a placement may put on a device, and their norms' bytes.
     virtual LayerMatrices layer_matrices(int32_t il) const = 0;

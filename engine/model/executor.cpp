@@ -416,7 +416,11 @@ void Executor::sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u,
     for (int32_t t = 0; t < n_; ++t) {
         const auto start = Clock::now();
         const float* xt = x + size_t(t) * n_embd;
-        if (w.gate_first()) {
+        if (w.gate_t.n_rows) {
+            input_sparse_gate_scores(w, hp_.ffn_gate, xt, input_sparsity_.thresholds[size_t(il)], s_.pool, ss);
+            select_active(il, w, hp_.ffn_gate, score_of_kept(ss, hp_.n_ff, input_sparsity_.neurons_kept[size_t(il)]),
+                          hot, ss, ss.inputs_kept[0]);
+        } else if (w.gate_first()) {
             gate_scores(w, hp_.ffn_gate, xt, s_.pool, s_.prepared, ss);
             // Computed where |act(gate)| exceeds the threshold: with 0, ReLU's zeros are skipped.
             select_active(il, w, hp_.ffn_gate, std::nextafter(gate_thresholds_[size_t(il)], INFINITY), hot, ss);
@@ -446,7 +450,11 @@ void Executor::gate_first_batch(int32_t il, const SparseFfnWeights& w, const flo
     SparseScratch& ss = *s_.sparse;
     const int64_t n_ff = hp_.n_ff;
     const auto start = Clock::now();
-    tensor::matmul(s_.pool, w.gate, x, n_, s_.ffn_gate.data(), s_.prepared);
+    if (w.gate_t.n_rows)  // ffn_act holds the kept inputs until the activations take its place
+        input_sparse_gate_batch(w, x, n_, input_sparsity_.thresholds[size_t(il)], s_.ffn_act.data(), s_.ffn_gate.data(),
+                                s_.pool, ss);
+    else
+        tensor::matmul(s_.pool, w.gate, x, n_, s_.ffn_gate.data(), s_.prepared);
     tensor::matmul(s_.pool, w.up, x, n_, s_.ffn_up.data(), s_.prepared);
     SparseLayerStats& stats = ss.stats[size_t(il)];
     stats.predictor_ms += ms_between(start, Clock::now());
@@ -457,12 +465,16 @@ void Executor::gate_first_batch(int32_t il, const SparseFfnWeights& w, const flo
         const float* u = s_.ffn_up.data() + size_t(t) * size_t(n_ff);
         float* a = s_.ffn_act.data() + size_t(t) * size_t(n_ff);
         score_gate_products(hp_.ffn_gate, g, n_ff, ss);
-        select_active(il, w, hp_.ffn_gate, threshold, nullptr, ss);
+        if (w.gate_t.n_rows)
+            select_active(il, w, hp_.ffn_gate, score_of_kept(ss, n_ff, input_sparsity_.neurons_kept[size_t(il)]), nullptr,
+                          ss, ss.inputs_kept[size_t(t)]);
+        else
+            select_active(il, w, hp_.ffn_gate, threshold, nullptr, ss);
         std::fill(a, a + n_ff, 0.0f);
         for (int32_t i : ss.active) a[i] = ffn_activation_value(hp_.ffn_gate, g[i], u[i]);
         emit("ffn_act", il, a, n_ff, t, 1);
     }
-    cpu_sparse_down_batch(w, s_.ffn_act.data(), n_, out, s_.pool, ss);
+    product_by_inputs_batch(w.down_t, s_.ffn_act.data(), n_, out, s_.pool, ss);
     stats.ffn_ms += ms_between(down_start, Clock::now());
 }
 

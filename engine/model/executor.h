@@ -27,6 +27,13 @@ struct DenseFfnWeights {
     tensor::WeightView down;  // [n_ff] -> [n_embd]
 };
 
+// A gate-first FFN whose gate reads only its larger inputs (HParams::sparse_ffn_input), per
+// layer: the magnitude an FFN input must exceed to be read, and how many neurons run.
+struct InputSparsity {
+    std::vector<float> thresholds;
+    std::vector<int32_t> neurons_kept;
+};
+
 class Executor {
 public:
     // Starts with everything on the CPU.
@@ -40,6 +47,9 @@ public:
     // A gate-first FFN's per-layer thresholds (Architecture::gate_thresholds at the session's
     // activation sparsity): a neuron runs where |act(gate)| exceeds its layer's.
     void set_gate_thresholds(std::vector<float> thresholds);
+    // With the gate laid out by input (SparseFfnWeights::gate_t): Architecture::input_sparsity,
+    // in place of the gate thresholds.
+    void set_input_sparsity(InputSparsity s) { input_sparsity_ = std::move(s); }
     // A mixture of experts kept partly on disk: [n_layer][n_expert] 1 where an expert is read from
     // the file (ExpertResidency::on_demand, which must outlive the executor); null: none is.
     void set_experts_on_demand(const std::vector<std::vector<uint8_t>>* on_demand);
@@ -96,6 +106,7 @@ private:
     Scratch& s_;
     std::shared_ptr<const ExecutionPlan> plan_;
     std::vector<float> gate_thresholds_;  // [n_layer], gate-first models only
+    InputSparsity input_sparsity_;        // gate_t only
     const std::vector<std::vector<uint8_t>>* experts_on_demand_ = nullptr;
     std::vector<uint8_t> asked_;          // [n_expert] the experts route() has asked for in this batch
     backend::DeviceStream* device_ = nullptr;

@@ -66,7 +66,7 @@ public:
             if (sparse) {
                 const tensor::WeightView fc1 = bind.matrix_any_rows(p + "fc1.weight", n_embd, n_ff);
                 L.sparse = SparseFfnWeights{{}, L.up, bind.stored_matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
-                                            bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff)};
+                                            bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff), {}};
                 hp_.max_predictor_rank = std::max(hp_.max_predictor_rank, int32_t(fc1.n_rows));
                 predictor_bytes += matrix_bytes(fc1) + matrix_bytes(L.sparse.fc2);
             } else {

@@ -107,6 +107,9 @@ struct HParams : ModelShape {
     // exceeds its layer's calibrated threshold.
     bool gate_first = false;
     float activation_sparsity = 0.0f;
+    // Gate first, and the gate reads only the rows of the FFN inputs above their layer's
+    // threshold (ModelParams::sparse_ffn_input).
+    bool sparse_ffn_input = false;
     // Whether it could: a dense (not PowerInfer, not mixture-of-experts) model with a gated FFN.
     bool gate_first_possible = false;
 

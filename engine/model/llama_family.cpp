@@ -49,6 +49,7 @@ struct LlamaLayer {
     tensor::WeightView wo;      // [n_embd_q] -> [n_embd]
     const float* ffn_norm;      // [n_embd]
     tensor::WeightView gate;    // [n_embd] -> [n_ff]
+    tensor::WeightView gate_t;  // the gate laid out by input (HParams::sparse_ffn_input), in place of gate
     tensor::WeightView up;      // [n_embd] -> [n_ff]
     tensor::WeightView down;    // [n_ff] -> [n_embd] (dense files)
     std::array<const float*, 3> bias{};     // Q, K, V biases (Qwen 2)
@@ -95,6 +96,10 @@ public:
                 : std::nullopt;
         hp_.gate_first = calibration.has_value();
         hp_.activation_sparsity = hp_.gate_first ? params.activation_sparsity : 0.0f;
+        hp_.sparse_ffn_input = hp_.gate_first && params.sparse_ffn_input;
+        if (hp_.sparse_ffn_input && hp_.fused_gate_up)
+            fail(file.path() + ": --sparse-ffn-input needs a separate ffn_gate tensor, and this file's gate and up "
+                 "projections are one (ffn_up)");
         // hp_.sparse() is not known yet: the predictors' rank is read layer by layer below.
         const bool sparse_ffn = sparse || hp_.gate_first;
         // The sparse FFN reads single gate and up rows; a dense one only whole matrices.
@@ -126,9 +131,12 @@ public:
                 L.gate = gate_up.rows(0, n_ff);
                 L.up = gate_up.rows(n_ff, n_ff);
             } else {
-                // A gate-first FFN reads its gate whole, as a dense one does.
-                L.gate = hp_.gate_first ? bind.product_matrix(p + "ffn_gate.weight", n_embd, n_ff)
-                                        : ffn_matrix(p + "ffn_gate.weight", n_ff, {});
+                // A gate-first FFN reads its gate whole, as a dense one does, or by input.
+                if (hp_.sparse_ffn_input)
+                    L.gate_t = bind.transposed_matrix(p + "ffn_gate.weight", n_embd, n_ff);
+                else
+                    L.gate = hp_.gate_first ? bind.product_matrix(p + "ffn_gate.weight", n_embd, n_ff)
+                                            : ffn_matrix(p + "ffn_gate.weight", n_ff, {});
                 L.up = ffn_matrix(p + "ffn_up.weight", n_ff, {});
             }
             if (hp_.qkv_bias)
@@ -142,15 +150,17 @@ public:
             } else if (sparse) {
                 const tensor::WeightView fc1 = bind.matrix_any_rows(p + "fc1.weight", n_embd, n_ff);
                 L.sparse = SparseFfnWeights{L.gate, L.up, bind.stored_matrix(p + "ffn_down_t.weight", n_embd, n_ff), fc1,
-                                            bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff)};
+                                            bind.matrix(p + "fc2.weight", fc1.n_rows, n_ff), {}};
                 hp_.max_predictor_rank = std::max(hp_.max_predictor_rank, int32_t(fc1.n_rows));
             } else if (calibration) {
-                L.sparse = SparseFfnWeights{L.gate, L.up, bind.transposed_matrix(p + "ffn_down.weight", n_ff, n_embd), {}, {}};
+                L.sparse = SparseFfnWeights{L.gate, L.up, bind.transposed_matrix(p + "ffn_down.weight", n_ff, n_embd), {}, {},
+                                            L.gate_t};
             } else {
                 L.down = bind.product_matrix(p + "ffn_down.weight", n_ff, n_embd);
             }
             if (!hp_.moe())
-                ffn_bytes += matrix_bytes(L.gate) + matrix_bytes(L.up) + matrix_bytes(sparse_ffn ? L.sparse.down_t : L.down);
+                ffn_bytes += matrix_bytes(L.gate) + matrix_bytes(L.gate_t) + matrix_bytes(L.up) +
+                             matrix_bytes(sparse_ffn ? L.sparse.down_t : L.down);
             if (sparse) predictor_bytes += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
             layers_.push_back(L);
         }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <span>
 
 #include "model/scattered_rows.h"
@@ -165,51 +166,63 @@ void sum_chunks(const SparseFfnWeights& w, FfnGate gate, float* y, tensor::Threa
     }
 }
 
-// Up to eight tokens' activations (rows of a, n_ff apart) as their down coefficients, rounded
-// as coefficient() rounds them, into `grouped` ([n_ff][m]: neuron i's m coefficients side by
-// side), and the neurons with any non-zero coefficient into ss.down_rows, ascending.
-void group_coefficients(const tensor::WeightView& down_t, const float* a, int m, float* grouped, SparseScratch& ss) {
-    const int64_t n_ff = down_t.n_rows;
-    for (int t = 0; t < m; ++t) {
-        std::copy_n(a + size_t(t) * size_t(n_ff), n_ff, ss.a.begin());
-        tensor::reference_kernels().prepare_q8_activation(ss.a.data(), ss.a_q8.data(), whole_blocks(n_ff));
-        for (int64_t i = 0; i < n_ff; ++i) ss.token_coef[size_t(t) * size_t(n_ff) + size_t(i)] = coefficient(down_t.type, ss, int32_t(i));
+// Up to eight tokens' inputs (rows of a, t.n_rows apart) as their coefficients, rounded as
+// coefficient() rounds them, into `grouped` ([n_in][m]: input i's m coefficients side by side),
+// and the inputs with any non-zero coefficient into ss.down_rows, ascending.
+void group_coefficients(const tensor::WeightView& t, const float* a, int m, float* grouped, SparseScratch& ss) {
+    const int64_t n_in = t.n_rows;
+    for (int k = 0; k < m; ++k) {
+        std::copy_n(a + size_t(k) * size_t(n_in), n_in, ss.a.begin());
+        std::fill(ss.a.begin() + n_in, ss.a.begin() + whole_blocks(n_in), 0.0f);
+        tensor::reference_kernels().prepare_q8_activation(ss.a.data(), ss.a_q8.data(), whole_blocks(n_in));
+        for (int64_t i = 0; i < n_in; ++i) ss.token_coef[size_t(k) * size_t(n_in) + size_t(i)] = coefficient(t.type, ss, int32_t(i));
     }
     ss.down_rows.clear();
-    for (int64_t i = 0; i < n_ff; ++i) {
+    for (int64_t i = 0; i < n_in; ++i) {
         bool any = false;
-        for (int t = 0; t < m; ++t) {
-            const float c = ss.token_coef[size_t(t) * size_t(n_ff) + size_t(i)];
-            grouped[size_t(i) * size_t(m) + size_t(t)] = c;
+        for (int k = 0; k < m; ++k) {
+            const float c = ss.token_coef[size_t(k) * size_t(n_in) + size_t(i)];
+            grouped[size_t(i) * size_t(m) + size_t(k)] = c;
             any = any || c != 0.0f;
         }
         if (any) ss.down_rows.push_back(int32_t(i));
     }
 }
 
+// x's entries with |x| above the threshold into out, the others 0; returns how many were kept.
+int64_t keep_large_inputs(const float* x, int64_t n, float threshold, float* out) {
+    int64_t kept = 0;
+    for (int64_t j = 0; j < n; ++j) {
+        const bool keep = std::fabs(x[j]) > threshold;
+        out[j] = keep ? x[j] : 0.0f;
+        kept += keep;
+    }
+    return kept;
+}
+
 }  // namespace
 
-void cpu_sparse_down_batch(const SparseFfnWeights& w, float* a, int32_t n_tokens, float* y, tensor::ThreadPool& pool,
-                           SparseScratch& ss) {
-    const int64_t n_embd = w.down_t.n_cols, n_ff = w.down_t.n_rows;
-    const int64_t n_slices = (n_embd + kOutputsPerSlice - 1) / kOutputsPerSlice;
+void product_by_inputs_batch(const tensor::WeightView& t, float* a, int32_t n_tokens, float* y,
+                             tensor::ThreadPool& pool, SparseScratch& ss) {
+    const int64_t n_out = t.n_cols, n_in = t.n_rows;
+    const int64_t n_slices = (n_out + kOutputsPerSlice - 1) / kOutputsPerSlice;
     for (int32_t t0 = 0; t0 < n_tokens; t0 += kTokensAtOnce) {
         const int m = int(std::min<int32_t>(kTokensAtOnce, n_tokens - t0));
-        // The group's activations are read before its coefficients take their place.
-        float* grouped = a + size_t(t0) * size_t(n_ff);
-        group_coefficients(w.down_t, grouped, m, grouped, ss);
-        const int64_t n_chunks = chunk_bounds(ss.down_rows, n_ff, ss.chunk_begin);
-        float* out = y + size_t(t0) * size_t(n_embd);
-        std::fill(out, out + size_t(m) * size_t(n_embd), 0.0f);
+        // The group's inputs are read before its coefficients take their place.
+        float* grouped = a + size_t(t0) * size_t(n_in);
+        group_coefficients(t, grouped, m, grouped, ss);
+        const int64_t n_chunks = chunk_bounds(ss.down_rows, n_in, ss.chunk_begin);
+        float* out = y + size_t(t0) * size_t(n_out);
+        std::fill(out, out + size_t(m) * size_t(n_out), 0.0f);
         // Threads split the outputs; each output sums chunk after chunk, as one token's does.
         pool.run(n_slices, [&](int64_t slice, int) {
-            const int64_t col0 = slice * kOutputsPerSlice, n = std::min(kOutputsPerSlice, n_embd - col0);
+            const int64_t col0 = slice * kOutputsPerSlice, n = std::min(kOutputsPerSlice, n_out - col0);
             float* rows_out[kTokensAtOnce];
-            for (int t = 0; t < m; ++t) rows_out[t] = out + size_t(t) * size_t(n_embd) + size_t(col0);
+            for (int k = 0; k < m; ++k) rows_out[k] = out + size_t(k) * size_t(n_out) + size_t(col0);
             const std::span<const int32_t> rows(ss.down_rows);
             for (int64_t c = 0; c < n_chunks; ++c) {
                 const int64_t begin = ss.chunk_begin[size_t(c)], end = ss.chunk_begin[size_t(c) + 1];
-                accumulate_rows_tokens(w.down_t, rows.subspan(size_t(begin), size_t(end - begin)), grouped, m, col0, n,
+                accumulate_rows_tokens(t, rows.subspan(size_t(begin), size_t(end - begin)), grouped, m, col0, n,
                                        rows_out);
             }
         });
@@ -266,20 +279,62 @@ void split_sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, const
     for (int64_t j = 0; j < n_embd; ++j) y[j] += ss.y_device[size_t(j)];
 }
 
+// The buffers a product by inputs shares with the down projection hold the larger of its n_embd
+// inputs and the down's n_ff.
 SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int32_t n_layer)
-    : h(size_t(max_rank)), score(size_t(n_ff)), gate(size_t(n_ff)), a(size_t(whole_blocks(n_ff))), coef(size_t(n_ff)),
-      a_q8(tensor::kernels().q8_activation_bytes(whole_blocks(n_ff))), stats(size_t(n_layer)), g(size_t(n_ff)),
-      v(size_t(n_ff)), hot_coef(size_t(n_ff)), y_device(size_t(n_embd)),
-      chunk_begin(size_t((n_ff + kNeuronsPerChunk - 1) / kNeuronsPerChunk) + 1), chunk_rows(chunk_begin.size() - 1),
-      partial(chunk_rows.size() * size_t(n_embd)), token_coef(size_t(kTokensAtOnce) * size_t(n_ff)) {
+    : h(size_t(max_rank)), score(size_t(n_ff)), gate(size_t(n_ff)), a(size_t(whole_blocks(std::max(n_ff, n_embd)))),
+      coef(a.size()), a_q8(tensor::kernels().q8_activation_bytes(int64_t(a.size()))), stats(size_t(n_layer)),
+      g(size_t(n_ff)), v(size_t(n_ff)), hot_coef(size_t(n_ff)), y_device(size_t(n_embd)),
+      chunk_begin(size_t((std::max(n_ff, n_embd) + kNeuronsPerChunk - 1) / kNeuronsPerChunk) + 1),
+      chunk_rows(chunk_begin.size() - 1), partial(chunk_rows.size() * size_t(n_embd)),
+      token_coef(size_t(kTokensAtOnce) * a.size()), x_kept(size_t(n_embd)), chunk_sum(size_t(n_ff)), score_order(size_t(n_ff)) {
     active.reserve(size_t(n_ff));
-    down_rows.reserve(size_t(n_ff));
+    down_rows.reserve(a.size());
     hot_active.reserve(size_t(n_ff));
     prepared_x.reserve(1, std::max(n_embd, n_ff));
 }
 
 bool is_powerinfer_layout(const gguf::File& file) {
     return file.magic() == "PWRI" || file.find_tensor("blk.0.ffn_down_t.weight") != nullptr;
+}
+
+// One thread's run of each kept input's row per slice of the outputs, since longer runs of a
+// scattered row are read faster; within a slice, the chunks' sums from zero are added chunk after
+// chunk, as product_by_inputs_batch adds them.
+void input_sparse_gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, float threshold,
+                              tensor::ThreadPool& pool, SparseScratch& ss) {
+    const tensor::WeightView& t = w.gate_t;
+    const int64_t n_in = t.n_rows, n_out = t.n_cols;
+    ss.inputs_kept.assign(1, keep_large_inputs(x, n_in, threshold, ss.x_kept.data()));
+    group_coefficients(t, ss.x_kept.data(), 1, ss.coef.data(), ss);
+    const int64_t n_chunks = chunk_bounds(ss.down_rows, n_in, ss.chunk_begin);
+    const int64_t block = std::max<int64_t>(tensor::kQK, tensor::block_size(t.type));
+    const int64_t cols_per_task = ((n_out + block - 1) / block + pool.size() - 1) / pool.size() * block;
+    pool.run((n_out + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
+        const int64_t col0 = task * cols_per_task, n = std::min(cols_per_task, n_out - col0);
+        float* g = ss.gate.data() + col0;
+        float* sum = ss.chunk_sum.data() + col0;
+        std::fill(g, g + n, 0.0f);
+        const std::span<const int32_t> rows(ss.down_rows);
+        for (int64_t c = 0; c < n_chunks; ++c) {
+            const int64_t begin = ss.chunk_begin[size_t(c)], end = ss.chunk_begin[size_t(c) + 1];
+            if (begin == end) continue;
+            std::fill(sum, sum + n, 0.0f);
+            accumulate_rows(t, rows.subspan(size_t(begin), size_t(end - begin)), ss.coef.data(), col0, n, sum);
+            for (int64_t j = 0; j < n; ++j) g[j] += sum[j];
+        }
+    });
+    score_gate_products(gate, ss.gate.data(), n_out, ss);
+}
+
+void input_sparse_gate_batch(const SparseFfnWeights& w, const float* x, int32_t n_tokens, float threshold, float* kept,
+                             float* g, tensor::ThreadPool& pool, SparseScratch& ss) {
+    const int64_t n_in = w.gate_t.n_rows;
+    ss.inputs_kept.resize(size_t(n_tokens));
+    for (int32_t k = 0; k < n_tokens; ++k)
+        ss.inputs_kept[size_t(k)] =
+            keep_large_inputs(x + size_t(k) * size_t(n_in), n_in, threshold, kept + size_t(k) * size_t(n_in));
+    product_by_inputs_batch(w.gate_t, kept, n_tokens, g, pool, ss);
 }
 
 void gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, tensor::ThreadPool& pool,
@@ -292,8 +347,17 @@ void score_gate_products(FfnGate gate, const float* g, int64_t n_ff, SparseScrat
     for (int64_t i = 0; i < n_ff; ++i) ss.score[size_t(i)] = std::fabs(ffn_activation_value(gate, g[i], 1.0f));
 }
 
+float score_of_kept(SparseScratch& ss, int64_t n_ff, int64_t keep) {
+    if (keep <= 0) return INFINITY;
+    if (keep >= n_ff) return -INFINITY;
+    std::copy_n(ss.score.begin(), n_ff, ss.score_order.begin());
+    const auto kth = ss.score_order.begin() + (keep - 1);
+    std::nth_element(ss.score_order.begin(), kth, ss.score_order.begin() + n_ff, std::greater<float>());
+    return *kth;
+}
+
 void select_active(int32_t il, const SparseFfnWeights& w, FfnGate gate, float threshold, const uint8_t* hot,
-                   SparseScratch& ss) {
+                   SparseScratch& ss, int64_t inputs_kept) {
     const int64_t n_ff = w.up.n_rows;
     ss.active.clear();
     ss.hot_active.clear();
@@ -301,10 +365,11 @@ void select_active(int32_t il, const SparseFfnWeights& w, FfnGate gate, float th
         if (ss.score[size_t(i)] < threshold) continue;
         (hot && hot[i] ? ss.hot_active : ss.active).push_back(int32_t(i));
     }
-    // What chose the neurons: the predictor, or every gate row.
-    const uint64_t predictor_bytes = w.gate_first() ? uint64_t(w.gate.row_bytes) * uint64_t(n_ff)
-                                                    : uint64_t(w.fc1.row_bytes) * uint64_t(w.fc1.n_rows) +
-                                                          uint64_t(w.fc2.row_bytes) * uint64_t(w.fc2.n_rows);
+    // What chose the neurons: the predictor, or every gate row, or the kept inputs' gate rows.
+    const uint64_t predictor_bytes = w.gate_t.n_rows ? uint64_t(w.gate_t.row_bytes) * uint64_t(inputs_kept)
+                                     : w.gate_first() ? uint64_t(w.gate.row_bytes) * uint64_t(n_ff)
+                                                      : uint64_t(w.fc1.row_bytes) * uint64_t(w.fc1.n_rows) +
+                                                            uint64_t(w.fc2.row_bytes) * uint64_t(w.fc2.n_rows);
     const uint64_t neuron_bytes = uint64_t(w.up.row_bytes + w.down_t.row_bytes) +
                                   (gate == FfnGate::Relu || w.gate_first() ? 0 : uint64_t(w.gate.row_bytes));
     SparseLayerStats& stats = ss.stats[size_t(il)];

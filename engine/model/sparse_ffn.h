@@ -25,6 +25,10 @@ struct SparseFfnWeights {
     tensor::WeightView down_t;  // n_ff rows of [n_embd]: row i = neuron i's output vector
     tensor::WeightView fc1;     // predictor [n_embd] -> [r]
     tensor::WeightView fc2;     // predictor [r] -> [n_ff]
+    // A gate-first FFN that skips small inputs too (ModelParams::sparse_ffn_input): the gate laid
+    // out by input, n_embd rows of [n_ff] (row j = input j's weight to every neuron), in place of
+    // `gate`, so that only the rows of the inputs kept are read.
+    tensor::WeightView gate_t;
     // Without a predictor (fc1 empty) the FFN runs gate first: every gate row, then the up and
     // down rows of the neurons whose |act(gate)| exceeds the session's threshold for the layer
     // (a dense model's calibrated activation sparsity).
@@ -38,24 +42,40 @@ bool is_powerinfer_layout(const gguf::File& file);
 // |act(gate)| into ss.score.
 void gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, tensor::ThreadPool& pool,
                  tensor::PreparedActivations& prepared, SparseScratch& ss);
+// The same from the inputs x_j with |x_j| above `threshold` alone (TEAL's input sparsity): only
+// their rows of w.gate_t are read; bit for bit what a prompt's tokens get (input_sparse_gate_batch).
+void input_sparse_gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, float threshold,
+                              tensor::ThreadPool& pool, SparseScratch& ss);
+// A prompt's gate products g ([n_tokens][n_ff]) from the same inputs of each token's x
+// ([n_tokens][n_embd]), kept in `kept` (as large as x; overwritten); ss.inputs_kept[t] counts
+// token t's.
+void input_sparse_gate_batch(const SparseFfnWeights& w, const float* x, int32_t n_tokens, float threshold, float* kept,
+                             float* g, tensor::ThreadPool& pool, SparseScratch& ss);
 // |act(g)| of n_ff gate products g into ss.score (a batch's products, one token's row at a time).
 void score_gate_products(FfnGate gate, const float* g, int64_t n_ff, SparseScratch& ss);
 
+// The score at or above which `keep` of ss.score's n_ff neurons lie (ties aside): with input
+// sparsity the gate products shrink, so a layer's share of neurons is kept by count, not by a
+// threshold calibrated on exact products.
+float score_of_kept(SparseScratch& ss, int64_t n_ff, int64_t keep);
+
 // One token's predicted active neurons from ss.score (at or above the threshold): those resident
 // on the device (hot[i] set; hot may be null) into ss.hot_active, the rest into ss.active, both
-// ascending; counted in ss.stats[il].
+// ascending; counted in ss.stats[il]. With w.gate_t, the token kept `inputs_kept` of its inputs.
 void select_active(int32_t il, const SparseFfnWeights& w, FfnGate gate, float threshold, const uint8_t* hot,
-                   SparseScratch& ss);
+                   SparseScratch& ss, int64_t inputs_kept = 0);
 
 // y ([n_embd]) = the FFN of one token's input x over the active neurons ss.active, all on the CPU.
 void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, float* y, tensor::ThreadPool& pool,
                     SparseScratch& ss);
 
-// A prompt's down projection from its tokens' activations a ([n_tokens][n_ff], zero for the
-// inactive neurons; overwritten): y ([n_tokens][n_embd]) bit for bit the down projection
-// cpu_sparse_ffn computes for each token alone. Each down row is read once for every eight tokens.
-void cpu_sparse_down_batch(const SparseFfnWeights& w, float* a, int32_t n_tokens, float* y, tensor::ThreadPool& pool,
-                           SparseScratch& ss);
+// The product of a matrix laid out by input (t: row i = input i's weight to every output, as a
+// transposed down projection or w.gate_t) with n_tokens inputs a ([n_tokens][t.n_rows], zero
+// where skipped; overwritten): y ([n_tokens][t.n_cols]). Summed in fixed chunks of inputs, as
+// cpu_sparse_ffn sums its down rows, so each token's y is bit for bit what it is alone. Each row
+// is read once for every eight tokens, and not at all where they all skip its input.
+void product_by_inputs_batch(const tensor::WeightView& t, float* a, int32_t n_tokens, float* y,
+                             tensor::ThreadPool& pool, SparseScratch& ss);
 
 // The same with the neurons of ss.hot_active computed by the device, which holds their rows,
 // concurrently with the CPU's; the device's share of y is added last.

@@ -45,6 +45,12 @@ struct SparseScratch {
     std::vector<int64_t> chunk_rows;   // [n_chunks] its down rows, in down_rows from chunk_begin
     std::vector<float> partial;        // [n_chunks][n_embd] its share of the output
     std::vector<float> token_coef;     // [8][n_ff] a prompt's tokens' down coefficients, eight at a time
+
+    // Input sparsity (SparseFfnWeights::gate_t):
+    std::vector<float> x_kept;          // [n_embd] one token's FFN input, zero where skipped
+    std::vector<float> chunk_sum;       // [n_ff] one chunk of inputs' share of the gate products
+    std::vector<int64_t> inputs_kept;   // [n_tokens] each token's kept inputs
+    std::vector<float> score_order;     // [n_ff] score, partly ordered to find the k-th largest
 };
 
 }  // namespace ember::model

@@ -153,6 +153,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
         impl->activation_sparsity = level;
         impl->exec.set_sparse_lm_head(impl->arch.lm_head_profiler());
         if (hp.gate_first) impl->exec.set_gate_thresholds(impl->arch.gate_thresholds(level));
+        if (hp.sparse_ffn_input) impl->exec.set_input_sparsity(impl->arch.input_sparsity(level));
         if (const model::ExpertResidency* r = impl->arch.expert_residency()) impl->exec.set_experts_on_demand(&r->on_demand);
         if (params.device != "cpu") {
             std::unique_ptr<backend::Device> device = gpu ? backend::make_gpu_device(*gpu, params.device_budget_bytes)

@@ -17,7 +17,9 @@ inline constexpr const char* kSparsityUsage =
     "  --sparsity-allocation uniform|greedy\n"
     "                           S in every layer, or S on average, more where the skipped neurons\n"
     "                           carry less of the layer's |act(gate)| energy (default: the calibration's)\n"
-    "  --sparsity-file PATH     that calibration (default: MODEL without .gguf + .sparsity.gguf)\n";
+    "  --sparsity-file PATH     that calibration (default: MODEL without .gguf + .sparsity.gguf)\n"
+    "  --sparse-ffn-input       with --activation-sparsity: skip the same share of each FFN's smallest\n"
+    "                           inputs too, reading only the kept inputs' gate weights\n";
 
 // The value of --sparsity-allocation (`flag`), which ember-calibrate takes too.
 inline SparsityAllocation parse_allocation(const std::string& flag, const std::string& value) {
@@ -30,6 +32,7 @@ struct SparsityArgs {
     float level = 0.0f;
     std::optional<SparsityAllocation> allocation;  // unset: the calibration's
     std::string file;
+    bool ffn_input = false;
 
     // Consumes argv[i] (and its value) when it is one of these flags.
     bool parse(const std::string& a, int argc, char** argv, int& i) {
@@ -42,6 +45,10 @@ struct SparsityArgs {
             allocation = parse_allocation(a, next_value(argc, argv, i));
             return true;
         }
+        if (a == "--sparse-ffn-input") {
+            ffn_input = true;
+            return true;
+        }
         if (a == "--sparsity-file") {
             file = next_value(argc, argv, i);
             return true;
@@ -52,6 +59,7 @@ struct SparsityArgs {
         mp.activation_sparsity = level;
         mp.sparsity_allocation = allocation;
         mp.sparsity_file = file;
+        mp.sparse_ffn_input = ffn_input;
     }
 };
 

@@ -68,6 +68,12 @@ ember::ModelParams sparsity(float level, const QString& file, ember::FfnActivati
     return mp;
 }
 
+ember::ModelParams input_sparsity(float level, const QString& file) {
+    ember::ModelParams mp = sparsity(level, file);
+    mp.sparse_ffn_input = true;
+    return mp;
+}
+
 float silu(double g) { return float(g / (1.0 + std::exp(-g))); }
 
 }  // namespace
@@ -354,6 +360,85 @@ private slots:
         QVERIFY2(worst < 1e-4 * std::max(1.0, scale), qPrintable(QString::number(worst)));
     }
 
+    // With the FFN's small inputs skipped too, against an independent FFN in double precision from
+    // the file's F32 weights: the inputs whose magnitude exceeds the layer's FFN-input threshold
+    // make the gate products, the layer's share of neurons with the largest |SiLU(gate)| run, and
+    // their up products see the whole input. Fewer bytes are read than with the gate whole.
+    void input_sparsity_matches_a_double_precision_reference() {
+        const float level = 0.5f;
+        const int32_t n_embd = 256, n_ff = 1024;
+        auto model = test_helpers::load_model(swiglu_f32_, input_sparsity(level, swiglu_f32_cal_));
+        auto session = test_helpers::open_session(model, 64, 2);
+        std::vector<std::vector<float>> x(3), y(3);
+        session->set_intermediate_callback([&](const ember::Intermediate& im) {
+            if (im.layer < 0) return;
+            if (im.name == "ffn_norm") x[size_t(im.layer)].assign(im.data, im.data + im.n_tokens * im.n_cols);
+            if (im.name == "ffn_out") y[size_t(im.layer)].assign(im.data, im.data + im.n_tokens * im.n_cols);
+        });
+        const std::vector<int32_t> prompt = held_out_prompt(*model, 16);
+        QVERIFY(session->evaluate(prompt).ok());
+
+        const auto file = ember::gguf::File::open(swiglu_f32_.toStdString());
+        const auto c = ember::sparse::read_sparsity_file(swiglu_f32_cal_.toStdString(), 3, n_ff,
+                                                         uint64_t(QFileInfo(swiglu_f32_).size()));
+        const int32_t keep = n_ff / 2;
+        double worst = 0, scale = 0, inputs_kept = 0;
+        for (int32_t il = 0; il < 3; ++il) {
+            QCOMPARE(x[size_t(il)].size(), prompt.size() * size_t(n_embd));
+            const auto weights = [&](const char* name) {
+                const auto* t = file->find_tensor("blk." + std::to_string(il) + "." + name + ".weight");
+                if (!t || t->type != 0) qFatal("%s: no F32 tensor", name);
+                return reinterpret_cast<const float*>(t->data);
+            };
+            const float* gate = weights("ffn_gate");  // n_ff rows of n_embd
+            const float* up = weights("ffn_up");
+            const float* down = weights("ffn_down");  // n_embd rows of n_ff
+            const float t_in = ember::sparse::threshold_at(c, il, ember::sparse::SparsitySite::FfnIn, level);
+            QVERIFY(t_in > 0.0f);
+            for (size_t tok = 0; tok < prompt.size(); ++tok) {
+                const float* xt = x[size_t(il)].data() + tok * n_embd;
+                std::vector<double> g(static_cast<size_t>(n_ff)), act(static_cast<size_t>(n_ff));
+                for (int32_t j = 0; j < n_embd; ++j) inputs_kept += std::fabs(xt[j]) > t_in;
+                for (int32_t i = 0; i < n_ff; ++i) {
+                    double v = 0;
+                    for (int32_t j = 0; j < n_embd; ++j) {
+                        if (std::fabs(xt[j]) > t_in) g[size_t(i)] += double(gate[size_t(i) * n_embd + j]) * xt[j];
+                        v += double(up[size_t(i) * n_embd + j]) * xt[j];
+                    }
+                    act[size_t(i)] = silu(g[size_t(i)]) * v;
+                }
+                std::vector<int32_t> order(static_cast<size_t>(n_ff));
+                std::iota(order.begin(), order.end(), 0);
+                std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+                    return std::fabs(silu(g[size_t(a)])) > std::fabs(silu(g[size_t(b)]));
+                });
+                for (int32_t r = keep; r < n_ff; ++r) act[size_t(order[size_t(r)])] = 0.0;
+                for (int32_t j = 0; j < n_embd; ++j) {
+                    double want = 0;
+                    for (int32_t i = 0; i < n_ff; ++i) want += double(down[size_t(j) * n_ff + i]) * act[size_t(i)];
+                    worst = std::max(worst, std::fabs(want - double(y[size_t(il)][tok * n_embd + j])));
+                    scale = std::max(scale, std::fabs(want));
+                }
+            }
+        }
+        const double input_share = inputs_kept / double(3 * prompt.size() * n_embd);
+        qInfo("kept %.1f %% of FFN inputs; largest |Δ| %.3g of outputs up to %.3g", 100 * input_share, worst, scale);
+        QVERIFY(input_share > 0.3 && input_share < 0.7);
+        QVERIFY2(worst < 1e-4 * std::max(1.0, scale), qPrintable(QString::number(worst)));
+        for (const ember::LayerSparsity& l : session->layer_sparsity()) QCOMPARE(l.active, l.tokens * keep);
+
+        // The bytes the FFN read: every gate row without input sparsity, the kept inputs' with it.
+        auto whole_gate = test_helpers::load_model(swiglu_f32_, sparsity(level, swiglu_f32_cal_));
+        auto reference = test_helpers::open_session(whole_gate, 64, 2);
+        QVERIFY(reference->evaluate(prompt).ok());
+        uint64_t with = 0, without = 0;
+        for (const ember::LayerSparsity& l : session->layer_sparsity()) with += l.bytes_read;
+        for (const ember::LayerSparsity& l : reference->layer_sparsity()) without += l.bytes_read;
+        const double gate_bytes = double(prompt.size()) * 3 * n_ff * n_embd * sizeof(float);
+        qInfo("FFN bytes read: %.2f MB with input sparsity, %.2f MB without", with / 1e6, without / 1e6);
+        QVERIFY(double(without) - double(with) > 0.3 * gate_bytes);
+    }
+
     // The shared tiny model is ReLU: at threshold 0 its gate-first FFN skips exactly the neurons
     // whose ReLU(gate) is 0, so its text is the dense model's; its calibration sees the sparsity
     // it was trained into (README: 58 %–94 % of neurons zero per layer).
@@ -413,9 +498,15 @@ private slots:
         QCOMPARE(same_top, positions);
     }
 
-    // Any thread count gives the same logits, bit for bit.
+    // Any thread count gives the same logits, bit for bit, with the FFN's inputs skipped or not.
+    void threads_do_not_change_the_logits_data() {
+        QTest::addColumn<bool>("inputs");
+        QTest::newRow("FFN activations") << false;
+        QTest::newRow("and FFN inputs") << true;
+    }
     void threads_do_not_change_the_logits() {
-        auto model = test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_));
+        QFETCH(bool, inputs);
+        auto model = test_helpers::load_model(swiglu_, inputs ? input_sparsity(0.5f, swiglu_cal_) : sparsity(0.5f, swiglu_cal_));
         const std::vector<int32_t> prompt = held_out_prompt(*model, 20);
         std::vector<std::vector<float>> logits;
         for (int32_t threads : {1, 2, 3}) {
@@ -437,10 +528,14 @@ private slots:
         QTest::newRow("Q4_0") << "Q4_0";
         QTest::newRow("Q8_0") << "Q8_0";
         QTest::newRow("Q4_K_M") << "Q4_K_M";
+        QTest::newRow("F16, inputs") << "F16 inputs";
+        QTest::newRow("Q4_0, inputs") << "Q4_0 inputs";
     }
     void a_prompt_computes_what_its_tokens_do_one_by_one() {
         QFETCH(QString, type);
-        auto model = type == "F16"    ? test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_))
+        auto model = type == "F16 inputs"    ? test_helpers::load_model(swiglu_, input_sparsity(0.5f, swiglu_cal_))
+                     : type == "Q4_0 inputs" ? test_helpers::load_model(swiglu_q4_, input_sparsity(0.5f, swiglu_q4_cal_))
+                     : type == "F16"    ? test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_))
                      : type == "Q4_0" ? test_helpers::load_model(swiglu_q4_, sparsity(0.5f, swiglu_q4_cal_))
                      : type == "Q8_0" ? test_helpers::load_model(swiglu_q8_, sparsity(0.5f, swiglu_q8_cal_))
                                       : test_helpers::load_model(kReluQ4km, sparsity(0.8f, relu_q4km_cal_, ember::FfnActivation::Relu));
@@ -464,12 +559,14 @@ private slots:
         QTest::addColumn<QString>("type");
         QTest::newRow("F16") << "F16";
         QTest::newRow("Q4_0") << "Q4_0";
+        QTest::newRow("Q4_0, inputs") << "Q4_0 inputs";
     }
     void sim_device_writes_the_cpu_text_at_every_budget() {
         QFETCH(QString, type);
         const QString path = type == "F16" ? swiglu_ : swiglu_q4_;
         const QString cal_path = type == "F16" ? swiglu_cal_ : swiglu_q4_cal_;
-        auto model = test_helpers::load_model(path, sparsity(0.5f, cal_path));
+        auto model = test_helpers::load_model(path, type.endsWith("inputs") ? input_sparsity(0.5f, cal_path)
+                                                                             : sparsity(0.5f, cal_path));
         const std::vector<int32_t> prompt = held_out_prompt(*model, 16);
         const std::vector<int32_t> want = greedy_text(model, cpu(), prompt);
         const auto c = ember::sparse::read_sparsity_file(cal_path.toStdString(), 3, 1024, uint64_t(QFileInfo(path).size()));

@@ -57,6 +57,12 @@ struct ModelParams {
     // found the skipped neurons carry the least (engine/sparse/layer_allocation.h). Unset: the
     // calibration's own, the one its measured cost is for.
     std::optional<SparsityAllocation> sparsity_allocation;
+    // With activation_sparsity: skip, as well, the FFN inputs whose magnitude is at most their
+    // layer's calibrated threshold for the same share (TEAL's input sparsity), so the gate reads
+    // the weights of the kept inputs only. The gate is laid out by input at load (F32, F16 and
+    // Q8_0 exactly, the other types as Q4_0, a second rounding). Not for files whose gate and up
+    // projections are one tensor (Phi 3).
+    bool sparse_ffn_input = false;
     // That calibration; empty: <model without .gguf>.sparsity.gguf beside the model.
     std::string sparsity_file;
     // SmallThinker files from PowerInfer carry lm_head_profiler, a predictor of the LM head rows
