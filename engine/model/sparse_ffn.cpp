@@ -287,7 +287,7 @@ SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int
       g(size_t(n_ff)), v(size_t(n_ff)), hot_coef(size_t(n_ff)), y_device(size_t(n_embd)),
       chunk_begin(size_t((std::max(n_ff, n_embd) + kNeuronsPerChunk - 1) / kNeuronsPerChunk) + 1),
       chunk_rows(chunk_begin.size() - 1), partial(chunk_rows.size() * size_t(n_embd)),
-      token_coef(size_t(kTokensAtOnce) * a.size()), x_kept(size_t(n_embd)), chunk_sum(size_t(n_ff)), score_order(size_t(n_ff)) {
+      token_coef(size_t(kTokensAtOnce) * a.size()), x_kept(size_t(n_embd)), chunk_sum(size_t((n_embd + kNeuronsPerChunk - 1) / kNeuronsPerChunk) * size_t(n_ff)), score_order(size_t(n_ff)) {
     active.reserve(size_t(n_ff));
     down_rows.reserve(a.size());
     hot_active.reserve(size_t(n_ff));
@@ -298,9 +298,9 @@ bool is_powerinfer_layout(const gguf::File& file) {
     return file.magic() == "PWRI" || file.find_tensor("blk.0.ffn_down_t.weight") != nullptr;
 }
 
-// One thread's run of each kept input's row per slice of the outputs, since longer runs of a
-// scattered row are read faster; within a slice, the chunks' sums from zero are added chunk after
-// chunk, as product_by_inputs_batch adds them.
+// Each fixed chunk of inputs sums its kept rows whole, from zero, on one thread (whole rows are
+// read faster than slices of them); the chunks' sums are then added in order, as
+// product_by_inputs_batch adds them.
 void input_sparse_gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, float threshold,
                               tensor::ThreadPool& pool, SparseScratch& ss) {
     const tensor::WeightView& t = w.gate_t;
@@ -308,23 +308,22 @@ void input_sparse_gate_scores(const SparseFfnWeights& w, FfnGate gate, const flo
     ss.inputs_kept.assign(1, keep_large_inputs(x, n_in, threshold, ss.x_kept.data()));
     group_coefficients(t, ss.x_kept.data(), 1, ss.coef.data(), ss);
     const int64_t n_chunks = chunk_bounds(ss.down_rows, n_in, ss.chunk_begin);
-    const int64_t block = std::max<int64_t>(tensor::kQK, tensor::block_size(t.type));
-    const int64_t cols_per_task = ((n_out + block - 1) / block + pool.size() - 1) / pool.size() * block;
-    pool.run((n_out + cols_per_task - 1) / cols_per_task, [&](int64_t task, int) {
-        const int64_t col0 = task * cols_per_task, n = std::min(cols_per_task, n_out - col0);
-        float* g = ss.gate.data() + col0;
-        float* sum = ss.chunk_sum.data() + col0;
-        std::fill(g, g + n, 0.0f);
-        const std::span<const int32_t> rows(ss.down_rows);
-        for (int64_t c = 0; c < n_chunks; ++c) {
-            const int64_t begin = ss.chunk_begin[size_t(c)], end = ss.chunk_begin[size_t(c) + 1];
-            if (begin == end) continue;
-            std::fill(sum, sum + n, 0.0f);
-            accumulate_rows(t, rows.subspan(size_t(begin), size_t(end - begin)), ss.coef.data(), col0, n, sum);
-            for (int64_t j = 0; j < n; ++j) g[j] += sum[j];
-        }
+    const std::span<const int32_t> rows(ss.down_rows);
+    pool.run(n_chunks, [&](int64_t c, int) {
+        const int64_t begin = ss.chunk_begin[size_t(c)], end = ss.chunk_begin[size_t(c) + 1];
+        if (begin == end) return;
+        float* sum = ss.chunk_sum.data() + size_t(c) * size_t(n_out);
+        std::fill(sum, sum + n_out, 0.0f);
+        accumulate_rows(t, rows.subspan(size_t(begin), size_t(end - begin)), ss.coef.data(), 0, n_out, sum);
     });
-    score_gate_products(gate, ss.gate.data(), n_out, ss);
+    float* g = ss.gate.data();
+    std::fill(g, g + n_out, 0.0f);
+    for (int64_t c = 0; c < n_chunks; ++c) {
+        if (ss.chunk_begin[size_t(c)] == ss.chunk_begin[size_t(c) + 1]) continue;
+        const float* sum = ss.chunk_sum.data() + size_t(c) * size_t(n_out);
+        for (int64_t j = 0; j < n_out; ++j) g[j] += sum[j];
+    }
+    score_gate_products(gate, g, n_out, ss);
 }
 
 void input_sparse_gate_batch(const SparseFfnWeights& w, const float* x, int32_t n_tokens, float threshold, float* kept,

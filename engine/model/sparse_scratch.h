@@ -48,7 +48,7 @@ struct SparseScratch {
 
     // Input sparsity (SparseFfnWeights::gate_t):
     std::vector<float> x_kept;          // [n_embd] one token's FFN input, zero where skipped
-    std::vector<float> chunk_sum;       // [n_ff] one chunk of inputs' share of the gate products
+    std::vector<float> chunk_sum;       // [n_embd / 512][n_ff] each chunk of inputs' share of the gate products
     std::vector<int64_t> inputs_kept;   // [n_tokens] each token's kept inputs
     std::vector<float> score_order;     // [n_ff] score, partly ordered to find the k-th largest
 };
