@@ -89,6 +89,9 @@ public:
         const bool gated = hp_.ffn_gate == FfnGate::SiluPar || hp_.ffn_gate == FfnGate::ReluPar;
         const bool dense_gated = !sparse && !hp_.moe() && gated;
         hp_.gate_first_possible = dense_gated && downs_transposable(file, hp_);
+        if (dense_gated && params.activation_sparsity > 0.0f && params.sparse_ffn_input && hp_.fused_gate_up)
+            fail(file.path() + ": FFN input sparsity (--sparse-ffn-input) lays out the gate by input, and this "
+                 "file's gate and up projections are one tensor (ffn_up); run it without");
         // Asked of a file whose down projections have no column layout, binding them names the type.
         std::optional<sparse::SparsityCalibration> calibration =
             dense_gated && params.activation_sparsity > 0.0f
@@ -97,9 +100,6 @@ public:
         hp_.gate_first = calibration.has_value();
         hp_.activation_sparsity = hp_.gate_first ? params.activation_sparsity : 0.0f;
         hp_.sparse_ffn_input = hp_.gate_first && params.sparse_ffn_input;
-        if (hp_.sparse_ffn_input && hp_.fused_gate_up)
-            fail(file.path() + ": --sparse-ffn-input needs a separate ffn_gate tensor, and this file's gate and up "
-                 "projections are one (ffn_up)");
         // hp_.sparse() is not known yet: the predictors' rank is read layer by layer below.
         const bool sparse_ffn = sparse || hp_.gate_first;
         // The sparse FFN reads single gate and up rows; a dense one only whole matrices.

@@ -107,6 +107,13 @@ class TestActivationSparsity : public QObject {
                                             "2048", "--quality-tokens", "512", "-t", "2"} + more);
         return out;
     }
+    QString synth_phi3() {
+        const QString out = dir_.path() + "/phi3.gguf";
+        if (!QFileInfo::exists(out))
+            tool("ember-synth-model", {"-o", out, "--arch", "phi3", "--type", "F16", "--n-layer", "2", "--n-embd", "128",
+                                       "--n-head", "4", "--n-ff", "256", "--n-vocab", "512"});
+        return out;
+    }
     // The model's calibration with every threshold 0, as a file of its own.
     QString zero_thresholds(const QString& model, const QString& calibration) {
         auto c = ember::sparse::read_sparsity_file(calibration.toStdString(), 3, 1024, uint64_t(QFileInfo(model).size()));
@@ -772,6 +779,7 @@ private slots:
         QTest::newRow("another activation") << "relu-as-silu" << "relu" << 0.5f << "FFN activation 'relu'";
         QTest::newRow("sparse already") << "powerinfer" << "relu" << 0.5f << "sparse already";
         QTest::newRow("out of range") << "swiglu" << "swiglu" << 0.99f << "outside 0 (off) to 0.95";
+        QTest::newRow("inputs of a fused gate") << "phi3" << "swiglu" << 0.5f << "gate and up projections are one tensor";
     }
     void errors_name_the_file_and_the_fix() {
         QFETCH(QString, model);
@@ -780,13 +788,15 @@ private slots:
         QFETCH(QString, expected);
         const QString path = model == "swiglu"         ? swiglu_
                              : model == "relu-as-silu" ? kReluDense
+                             : model == "phi3"         ? synth_phi3()
                                                        : kData + "/tiny-relu-llama/model.q4_0.powerinfer.gguf";
         const QString cal = calibration == "missing" ? dir_.path() + "/none.sparsity.gguf"
                             : calibration == "f32"   ? swiglu_f32_cal_
                             : calibration == "relu"  ? relu_cal_
                                                      : swiglu_cal_;
-        auto loaded = ember::Model::load(path.toStdString(), sparsity(level, cal, model == "relu-as-silu" ? ember::FfnActivation::Silu
-                                                                                                          : ember::FfnActivation::Auto));
+        ember::ModelParams mp = sparsity(level, cal, model == "relu-as-silu" ? ember::FfnActivation::Silu : ember::FfnActivation::Auto);
+        mp.sparse_ffn_input = model == "phi3";
+        auto loaded = ember::Model::load(path.toStdString(), mp);
         QVERIFY(!loaded);
         const QString message = QString::fromStdString(loaded.error().message);
         QVERIFY2(message.contains(expected), qPrintable(message));
