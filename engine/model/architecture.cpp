@@ -1,5 +1,7 @@
 #include "model/architecture.h"
 
+#include <cmath>
+
 #include <array>
 #include <string_view>
 
@@ -43,10 +45,14 @@ void Architecture::set_totals(const TensorBinder& bind, const tensor::WeightView
     totals_.weight_type = tensor::dtype_name(tensor::stored_type(weight_type));
 }
 
-std::vector<std::vector<double>> Architecture::calibrated_firing(float level) const {
+std::vector<float> Architecture::layer_levels(float level) const {
+    if (!calibration_) return {};
+    return sparse::layer_levels(*calibration_, level, sparsity_allocation_);
+}
+
+std::vector<std::vector<double>> Architecture::calibrated_firing(const std::vector<float>& levels) const {
     std::vector<std::vector<double>> out;
     if (!calibration_) return out;
-    const std::vector<float> levels = sparse::layer_levels(*calibration_, level, sparsity_allocation_);
     for (int32_t il = 0; il < hp_.n_layer; ++il) {
         const std::vector<float>& firing = sparse::firing_at(*calibration_, il, levels[size_t(il)]);
         out.emplace_back(firing.begin(), firing.end());
@@ -54,19 +60,17 @@ std::vector<std::vector<double>> Architecture::calibrated_firing(float level) co
     return out;
 }
 
-std::vector<float> Architecture::gate_thresholds(float level) const {
+std::vector<float> Architecture::gate_thresholds(const std::vector<float>& levels) const {
     std::vector<float> out;
     if (!calibration_) return out;
-    const std::vector<float> levels = sparse::layer_levels(*calibration_, level, sparsity_allocation_);
     for (int32_t il = 0; il < hp_.n_layer; ++il)
         out.push_back(sparse::threshold_at(*calibration_, il, sparse::SparsitySite::FfnAct, levels[size_t(il)]));
     return out;
 }
 
-InputSparsity Architecture::input_sparsity(float level) const {
+InputSparsity Architecture::input_sparsity(const std::vector<float>& levels) const {
     InputSparsity out;
     if (!calibration_ || !hp_.sparse_ffn_input) return out;
-    const std::vector<float> levels = sparse::layer_levels(*calibration_, level, sparsity_allocation_);
     for (int32_t il = 0; il < hp_.n_layer; ++il) {
         const float s = levels[size_t(il)];
         out.thresholds.push_back(sparse::threshold_at(*calibration_, il, sparse::SparsitySite::FfnIn, s));

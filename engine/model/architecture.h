@@ -58,17 +58,17 @@ public:
     const char* weight_type() const { return totals_.weight_type; }
 
     bool sparse() const { return hp_.sparse(); }
-    // A gate-first model (a dense one loaded with activation sparsity) at a share `level` of
-    // neurons skipped, from its calibration: per layer, each neuron's firing frequency, by which a
-    // device plan picks hot neurons as it does from PowerInfer's activation statistics; and the
-    // |act(gate)| each layer's neurons must exceed, each layer at its share of the level
-    // (ModelParams::sparsity_allocation). Any level runs on the same weights; both are empty for
-    // other models.
-    std::vector<std::vector<double>> calibrated_firing(float level) const;
-    std::vector<float> gate_thresholds(float level) const;
-    // With HParams::sparse_ffn_input, each layer at its share of the level: the threshold on its
-    // FFN inputs' magnitudes for that share, and the neurons not skipped.
-    InputSparsity input_sparsity(float level) const;
+    // A gate-first model (a dense one loaded with activation sparsity): each layer's share of
+    // neurons to skip at a model-wide `level` (ModelParams::sparsity_allocation); empty for other
+    // models. Any level runs on the same weights.
+    std::vector<float> layer_levels(float level) const;
+    // At those shares, from the calibration: per layer, each neuron's firing frequency, by which a
+    // device plan picks hot neurons as it does from PowerInfer's activation statistics; the
+    // |act(gate)| each layer's neurons must exceed; and with HParams::sparse_ffn_input, the
+    // magnitude its FFN inputs must exceed and the neurons it keeps.
+    std::vector<std::vector<double>> calibrated_firing(const std::vector<float>& levels) const;
+    std::vector<float> gate_thresholds(const std::vector<float>& levels) const;
+    InputSparsity input_sparsity(const std::vector<float>& levels) const;
 
     // The matrices of each part a placement may put on a device, and their norms' bytes.
     virtual LayerMatrices layer_matrices(int32_t il) const = 0;

@@ -169,7 +169,13 @@ public:
             for (const LlamaLayer& L : layers_) experts.push_back(L.moe.experts);
             residency_ = keep_experts_in_memory(file, experts, hp_, *params.expert_memory_bytes);
         }
-        if (calibration) sparsity_allocation_ = params.sparsity_allocation.value_or(calibration->allocation);
+        if (calibration) {
+            sparsity_allocation_ = params.sparsity_allocation.value_or(calibration->allocation);
+            if (sparsity_allocation_ == SparsityAllocation::Measured && calibration->cost_levels.empty())
+                fail(file.path() + ": the measured allocation of activation sparsity needs the layers' costs, and " +
+                     (params.sparsity_file.empty() ? sparse::default_sparsity_path(file.path()) : params.sparsity_file) +
+                     " has none: calibrate with ember-calibrate --layer-cost-tokens N");
+        }
         calibration_ = std::move(calibration);
         // A mixture of experts' token reads n_expert_used experts of each layer's n_expert.
         const uint64_t unread = (hp_.moe() ? expert_bytes / uint64_t(hp_.n_expert) * uint64_t(hp_.n_expert - hp_.n_expert_used) : 0) +

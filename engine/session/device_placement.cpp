@@ -25,7 +25,7 @@ constexpr double kProfileTokens = 1024.0;
 DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const model::Architecture& arch,
                                  const std::string& model_path, int32_t n_ctx, uint64_t margin_bytes,
                                  const std::string& gpu_index_path, bool reset_gpu_index, bool disable_gpu_index,
-                                 float activation_sparsity)
+                                 const std::vector<float>& layer_levels)
     : device_(std::move(device)), arch_(arch), model_path_(model_path),
       gpu_index_path_(gpu_index_path.empty() ? sparse::gpu_index_path(model_path) : gpu_index_path),
       reset_gpu_index_(reset_gpu_index),
@@ -40,7 +40,7 @@ DevicePlacement::DevicePlacement(std::unique_ptr<backend::Device> device, const 
     const auto dir = utf8_string(utf8_path(model_path).parent_path() / "activation");
     try {
         // A gate-first model's hot neurons are those its calibration saw firing most.
-        activation_ = arch.hparams().gate_first ? arch.calibrated_firing(activation_sparsity)
+        activation_ = arch.hparams().gate_first ? arch.calibrated_firing(layer_levels)
                                                : sparse::read_activation_dir(dir, arch.hparams().n_layer, arch.hparams().n_ff);
     } catch (const EngineError& e) {
         activation_note_ = std::string("no usable activation statistics (") + e.what() + "): FFN on the CPU only";

@@ -24,7 +24,7 @@ namespace ember {
 class DevicePlacement {
 public:
     // Reads <model dir>/activation/activation_N.pt (a gate-first model: its calibration's firing
-    // frequencies at the session's activation sparsity instead); when they are missing or unusable the
+    // frequencies at the session's share for each layer, `layer_levels`, instead); when they are missing or unusable the
     // device holds no FFN neurons and note() says why (a documented fallback, not an error).
     // The hot sets are cached in `gpu_index_path` (PowerInfer's format plus Ember's freshness
     // key; empty: <model>.generated.gpuidx) and reused only when model, statistics and budget
@@ -33,7 +33,7 @@ public:
     DevicePlacement(std::unique_ptr<backend::Device> device, const model::Architecture& arch,
                     const std::string& model_path, int32_t n_ctx, uint64_t margin_bytes,
                     const std::string& gpu_index_path, bool reset_gpu_index, bool disable_gpu_index,
-                    float activation_sparsity);
+                    const std::vector<float>& layer_levels);
 
     // Places dense parts, the KV cache and the hottest neurons within `budget` and returns where
     // each step now runs. Neurons already resident stay; only changed ones move; a KV cache that

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <optional>
 #include <string>
 
@@ -147,13 +148,28 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
             return Error{"activation sparsity " + std::to_string(s) + " for a session is outside (0, 0.95]; off (0) "
                          "needs the model loaded without it"};
     }
+    if (!params.layer_sparsity.empty()) {
+        if (!hp.gate_first)
+            return Error{"per-layer activation sparsity for a session: " + model->info().path +
+                         " was loaded without activation sparsity, whose layout of the weights it needs (load it with "
+                         "ModelParams::activation_sparsity)"};
+        if (params.layer_sparsity.size() != size_t(hp.n_layer))
+            return Error{"per-layer activation sparsity for a session has " + std::to_string(params.layer_sparsity.size()) +
+                         " shares, and the model " + std::to_string(hp.n_layer) + " layers"};
+        for (float s : params.layer_sparsity)
+            if (!(s >= 0.0f && s <= 0.95f))
+                return Error{"per-layer activation sparsity " + std::to_string(s) + " for a session is outside 0 to 0.95"};
+    }
     const float level = params.activation_sparsity.value_or(hp.activation_sparsity);
     try {
         auto impl = std::make_unique<Impl>(std::move(model), n_ctx, std::min(params.n_batch, n_ctx), n_threads);
-        impl->activation_sparsity = level;
+        // Each layer's share of skipped neurons, decided here once for the thresholds and the device.
+        const std::vector<float> levels = params.layer_sparsity.empty() ? impl->arch.layer_levels(level) : params.layer_sparsity;
+        impl->activation_sparsity =
+            params.layer_sparsity.empty() ? level : float(std::accumulate(levels.begin(), levels.end(), 0.0) / double(levels.size()));
         impl->exec.set_sparse_lm_head(impl->arch.lm_head_profiler());
-        if (hp.gate_first) impl->exec.set_gate_thresholds(impl->arch.gate_thresholds(level));
-        if (hp.sparse_ffn_input) impl->exec.set_input_sparsity(impl->arch.input_sparsity(level));
+        if (hp.gate_first) impl->exec.set_gate_thresholds(impl->arch.gate_thresholds(levels));
+        if (hp.sparse_ffn_input) impl->exec.set_input_sparsity(impl->arch.input_sparsity(levels));
         if (const model::ExpertResidency* r = impl->arch.expert_residency()) impl->exec.set_experts_on_demand(&r->on_demand);
         if (params.device != "cpu") {
             std::unique_ptr<backend::Device> device = gpu ? backend::make_gpu_device(*gpu, params.device_budget_bytes)
@@ -162,7 +178,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
                                                                 impl->arch, impl->model->info().path, n_ctx,
                                                                 device_margin_bytes(impl->arch.hparams(), n_ctx, impl->scratch),
                                                                 params.gpu_index_path,
-                                                                params.reset_gpu_index, params.disable_gpu_index, level);
+                                                                params.reset_gpu_index, params.disable_gpu_index, levels);
             impl->exec.set_plan(impl->placement->plan(params.device_budget_bytes, impl->kv), &impl->placement->device());
         }
         return std::unique_ptr<Session>(new Session(std::move(impl)));

@@ -8,6 +8,9 @@ namespace {
 
 // The allocation's step: one layer's share rises by this much at a time.
 constexpr double kStep = 0.005;
+// Costs this close, relative to the larger, are a tie: a step of a float cost curve carries
+// rounding of about 1e-5 of its cost.
+constexpr double kTie = 1e-4;
 
 }  // namespace
 
@@ -20,7 +23,9 @@ std::vector<float> layer_levels(const SparsityCalibration& c, float level, Spars
     // per unit of share.
     std::vector<double> share(n_layer, 0.0), energy(n_layer, 0.0), next(n_layer, 0.0), cost(n_layer, 0.0);
     const auto energy_at = [&](size_t il, double s) {
-        return c.layers[il].histograms[size_t(SparsitySite::FfnAct)].energy_below(s);
+        return allocation == SparsityAllocation::Measured
+                   ? double(layer_cost_at(c, int32_t(il), float(s)))
+                   : c.layers[il].histograms[size_t(SparsitySite::FfnAct)].energy_below(s);
     };
     const auto rise = [&](size_t il, double remaining) { return std::min({kStep, remaining, top - share[il]}); };
     double remaining = double(level) * double(n_layer);
@@ -31,12 +36,18 @@ std::vector<float> layer_levels(const SparsityCalibration& c, float level, Spars
     };
     for (size_t il = 0; il < n_layer; ++il) price(il);
     while (remaining > 1e-9) {
-        // The cheapest rise; among equal costs (a ReLU model's exact zeros cost none) the layer
-        // that skips least, so ties spread evenly.
+        // The cheapest rise; among equal costs (a ReLU model's exact zeros cost none, layers
+        // measured alike cost the same but for rounding) the layer that skips least, so ties
+        // spread evenly.
         size_t best = n_layer;
         for (size_t il = 0; il < n_layer; ++il) {
             if (share[il] >= top) continue;
-            if (best == n_layer || cost[il] < cost[best] || (cost[il] == cost[best] && share[il] < share[best])) best = il;
+            if (best == n_layer) {
+                best = il;
+                continue;
+            }
+            const double tolerance = kTie * std::max(std::fabs(cost[il]), std::fabs(cost[best]));
+            if (cost[il] < cost[best] - tolerance || (cost[il] <= cost[best] + tolerance && share[il] < share[best])) best = il;
         }
         if (best == n_layer) break;
         const double step = rise(best, remaining);

@@ -83,12 +83,31 @@ const std::vector<float>& firing_at(const SparsityCalibration& c, int32_t il, fl
     return c.layers[size_t(il)].firing[best];
 }
 
-const char* sparsity_allocation_name(SparsityAllocation a) { return a == SparsityAllocation::Greedy ? "greedy" : "uniform"; }
+const char* sparsity_allocation_name(SparsityAllocation a) {
+    switch (a) {
+        case SparsityAllocation::Uniform: return "uniform";
+        case SparsityAllocation::Greedy: return "greedy";
+        case SparsityAllocation::Measured: return "measured";
+    }
+    return "?";
+}
 
 std::optional<SparsityAllocation> parse_sparsity_allocation(const std::string& name) {
-    if (name == "uniform") return SparsityAllocation::Uniform;
-    if (name == "greedy") return SparsityAllocation::Greedy;
+    for (SparsityAllocation a : {SparsityAllocation::Uniform, SparsityAllocation::Greedy, SparsityAllocation::Measured})
+        if (name == sparsity_allocation_name(a)) return a;
     return std::nullopt;
+}
+
+float layer_cost_at(const SparsityCalibration& c, int32_t il, float s) {
+    const std::vector<float>& lv = c.cost_levels;
+    const std::vector<float>& cost = c.layers[size_t(il)].cost;
+    if (s <= 0.0f) return 0.0f;
+    if (s <= lv.front()) return cost.front() * s / lv.front();
+    const size_t hi = size_t(std::lower_bound(lv.begin(), lv.end(), s) - lv.begin());
+    // Past the last level measured, the last step's slope continues.
+    const size_t h = std::min(hi, lv.size() - 1), l = h == 0 ? 0 : h - 1;
+    const float x0 = l == h ? 0.0f : lv[l], y0 = l == h ? 0.0f : cost[l];
+    return y0 + (s - x0) * (cost[h] - y0) / (lv[h] - x0);
 }
 
 std::string default_sparsity_path(const std::string& model_path) { return side_file_path(model_path, ".sparsity.gguf"); }
@@ -114,6 +133,12 @@ void write_sparsity_file(const std::string& path, const SparsityCalibration& c) 
     levels.elem = gguf::ValueType::F32;
     levels.floats.assign(c.levels.begin(), c.levels.end());
     w.set(std::string(kPrefix) + "levels", gguf::Value::array(levels));
+    if (!c.cost_levels.empty()) {
+        gguf::Array cost_levels;
+        cost_levels.elem = gguf::ValueType::F32;
+        cost_levels.floats.assign(c.cost_levels.begin(), c.cost_levels.end());
+        w.set(std::string(kPrefix) + "cost_levels", gguf::Value::array(cost_levels));
+    }
     if (!c.quality.levels.empty()) {
         const auto floats = [](const std::vector<float>& v) {
             gguf::Array a;
@@ -146,6 +171,9 @@ void write_sparsity_file(const std::string& path, const SparsityCalibration& c) 
         const int64_t n_ff = L.firing.empty() ? 0 : int64_t(L.firing.front().size());
         w.add_tensor(tensor_name(il, SparsitySite::FfnAct, "firing"), {n_ff, n_levels}, kF32,
                      f32_bytes(firing.data(), firing.size()));
+        if (!c.cost_levels.empty())
+            w.add_tensor(tensor_name(il, SparsitySite::FfnAct, "cost"), {int64_t(L.cost.size())}, kF32,
+                         f32_bytes(L.cost.data(), L.cost.size()));
     }
     w.write(path);
 }
@@ -162,7 +190,7 @@ SparsityCalibration read_sparsity_file(const std::string& path, int32_t n_layer,
     c.activation = f->get_string(p + "activation").value_or("");
     const std::string allocation = f->get_string(p + "allocation").value_or("uniform");
     const std::optional<SparsityAllocation> parsed = parse_sparsity_allocation(allocation);
-    if (!parsed) fail(path + ": " + p + "allocation is '" + allocation + "', neither uniform nor greedy");
+    if (!parsed) fail(path + ": " + p + "allocation is '" + allocation + "', not uniform, greedy or measured");
     c.allocation = *parsed;
     if (required_uint(*f, p + "layer_count") != uint64_t(n_layer))
         fail(path + ": " + p + "layer_count is " + std::to_string(required_uint(*f, p + "layer_count")) +
@@ -196,6 +224,16 @@ SparsityCalibration read_sparsity_file(const std::string& path, int32_t n_layer,
                 fail(path + ": " + p + "quality.speed must hold one positive speed per level");
         }
     }
+    if (const gguf::Array* cost_levels = f->get_array(p + "cost_levels")) {
+        for (double v : cost_levels->floats) {
+            if (!(v > 0.0 && v < 1.0) || (!c.cost_levels.empty() && float(v) <= c.cost_levels.back()))
+                fail(path + ": " + p + "cost_levels must ascend strictly within (0, 1)");
+            c.cost_levels.push_back(float(v));
+        }
+        if (c.cost_levels.empty() || c.cost_levels.size() > 1000) fail(path + ": " + p + "cost_levels must hold 1 to 1000 levels");
+    }
+    if (c.allocation == SparsityAllocation::Measured && c.cost_levels.empty())
+        fail(path + ": " + p + "allocation is 'measured', and the file holds no layer costs (" + p + "cost_levels)");
     const int64_t n_levels = int64_t(c.levels.size());
     c.layers.resize(size_t(n_layer));
     for (int32_t il = 0; il < n_layer; ++il) {
@@ -214,6 +252,7 @@ SparsityCalibration read_sparsity_file(const std::string& path, int32_t n_layer,
             fail(path + ": tensor '" + name + "' holds a frequency above 1");
         for (int64_t lv = 0; lv < n_levels; ++lv)
             L.firing.emplace_back(firing.begin() + lv * n_ff, firing.begin() + (lv + 1) * n_ff);
+        if (!c.cost_levels.empty()) L.cost = read_f32(*f, tensor_name(il, SparsitySite::FfnAct, "cost"), {int64_t(c.cost_levels.size())});
     }
     return c;
 }

@@ -38,7 +38,11 @@ struct SparsityCalibration {
         // [levels][n_ff]: the share of tokens for which the neuron's |act(gate)| exceeded the
         // level's threshold.
         std::vector<std::vector<float>> firing;
+        // [cost_levels]: the mean KL divergence of the model's next-token distribution from the
+        // dense model's when this layer alone skips each share (empty when not measured).
+        std::vector<float> cost;
     };
+    std::vector<float> cost_levels;  // ascending in (0, 1); empty: no layer costs were measured
     std::vector<Layer> layers;
     // What each level costs, measured by ember-calibrate on text held out from the calibration
     // (empty when it was not measured): perplexity as llama.cpp computes it, and the share of
@@ -63,10 +67,13 @@ std::vector<float> default_sparsity_levels();
 // The threshold of `site` in layer il for a share s in [0, 1): linear between the ladder's
 // levels (and from 0 at s = 0); s above the last level is refused by the caller.
 float threshold_at(const SparsityCalibration& c, int32_t il, SparsitySite site, float s);
+// Layer il's measured cost (Layer::cost) at a share s in [0, 1): linear between the levels
+// measured, from 0 at s = 0, and past the last along the last step's slope.
+float layer_cost_at(const SparsityCalibration& c, int32_t il, float s);
 // Layer il's neuron firing frequencies at the ladder level nearest s.
 const std::vector<float>& firing_at(const SparsityCalibration& c, int32_t il, float s);
 
-// "uniform", "greedy"; and back (nullopt for anything else).
+// "uniform", "greedy", "measured"; and back (nullopt for anything else).
 const char* sparsity_allocation_name(SparsityAllocation a);
 std::optional<SparsityAllocation> parse_sparsity_allocation(const std::string& name);
 

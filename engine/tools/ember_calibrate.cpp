@@ -18,6 +18,7 @@
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "sparse/sparsity_file.h"
 #include "tools/arg_parse.h"
 #include "tools/ffn_act_option.h"
+#include "tools/kl_divergence.h"
 #include "tools/perplexity_chunks.h"
 #include "tools/perplexity_math.h"
 #include "tools/sparsity_options.h"
@@ -49,6 +51,7 @@ struct Options {
     int32_t max_tokens = 32768;
     int32_t quality_tokens = 4096;
     int32_t speed_tokens = 32;
+    int32_t cost_tokens = 0;
     int32_t n_threads = 0;
     ember::FfnActivation ffn_act = ember::FfnActivation::Auto;
     std::optional<ember::SparsityAllocation> allocation;
@@ -83,9 +86,13 @@ const char* kUsage =
     "                        measure each level's perplexity on them (default 4096; 0: do not)\n"
     "  --speed-tokens N      with the quality, time N generated tokens at each level against the\n"
     "                        dense model (the fastest of three rounds; default 32; 0: do not)\n"
+    "  --layer-cost-tokens N measure on the first N tokens of the text what each layer's sparsity\n"
+    "                        costs alone (the model's KL divergence from dense with only that layer\n"
+    "                        sparse, at 25/50/75/90 %%), which --sparsity-allocation measured spreads\n"
+    "                        a level by (default 0: do not)\n"
     "  -t, --threads N       CPU threads (default: all available)\n"
     "  --ffn-act relu|silu   FFN activation for dense llama files, which do not record it\n"
-    "  --sparsity-allocation uniform|greedy\n"
+    "  --sparsity-allocation uniform|greedy|measured\n"
     "                        how a level is spread over the layers, recorded as the model's default\n"
     "                        and measured (default: greedy for ReLU models, uniform otherwise, as\n"
     "                        BENCHMARKS.md measured them)\n"
@@ -101,6 +108,7 @@ Options parse(int argc, char** argv) {
         else if (a == "-c" || a == "--ctx-size") o.n_ctx = int32_t(parse_int(a, next_value(argc, argv, i), 8, 1 << 20));
         else if (a == "--max-tokens") o.max_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 8, 1 << 30));
         else if (a == "--quality-tokens") o.quality_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 30));
+        else if (a == "--layer-cost-tokens") o.cost_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 30));
         else if (a == "--speed-tokens") o.speed_tokens = int32_t(parse_int(a, next_value(argc, argv, i), 0, 1 << 20));
         else if (a == "-t" || a == "--threads") o.n_threads = int32_t(parse_int(a, next_value(argc, argv, i), 1, 1024));
         else if (a == "--ffn-act") o.ffn_act = parse_ffn_act(a, next_value(argc, argv, i));
@@ -113,6 +121,8 @@ Options parse(int argc, char** argv) {
     }
     if (o.model_path.empty()) throw UsageError("no model: give -m MODEL.gguf");
     if (o.text_path.empty()) throw UsageError("no calibration text: give -f TEXT");
+    if (o.allocation == ember::SparsityAllocation::Measured && o.cost_tokens == 0)
+        throw UsageError("--sparsity-allocation measured needs the layers' costs: give --layer-cost-tokens N");
     return o;
 }
 
@@ -261,6 +271,63 @@ void measure_quality(std::shared_ptr<ember::Model> dense, const std::vector<int3
     for (double s : level_seconds) q.speed.push_back(float(dense_seconds / s));
 }
 
+constexpr float kCostLevels[] = {0.25f, 0.5f, 0.75f, 0.9f};
+
+// The first `n` tokens of the text, whole chunks of n_ctx (at least one).
+std::span<const int32_t> cost_text(const std::vector<int32_t>& tokens, const Options& opt) {
+    const size_t n = std::max(size_t(opt.n_ctx), size_t(opt.cost_tokens) / size_t(opt.n_ctx) * size_t(opt.n_ctx));
+    return std::span<const int32_t>(tokens).first(std::min(tokens.size() / size_t(opt.n_ctx) * size_t(opt.n_ctx), n));
+}
+
+// Scores the text's chunks (llama.cpp's positions), handing each scored position on.
+void score_text(ember::Session& session, std::span<const int32_t> text, const Options& opt, Progress& progress,
+                const ScorePosition& on_position) {
+    for (size_t c = 0; c + size_t(opt.n_ctx) <= text.size(); c += size_t(opt.n_ctx)) {
+        score_chunk(session, text.subspan(c, size_t(opt.n_ctx)), 64, on_position);
+        progress.add(uint64_t(opt.n_ctx));
+    }
+}
+
+// Each layer's cost alone at each of kCostLevels: the mean KL divergence from the dense model
+// (`dense`, let go once its rows are kept) with only that layer sparse, on the start of the
+// calibration text. A level's cost is what greedy steps by under the measured allocation.
+void measure_layer_costs(std::shared_ptr<ember::Model>& dense, const std::vector<int32_t>& tokens, const Options& opt,
+                         Progress& progress, ember::sparse::SparsityCalibration& cal) {
+    const std::span<const int32_t> text = cost_text(tokens, opt);
+    std::vector<BaseRow> base;
+    score_text(*new_session(dense, opt), text, opt, progress,
+               [&](std::span<const float> logits, int32_t next) { base.push_back(make_base_row(logits, next)); });
+    dense.reset();
+    ember::ModelParams mp;
+    mp.ffn_activation = opt.ffn_act;
+    mp.activation_sparsity = kCostLevels[0];
+    mp.sparsity_file = opt.out_path;
+    mp.sparsity_allocation = ember::SparsityAllocation::Uniform;
+    auto loaded = ember::Model::load(opt.model_path, mp);
+    if (!loaded) throw InputError(loaded.error().message);
+    const size_t n_layer = cal.layers.size();
+    cal.cost_levels.assign(std::begin(kCostLevels), std::end(kCostLevels));
+    for (size_t il = 0; il < n_layer; ++il) {
+        cal.layers[il].cost.clear();
+        for (float level : kCostLevels) {
+            ember::SessionParams sp;
+            sp.n_ctx = opt.n_ctx;
+            sp.n_threads = opt.n_threads;
+            sp.layer_sparsity.assign(n_layer, 0.0f);
+            sp.layer_sparsity[il] = level;
+            auto session = ember::Session::create(*loaded, sp);
+            if (!session) throw InputError(session.error().message);
+            KlSums sums;
+            size_t i = 0;
+            score_text(**session, text, opt, progress,
+                       [&](std::span<const float> logits, int32_t next) { add_kl_position(base[i++], logits, next, sums); });
+            cal.layers[il].cost.push_back(float(sums.mean_kld()));
+        }
+        std::fprintf(stderr, "ember-calibrate: layer %zu alone: KL divergence %.5f / %.5f / %.5f / %.5f at 25/50/75/90 %%\n",
+                     il, cal.layers[il].cost[0], cal.layers[il].cost[1], cal.layers[il].cost[2], cal.layers[il].cost[3]);
+    }
+}
+
 // What a neuron's gate product g becomes before it meets up: the value whose magnitude decides.
 float gate_activation(bool silu, float g) { return silu ? g / (1.0f + std::exp(-g)) : (g > 0.0f ? g : 0.0f); }
 
@@ -349,7 +416,8 @@ int calibrate_dense(std::shared_ptr<ember::Model> model, std::vector<int32_t> to
     // Every level's rounds, and the dense model's before the levels and again after them.
     const uint64_t per_round = speed_tokens(opt, n_held) + (speed_tokens(opt, n_held) > 0);
     const uint64_t timed = per_round * ((1 + std::size(kQualityLevels)) * kSpeedRounds + (kSpeedRounds - 1));
-    Progress progress{opt.progress, 0, 2 * tokens.size() + (1 + std::size(kQualityLevels)) * n_held + timed};
+    const uint64_t costed = opt.cost_tokens > 0 ? cost_text(tokens, opt).size() * (1 + info.n_layer * std::size(kCostLevels)) : 0;
+    Progress progress{opt.progress, 0, 2 * tokens.size() + (1 + std::size(kQualityLevels)) * n_held + timed + costed};
 
     ember::sparse::SparsityCalibration cal;
     cal.model_bytes = file_bytes(opt.model_path);
@@ -398,8 +466,23 @@ int calibrate_dense(std::shared_ptr<ember::Model> model, std::vector<int32_t> to
         for (auto& level : L.firing)
             for (float& f : level) f /= float(tokens.size());
 
+    // A measured allocation is recorded once its costs are in the file.
+    const ember::SparsityAllocation allocation = cal.allocation;
+    if (allocation == ember::SparsityAllocation::Measured) cal.allocation = ember::SparsityAllocation::Uniform;
     ember::sparse::write_sparsity_file(opt.out_path, cal);
     holder.reset();
+    if (opt.cost_tokens > 0) {
+        measure_layer_costs(model, tokens, opt, progress, cal);
+        cal.allocation = allocation;
+        ember::sparse::write_sparsity_file(opt.out_path, cal);
+        if (n_held > 0) {
+            ember::ModelParams mp;
+            mp.ffn_activation = opt.ffn_act;
+            auto again = ember::Model::load(opt.model_path, mp);
+            if (!again) throw InputError(again.error().message);
+            model = std::move(*again);
+        }
+    }
     if (n_held > 0) {
         measure_quality(std::move(model), held_out, opt, progress, cal);
         ember::sparse::write_sparsity_file(opt.out_path, cal);

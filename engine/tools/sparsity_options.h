@@ -14,9 +14,10 @@ namespace ember::tools {
 inline constexpr const char* kSparsityUsage =
     "  --activation-sparsity S  dense llama-family models: skip the share S (0 to 0.95) of FFN neurons\n"
     "                           whose |act(gate)| is smallest, by thresholds from ember-calibrate (default 0: off)\n"
-    "  --sparsity-allocation uniform|greedy\n"
+    "  --sparsity-allocation uniform|greedy|measured\n"
     "                           S in every layer, or S on average, more where the skipped neurons\n"
-    "                           carry less of the layer's |act(gate)| energy (default: the calibration's)\n"
+    "                           carry less of the layer's |act(gate)| energy, or where the calibration\n"
+    "                           measured the output moves least (default: the calibration's)\n"
     "  --sparsity-file PATH     that calibration (default: MODEL without .gguf + .sparsity.gguf)\n"
     "  --sparse-ffn-input       with --activation-sparsity: skip the same share of each FFN's smallest\n"
     "                           inputs too, reading only the kept inputs' gate weights\n";
@@ -24,7 +25,7 @@ inline constexpr const char* kSparsityUsage =
 // The value of --sparsity-allocation (`flag`), which ember-calibrate takes too.
 inline SparsityAllocation parse_allocation(const std::string& flag, const std::string& value) {
     const std::optional<SparsityAllocation> allocation = sparse::parse_sparsity_allocation(value);
-    if (!allocation) throw UsageError(flag + ": '" + value + "' is neither uniform nor greedy");
+    if (!allocation) throw UsageError(flag + ": '" + value + "' is not uniform, greedy or measured");
     return *allocation;
 }
 

@@ -99,8 +99,8 @@ class TestActivationSparsity : public QObject {
                                    "--n-ff", "1024", "--n-vocab", "512"});
         return out;
     }
-    QString calibrate(const QString& model, const QStringList& more = {}) {
-        const QString out = dir_.path() + "/" + QFileInfo(model).fileName() + ".cal.gguf";
+    QString calibrate(const QString& model, const QStringList& more = {}, const QString& suffix = ".cal.gguf") {
+        const QString out = dir_.path() + "/" + QFileInfo(model).fileName() + suffix;
         // Small, so the test stays quick under the sanitizers: 2048 tokens give each layer two
         // million magnitudes; the cost is measured on 4 chunks of 128.
         tool("ember-calibrate", QStringList{"-m", model, "-f", calibration_text_, "-o", out, "-c", "128", "--max-tokens",
@@ -699,6 +699,82 @@ private slots:
         QVERIFY(std::fabs(mean(high) - 0.9) < 1e-6);
         for (float s : high) QVERIFY(s <= c.levels.back() + 1e-6f);
         QCOMPARE(ember::sparse::layer_levels(c, 0.95f, SparsityAllocation::Greedy), std::vector<float>(3, 0.95f));
+    }
+
+    // The measured allocation steps by each layer's measured cost: constructed costs where one
+    // layer's output moves four times as much per share as the others' put its share lowest, the
+    // shares still averaging to the level; equal costs share it evenly.
+    void measured_allocation_follows_the_layer_costs() {
+        ember::sparse::SparsityCalibration c;
+        c.levels = ember::sparse::default_sparsity_levels();
+        c.layers.resize(3);
+        c.cost_levels = {0.25f, 0.5f, 0.75f, 0.9f};
+        for (size_t il = 0; il < 3; ++il)
+            for (float s : c.cost_levels) c.layers[il].cost.push_back((il == 1 ? 4.0f : 1.0f) * s * s);
+        using ember::SparsityAllocation;
+        const auto mean = [](const std::vector<float>& v) { return std::accumulate(v.begin(), v.end(), 0.0) / double(v.size()); };
+        const std::vector<float> half = ember::sparse::layer_levels(c, 0.5f, SparsityAllocation::Measured);
+        QVERIFY2(std::fabs(mean(half) - 0.5) < 1e-6, qPrintable(QString::number(mean(half))));
+        // Costs s² and 4·s², linear between the levels measured: the sensitive layer stops where its
+        // steps cost more than the others' (0.25), and the two alike share the rest evenly.
+        QVERIFY2(std::fabs(half[1] - 0.25f) < 0.0051f && std::fabs(half[0] - half[2]) < 0.0051f,
+                 qPrintable(QString("%1 %2 %3").arg(half[0]).arg(half[1]).arg(half[2])));
+        QCOMPARE(ember::sparse::layer_cost_at(c, 0, 0.0f), 0.0f);
+        QCOMPARE(ember::sparse::layer_cost_at(c, 1, 0.5f), 1.0f);
+        for (auto& layer : c.layers) layer.cost = {1.0f, 2.0f, 3.0f, 4.0f};
+        for (float s : ember::sparse::layer_levels(c, 0.6f, SparsityAllocation::Measured)) QVERIFY(std::fabs(s - 0.6f) < 0.0051f);
+    }
+
+    // ember-calibrate --layer-cost-tokens measures each layer alone (a session may give each layer
+    // its own share: SessionParams::layer_sparsity), and --sparsity-allocation measured records an
+    // allocation that spreads a level by those costs; the file's default then runs.
+    void calibration_measures_each_layer_alone() {
+        auto model = test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_));
+        const std::vector<int32_t> prompt = held_out_prompt(*model, 32);
+        ember::SessionParams sp = cpu();
+        sp.layer_sparsity = {0.0f, 0.6f, 0.0f};
+        auto one = ember::Session::create(model, sp);
+        QVERIFY2(bool(one), one ? "" : one.error().message.c_str());
+        QVERIFY((*one)->evaluate(prompt).ok());
+        const auto layers = (*one)->layer_sparsity();
+        QCOMPARE(layers[0].active, layers[0].tokens * 1024);  // SiLU is never exactly 0: share 0 skips nothing
+        QCOMPARE(layers[2].active, layers[2].tokens * 1024);
+        const double share = double(layers[1].active) / double(layers[1].tokens * 1024);
+        QVERIFY2(share > 0.25 && share < 0.55, qPrintable(QString::number(share)));
+        QVERIFY(std::fabs((*one)->activation_sparsity() - 0.2f) < 1e-6f);
+        sp.layer_sparsity = {0.5f, 0.5f};
+        auto wrong = ember::Session::create(model, sp);
+        QVERIFY(!wrong && wrong.error().message.find("2 shares, and the model 3 layers") != std::string::npos);
+
+        const QString out = calibrate(swiglu_q4_, {"--quality-tokens", "0", "--layer-cost-tokens", "256",
+                                                   "--sparsity-allocation", "measured"},
+                                    ".measured.gguf");
+        const auto c = ember::sparse::read_sparsity_file(out.toStdString(), 3, 1024, uint64_t(QFileInfo(swiglu_q4_).size()));
+        QCOMPARE(c.allocation, ember::SparsityAllocation::Measured);
+        QCOMPARE(c.cost_levels.size(), size_t(4));
+        for (const auto& layer : c.layers) {
+            QCOMPARE(layer.cost.size(), size_t(4));
+            QVERIFY2(layer.cost[3] > layer.cost[0] && layer.cost[0] >= 0.0f, qPrintable(QString::number(layer.cost[3])));
+        }
+        auto measured = test_helpers::load_model(swiglu_q4_, sparsity(0.5f, out));
+        auto session = test_helpers::open_session(measured, 64, 2);
+        QVERIFY(session->evaluate(prompt).ok());
+        const std::vector<float> levels = ember::sparse::layer_levels(c, 0.5f, ember::SparsityAllocation::Measured);
+        const auto stats = session->layer_sparsity();
+        for (size_t il = 0; il < 3; ++il) {
+            const double skipped = 1.0 - double(stats[il].active) / double(stats[il].tokens * 1024);
+            qInfo("layer %zu: share %.3f, skipped %.3f", il, double(levels[il]), skipped);
+            QVERIFY2(std::fabs(skipped - levels[il]) < 0.15, qPrintable(QString::number(skipped)));
+        }
+
+        // Without costs in the file the measured allocation is refused, naming the file and the fix.
+        ember::ModelParams mp = sparsity(0.5f, swiglu_q4_cal_);
+        mp.sparsity_allocation = ember::SparsityAllocation::Measured;
+        auto refused = ember::Model::load(swiglu_q4_.toStdString(), mp);
+        QVERIFY(!refused);
+        QVERIFY2(refused.error().message.find(QFileInfo(swiglu_q4_cal_).fileName().toStdString()) != std::string::npos &&
+                     refused.error().message.find("--layer-cost-tokens") != std::string::npos,
+                 refused.error().message.c_str());
     }
 
     // On the trained ReLU model at 90 %, the greedy allocation (its calibration's default) skips about as many neurons as the

@@ -20,8 +20,10 @@ enum class FfnActivation {
     Relu,  // ReGLU: ReLU(gate) * up (ReluLLaMA, ProSparse)
 };
 
-// How ModelParams::activation_sparsity is shared among the layers.
-enum class SparsityAllocation : uint8_t { Uniform, Greedy };
+// How ModelParams::activation_sparsity is shared among the layers: the same share in each;
+// more where the skipped activations carry less of the layer's energy (Greedy); or more where
+// the calibration measured that the model's output moves least (Measured).
+enum class SparsityAllocation : uint8_t { Uniform, Greedy, Measured };
 
 struct ModelParams {
     FfnActivation ffn_activation = FfnActivation::Auto;

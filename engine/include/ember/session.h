@@ -43,6 +43,10 @@ struct SessionParams {
     // same loaded weights, so choosing another needs no reload; off (0) does, since the dense
     // model keeps its down projection in another layout. Unset: the load's level.
     std::optional<float> activation_sparsity;
+    // The same, each layer's own share of neurons to skip (n_layer values, 0 to 0.95; 0 skips only
+    // neurons whose activation is exactly 0), instead of a level spread over the layers by the
+    // calibration's allocation: how ember-calibrate measures what each layer's sparsity costs.
+    std::vector<float> layer_sparsity;
 };
 
 // Where a sparse session's neurons are, and what moving them cost.
@@ -161,7 +165,7 @@ public:
     // A mixture of experts: per layer, the tokens for which each neuron of each expert fired (was
     // not exactly 0), expert e's neuron i at e·n_ff + i; empty for other models.
     std::vector<std::vector<uint32_t>> expert_neuron_fires() const;
-    float activation_sparsity() const;  // the level this session runs (SessionParams); 0: off
+    float activation_sparsity() const;  // the level this session runs (SessionParams; per layer: their mean); 0: off
 
     // Sessions with a device: re-plans for a new budget between tokens, moving only the
     // neurons that change side.
