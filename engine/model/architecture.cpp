@@ -1,8 +1,7 @@
 #include "model/architecture.h"
 
-#include <cmath>
-
 #include <array>
+#include <cmath>
 #include <string_view>
 
 #include "common/error.h"
