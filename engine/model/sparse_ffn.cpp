@@ -347,12 +347,15 @@ void score_gate_products(FfnGate gate, const float* g, int64_t n_ff, SparseScrat
 }
 
 float score_of_kept(SparseScratch& ss, int64_t n_ff, int64_t keep) {
+    // A neuron whose activation is exactly 0 adds nothing: never kept, so a ReLU model with more
+    // zeros than the share skips them all.
+    const float above_zero = std::nextafter(0.0f, 1.0f);
     if (keep <= 0) return INFINITY;
-    if (keep >= n_ff) return -INFINITY;
+    if (keep >= n_ff) return above_zero;
     std::copy_n(ss.score.begin(), n_ff, ss.score_order.begin());
     const auto kth = ss.score_order.begin() + (keep - 1);
     std::nth_element(ss.score_order.begin(), kth, ss.score_order.begin() + n_ff, std::greater<float>());
-    return *kth;
+    return std::max(*kth, above_zero);
 }
 
 void select_active(int32_t il, const SparseFfnWeights& w, FfnGate gate, float threshold, const uint8_t* hot,

@@ -54,9 +54,9 @@ void input_sparse_gate_batch(const SparseFfnWeights& w, const float* x, int32_t 
 // |act(g)| of n_ff gate products g into ss.score (a batch's products, one token's row at a time).
 void score_gate_products(FfnGate gate, const float* g, int64_t n_ff, SparseScratch& ss);
 
-// The score at or above which `keep` of ss.score's n_ff neurons lie (ties aside): with input
-// sparsity the gate products shrink, so a layer's share of neurons is kept by count, not by a
-// threshold calibrated on exact products.
+// The score at or above which `keep` of ss.score's n_ff neurons lie (ties aside), and never 0:
+// with input sparsity the gate products shrink, so a layer's share of neurons is kept by count,
+// not by a threshold calibrated on exact products; neurons scoring 0 are skipped whatever the count.
 float score_of_kept(SparseScratch& ss, int64_t n_ff, int64_t keep);
 
 // One token's predicted active neurons from ss.score (at or above the threshold): those resident

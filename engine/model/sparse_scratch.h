@@ -27,6 +27,8 @@ struct SparseScratch {
     std::vector<float> score;      // [n_ff] predictor output, or |act(gate)| of a gate-first FFN
     std::vector<float> gate;       // [n_ff] a gate-first FFN: every neuron's gate product
     std::vector<int32_t> active;   // ids of the active neurons, ascending (capacity n_ff)
+    // a, coef, a_q8, token_coef and down_rows also serve products by input (sparse_ffn.h), and
+    // hold the larger of n_ff and n_embd.
     std::vector<float> a;          // [n_ff rounded up to 32] activation values (0 for inactive neurons)
     std::vector<float> coef;       // [n_ff] the value each active neuron's row is scaled by
     std::vector<int32_t> down_rows;  // the CPU's active neurons with a non-zero coefficient (capacity n_ff)

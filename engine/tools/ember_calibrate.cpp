@@ -86,10 +86,10 @@ const char* kUsage =
     "                        measure each level's perplexity on them (default 4096; 0: do not)\n"
     "  --speed-tokens N      with the quality, time N generated tokens at each level against the\n"
     "                        dense model (the fastest of three rounds; default 32; 0: do not)\n"
-    "  --layer-cost-tokens N measure on the first N tokens of the text what each layer's sparsity\n"
-    "                        costs alone (the model's KL divergence from dense with only that layer\n"
-    "                        sparse, at 25/50/75/90 %%), which --sparsity-allocation measured spreads\n"
-    "                        a level by (default 0: do not)\n"
+    "  --layer-cost-tokens N measure on the first N tokens of the text (whole chunks, at least one)\n"
+    "                        what each layer's sparsity costs alone (the model's KL divergence from\n"
+    "                        dense with only that layer sparse, at 25/50/75/90 %%, FFN inputs whole),\n"
+    "                        which --sparsity-allocation measured spreads a level by (default 0: do not)\n"
     "  -t, --threads N       CPU threads (default: all available)\n"
     "  --ffn-act relu|silu   FFN activation for dense llama files, which do not record it\n"
     "  --sparsity-allocation uniform|greedy|measured\n"
@@ -273,7 +273,8 @@ void measure_quality(std::shared_ptr<ember::Model> dense, const std::vector<int3
 
 constexpr float kCostLevels[] = {0.25f, 0.5f, 0.75f, 0.9f};
 
-// The first `n` tokens of the text, whole chunks of n_ctx (at least one).
+// The first --layer-cost-tokens tokens of the text, rounded down to whole chunks of n_ctx (at
+// least one chunk; none when the text is shorter).
 std::span<const int32_t> cost_text(const std::vector<int32_t>& tokens, const Options& opt) {
     const size_t n = std::max(size_t(opt.n_ctx), size_t(opt.cost_tokens) / size_t(opt.n_ctx) * size_t(opt.n_ctx));
     return std::span<const int32_t>(tokens).first(std::min(tokens.size() / size_t(opt.n_ctx) * size_t(opt.n_ctx), n));
@@ -294,6 +295,9 @@ void score_text(ember::Session& session, std::span<const int32_t> text, const Op
 void measure_layer_costs(std::shared_ptr<ember::Model>& dense, const std::vector<int32_t>& tokens, const Options& opt,
                          Progress& progress, ember::sparse::SparsityCalibration& cal) {
     const std::span<const int32_t> text = cost_text(tokens, opt);
+    if (text.empty())
+        throw InputError(opt.text_path + ": " + std::to_string(tokens.size()) + " tokens, fewer than one chunk of " +
+                         std::to_string(opt.n_ctx) + " (-c) to measure the layers' costs on (--layer-cost-tokens)");
     std::vector<BaseRow> base;
     score_text(*new_session(dense, opt), text, opt, progress,
                [&](std::span<const float> logits, int32_t next) { base.push_back(make_base_row(logits, next)); });
@@ -321,7 +325,9 @@ void measure_layer_costs(std::shared_ptr<ember::Model>& dense, const std::vector
             size_t i = 0;
             score_text(**session, text, opt, progress,
                        [&](std::span<const float> logits, int32_t next) { add_kl_position(base[i++], logits, next, sums); });
-            cal.layers[il].cost.push_back(float(sums.mean_kld()));
+            // The base's log-probabilities are rounded to 16 bits: a layer that changes nothing
+            // may measure a hair below 0.
+            cal.layers[il].cost.push_back(float(std::max(0.0, sums.mean_kld())));
         }
         std::fprintf(stderr, "ember-calibrate: layer %zu alone: KL divergence %.5f / %.5f / %.5f / %.5f at 25/50/75/90 %%\n",
                      il, cal.layers[il].cost[0], cal.layers[il].cost[1], cal.layers[il].cost[2], cal.layers[il].cost[3]);

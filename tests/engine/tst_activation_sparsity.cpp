@@ -85,6 +85,8 @@ class TestActivationSparsity : public QObject {
     QString calibration_text_, held_out_text_;
     QString swiglu_, swiglu_f32_, swiglu_q4_, swiglu_q8_;  // synthetic SwiGLU llamas (F16, F32, Q4_0, Q8_0)
     QString swiglu_cal_, swiglu_f32_cal_, swiglu_q4_cal_, swiglu_q8_cal_, relu_cal_, relu_q4km_cal_;
+    // Wide enough (1152 inputs) that a product by input sums three chunks of them.
+    QString wide_, wide_cal_;
 
     QString tool(const QString& name, const QStringList& args) {
         QProcess p;
@@ -150,6 +152,10 @@ private slots:
         swiglu_f32_cal_ = calibrate(swiglu_f32_, {"--quality-tokens", "0"});
         relu_cal_ = calibrate(kReluDense, {"--ffn-act", "relu", "--quality-tokens", "0"});
         relu_q4km_cal_ = calibrate(kReluQ4km, {"--ffn-act", "relu", "--quality-tokens", "0"});
+        wide_ = dir_.path() + "/swiglu-wide.gguf";
+        tool("ember-synth-model", {"-o", wide_, "--type", "Q4_0", "--n-layer", "2", "--n-embd", "1152", "--n-head", "4",
+                                   "--n-ff", "1536", "--n-vocab", "512"});
+        wide_cal_ = calibrate(wide_, {"--quality-tokens", "0"});
     }
 
     // The file holds the ladder, thresholds that grow with it, firing frequencies that agree with
@@ -446,6 +452,25 @@ private slots:
         QVERIFY(double(without) - double(with) > 0.3 * gate_bytes);
     }
 
+    // With input sparsity a layer keeps its share of neurons by count, but never one whose ReLU is
+    // 0: the shared ReLU model (58–94 % zeros per layer) computes fewer than half at 50 %.
+    void input_sparsity_skips_a_relu_models_zeros() {
+        ember::ModelParams mp = input_sparsity(0.5f, relu_cal_);
+        mp.ffn_activation = ember::FfnActivation::Relu;
+        auto model = test_helpers::load_model(kReluDense, mp);
+        auto session = test_helpers::open_session(model, 64, 2);
+        const std::vector<int32_t> prompt = held_out_prompt(*model, 48);
+        QVERIFY(session->evaluate(std::vector<int32_t>(prompt.begin(), prompt.end() - 1)).ok());
+        QVERIFY(session->evaluate(std::vector<int32_t>{prompt.back()}).ok());
+        int64_t active = 0, possible = 0;
+        for (const ember::LayerSparsity& l : session->layer_sparsity()) {
+            QVERIFY2(l.active <= l.tokens * 512, qPrintable(QString::number(l.active)));
+            active += l.active, possible += l.tokens * l.n_ff;
+        }
+        qInfo("ReLU model with input sparsity at 50 %%: %.1f %% of neurons computed", 100.0 * double(active) / double(possible));
+        QVERIFY(double(active) < 0.45 * double(possible));
+    }
+
     // The shared tiny model is ReLU: at threshold 0 its gate-first FFN skips exactly the neurons
     // whose ReLU(gate) is 0, so its text is the dense model's; its calibration sees the sparsity
     // it was trained into (README: 58 %–94 % of neurons zero per layer).
@@ -505,24 +530,30 @@ private slots:
         QCOMPARE(same_top, positions);
     }
 
-    // Any thread count gives the same logits, bit for bit, with the FFN's inputs skipped or not.
+    // Any thread count gives the same logits, bit for bit, for a prompt and for the one token after
+    // it, with the FFN's inputs skipped or not (in three chunks of inputs: 1152 of them).
     void threads_do_not_change_the_logits_data() {
-        QTest::addColumn<bool>("inputs");
-        QTest::newRow("FFN activations") << false;
-        QTest::newRow("and FFN inputs") << true;
+        QTest::addColumn<QString>("inputs");
+        QTest::newRow("FFN activations") << "";
+        QTest::newRow("and FFN inputs") << "inputs";
+        QTest::newRow("and FFN inputs, three chunks") << "wide";
     }
     void threads_do_not_change_the_logits() {
-        QFETCH(bool, inputs);
-        auto model = test_helpers::load_model(swiglu_, inputs ? input_sparsity(0.5f, swiglu_cal_) : sparsity(0.5f, swiglu_cal_));
-        const std::vector<int32_t> prompt = held_out_prompt(*model, 20);
+        QFETCH(QString, inputs);
+        auto model = inputs == "wide"     ? test_helpers::load_model(wide_, input_sparsity(0.5f, wide_cal_))
+                     : inputs == "inputs" ? test_helpers::load_model(swiglu_, input_sparsity(0.5f, swiglu_cal_))
+                                          : test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_));
+        const std::vector<int32_t> prompt = held_out_prompt(*model, 21);
+        const std::vector<int32_t> first(prompt.begin(), prompt.end() - 1);
         std::vector<std::vector<float>> logits;
         for (int32_t threads : {1, 2, 3}) {
             auto session = test_helpers::open_session(model, 64, threads);
-            QVERIFY(session->evaluate(prompt).ok());
+            QVERIFY(session->evaluate(first).ok());
+            logits.emplace_back(session->logits().begin(), session->logits().end());
+            QVERIFY(session->evaluate(std::vector<int32_t>{prompt.back()}).ok());
             logits.emplace_back(session->logits().begin(), session->logits().end());
         }
-        QVERIFY(logits[0] == logits[1]);
-        QVERIFY(logits[0] == logits[2]);
+        for (size_t i = 2; i < logits.size(); ++i) QVERIFY(logits[i] == logits[i % 2]);
     }
 
     // A prompt evaluated at once (its gate and up products batched) gives the logits of its
@@ -537,10 +568,12 @@ private slots:
         QTest::newRow("Q4_K_M") << "Q4_K_M";
         QTest::newRow("F16, inputs") << "F16 inputs";
         QTest::newRow("Q4_0, inputs") << "Q4_0 inputs";
+        QTest::newRow("Q4_0, inputs in three chunks") << "wide inputs";
     }
     void a_prompt_computes_what_its_tokens_do_one_by_one() {
         QFETCH(QString, type);
-        auto model = type == "F16 inputs"    ? test_helpers::load_model(swiglu_, input_sparsity(0.5f, swiglu_cal_))
+        auto model = type == "wide inputs"   ? test_helpers::load_model(wide_, input_sparsity(0.5f, wide_cal_))
+                     : type == "F16 inputs"    ? test_helpers::load_model(swiglu_, input_sparsity(0.5f, swiglu_cal_))
                      : type == "Q4_0 inputs" ? test_helpers::load_model(swiglu_q4_, input_sparsity(0.5f, swiglu_q4_cal_))
                      : type == "F16"    ? test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_))
                      : type == "Q4_0" ? test_helpers::load_model(swiglu_q4_, sparsity(0.5f, swiglu_q4_cal_))
@@ -828,7 +861,7 @@ private slots:
         QVERIFY(std::fabs(active(*by_greedy) / active(*by_uniform) - 1.0) < 0.1);
     }
 
-    // A calibration whose allocation is neither uniform nor greedy is refused, naming the file and
+    // A calibration whose allocation is not uniform, greedy or measured is refused, naming the file and
     // the key.
     void an_unknown_allocation_is_named() {
         std::string bytes = read_text(swiglu_cal_);

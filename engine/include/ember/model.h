@@ -63,7 +63,7 @@ struct ModelParams {
     // layer's calibrated threshold for the same share (TEAL's input sparsity), so the gate reads
     // the weights of the kept inputs only. The gate is laid out by input at load (F32, F16 and
     // Q8_0 exactly, the other types as Q4_0, a second rounding). Not for files whose gate and up
-    // projections are one tensor (Phi 3).
+    // projections are one tensor (Phi 3), nor for models with fewer FFN neurons than inputs.
     bool sparse_ffn_input = false;
     // That calibration; empty: <model without .gguf>.sparsity.gguf beside the model.
     std::string sparsity_file;
