@@ -76,6 +76,13 @@ ember::ModelParams input_sparsity(float level, const QString& file) {
 
 float silu(double g) { return float(g / (1.0 + std::exp(-g))); }
 
+// Layer il's F32 matrix `name` (ffn_gate, ffn_up, ffn_down) in the file's own layout.
+const float* f32_weights(const ember::gguf::File& file, int32_t il, const char* name) {
+    const auto* t = file.find_tensor("blk." + std::to_string(il) + "." + name + ".weight");
+    if (!t || t->type != 0) qFatal("%s: no F32 tensor", name);
+    return reinterpret_cast<const float*>(t->data);
+}
+
 }  // namespace
 
 class TestActivationSparsity : public QObject {
@@ -334,14 +341,9 @@ private slots:
         QCOMPARE(y.size(), x.size());
 
         const auto file = ember::gguf::File::open(swiglu_f32_.toStdString());
-        const auto weights = [&](const char* name) {
-            const auto* t = file->find_tensor("blk." + std::to_string(il) + "." + name + ".weight");
-            if (!t || t->type != 0) qFatal("%s: no F32 tensor", name);
-            return reinterpret_cast<const float*>(t->data);
-        };
-        const float* gate = weights("ffn_gate");  // n_ff rows of n_embd
-        const float* up = weights("ffn_up");
-        const float* down = weights("ffn_down");  // n_embd rows of n_ff
+        const float* gate = f32_weights(*file, il, "ffn_gate");  // n_ff rows of n_embd
+        const float* up = f32_weights(*file, il, "ffn_up");
+        const float* down = f32_weights(*file, il, "ffn_down");  // n_embd rows of n_ff
         const auto c = ember::sparse::read_sparsity_file(swiglu_f32_cal_.toStdString(), 3, n_ff,
                                                          uint64_t(QFileInfo(swiglu_f32_).size()));
         const float t = ember::sparse::threshold_at(c, il, ember::sparse::SparsitySite::FfnAct, level);
@@ -398,14 +400,9 @@ private slots:
         double worst = 0, scale = 0, inputs_kept = 0;
         for (int32_t il = 0; il < 3; ++il) {
             QCOMPARE(x[size_t(il)].size(), prompt.size() * size_t(n_embd));
-            const auto weights = [&](const char* name) {
-                const auto* t = file->find_tensor("blk." + std::to_string(il) + "." + name + ".weight");
-                if (!t || t->type != 0) qFatal("%s: no F32 tensor", name);
-                return reinterpret_cast<const float*>(t->data);
-            };
-            const float* gate = weights("ffn_gate");  // n_ff rows of n_embd
-            const float* up = weights("ffn_up");
-            const float* down = weights("ffn_down");  // n_embd rows of n_ff
+            const float* gate = f32_weights(*file, il, "ffn_gate");  // n_ff rows of n_embd
+            const float* up = f32_weights(*file, il, "ffn_up");
+            const float* down = f32_weights(*file, il, "ffn_down");  // n_embd rows of n_ff
             const float t_in = ember::sparse::threshold_at(c, il, ember::sparse::SparsitySite::FfnIn, level);
             QVERIFY(t_in > 0.0f);
             for (size_t tok = 0; tok < prompt.size(); ++tok) {
