@@ -416,14 +416,12 @@ void Executor::sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u,
     for (int32_t t = 0; t < n_; ++t) {
         const auto start = Clock::now();
         const float* xt = x + size_t(t) * n_embd;
-        if (w.gate_t.n_rows) {
-            input_sparse_gate_scores(w, hp_.ffn_gate, xt, input_sparsity_.thresholds[size_t(il)], s_.pool, ss);
-            select_active(il, w, hp_.ffn_gate, score_of_kept(ss, hp_.n_ff, input_sparsity_.neurons_kept[size_t(il)]),
-                          hot, ss, ss.inputs_kept[0]);
-        } else if (w.gate_first()) {
-            gate_scores(w, hp_.ffn_gate, xt, s_.pool, s_.prepared, ss);
-            // Computed where |act(gate)| exceeds the threshold: with 0, ReLU's zeros are skipped.
-            select_active(il, w, hp_.ffn_gate, std::nextafter(gate_thresholds_[size_t(il)], INFINITY), hot, ss);
+        if (w.gate_first()) {
+            if (w.gate_t.n_rows)
+                input_sparse_gate_scores(w, hp_.ffn_gate, xt, input_sparsity_.thresholds[size_t(il)], s_.pool, ss);
+            else
+                gate_scores(w, hp_.ffn_gate, xt, s_.pool, s_.prepared, ss);
+            select_gate_first(il, w, 0, hot);
         } else {
             predictor(il, w, u + size_t(t) * n_embd, ss.score.data());
             select_active(il, w, hp_.ffn_gate, hp_.sparse_threshold, hot, ss);
@@ -439,6 +437,17 @@ void Executor::sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u,
         stats.predictor_ms += ms_between(start, predicted);
         stats.ffn_ms += ms_between(predicted, Clock::now());
     }
+}
+
+// With the gate read by input, the layer's count of neurons; else those whose |act(gate)|
+// exceeds the layer's threshold (with 0, ReLU's zeros are skipped).
+void Executor::select_gate_first(int32_t il, const SparseFfnWeights& w, int32_t t, const uint8_t* hot) {
+    SparseScratch& ss = *s_.sparse;
+    if (w.gate_t.n_rows)
+        select_active(il, w, hp_.ffn_gate, score_of_kept(ss, hp_.n_ff, input_sparsity_.neurons_kept[size_t(il)]), hot, ss,
+                      ss.inputs_kept[size_t(t)]);
+    else
+        select_active(il, w, hp_.ffn_gate, std::nextafter(gate_thresholds_[size_t(il)], INFINITY), hot, ss);
 }
 
 // Every token's gate and up products come from two batch products, whose rows stay in cache while
@@ -458,18 +467,13 @@ void Executor::gate_first_batch(int32_t il, const SparseFfnWeights& w, const flo
     tensor::matmul(s_.pool, w.up, x, n_, s_.ffn_up.data(), s_.prepared);
     SparseLayerStats& stats = ss.stats[size_t(il)];
     stats.predictor_ms += ms_between(start, Clock::now());
-    const float threshold = std::nextafter(gate_thresholds_[size_t(il)], INFINITY);
     const auto down_start = Clock::now();
     for (int32_t t = 0; t < n_; ++t) {
         const float* g = s_.ffn_gate.data() + size_t(t) * size_t(n_ff);
         const float* u = s_.ffn_up.data() + size_t(t) * size_t(n_ff);
         float* a = s_.ffn_act.data() + size_t(t) * size_t(n_ff);
         score_gate_products(hp_.ffn_gate, g, n_ff, ss);
-        if (w.gate_t.n_rows)
-            select_active(il, w, hp_.ffn_gate, score_of_kept(ss, n_ff, input_sparsity_.neurons_kept[size_t(il)]), nullptr,
-                          ss, ss.inputs_kept[size_t(t)]);
-        else
-            select_active(il, w, hp_.ffn_gate, threshold, nullptr, ss);
+        select_gate_first(il, w, t, nullptr);
         std::fill(a, a + n_ff, 0.0f);
         for (int32_t i : ss.active) a[i] = ffn_activation_value(hp_.ffn_gate, g[i], u[i]);
         emit("ffn_act", il, a, n_ff, t, 1);

@@ -93,6 +93,9 @@ private:
     void linear(Where where, const tensor::WeightView& w, const float* x, int64_t n, float* y);
     void cpu_attention(int32_t il, KvCache& kv);
     void predictor(int32_t il, const SparseFfnWeights& w, const float* u, float* scores);
+    // Token t's neurons of a gate-first FFN from its scores in the sparse scratch (t indexes the
+    // batch's kept-input counts: 0 for a token alone).
+    void select_gate_first(int32_t il, const SparseFfnWeights& w, int32_t t, const uint8_t* hot);
     // A batch through a gate-first FFN with no neuron on a device.
     void gate_first_batch(int32_t il, const SparseFfnWeights& w, const float* x, float* out);
     void device_expert(const ExpertWeights& w, int32_t m);

@@ -89,13 +89,15 @@ public:
         const bool gated = hp_.ffn_gate == FfnGate::SiluPar || hp_.ffn_gate == FfnGate::ReluPar;
         const bool dense_gated = !sparse && !hp_.moe() && gated;
         hp_.gate_first_possible = dense_gated && downs_transposable(file, hp_);
-        if (dense_gated && params.activation_sparsity > 0.0f && params.sparse_ffn_input && hp_.fused_gate_up)
-            fail(file.path() + ": FFN input sparsity (--sparse-ffn-input) lays out the gate by input, and this "
-                 "file's gate and up projections are one tensor (ffn_up); run it without");
-        // A prompt's kept inputs wait where its activations will be.
-        if (dense_gated && params.activation_sparsity > 0.0f && params.sparse_ffn_input && hp_.n_embd > hp_.n_ff)
-            fail(file.path() + ": FFN input sparsity (--sparse-ffn-input) needs at least as many FFN neurons (" +
-                 std::to_string(hp_.n_ff) + ") as inputs (" + std::to_string(hp_.n_embd) + "); run it without");
+        if (dense_gated && params.activation_sparsity > 0.0f && params.sparse_ffn_input) {
+            if (hp_.fused_gate_up)
+                fail(file.path() + ": FFN input sparsity (--sparse-ffn-input) lays out the gate by input, and this "
+                     "file's gate and up projections are one tensor (ffn_up); run it without");
+            // A prompt's kept inputs wait where its activations will be.
+            if (hp_.n_embd > hp_.n_ff)
+                fail(file.path() + ": FFN input sparsity (--sparse-ffn-input) needs at least as many FFN neurons (" +
+                     std::to_string(hp_.n_ff) + ") as inputs (" + std::to_string(hp_.n_embd) + "); run it without");
+        }
         // Asked of a file whose down projections have no column layout, binding them names the type.
         std::optional<sparse::SparsityCalibration> calibration =
             dense_gated && params.activation_sparsity > 0.0f

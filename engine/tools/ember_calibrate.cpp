@@ -148,12 +148,15 @@ uint64_t file_bytes(const std::string& path) {
     return bytes;
 }
 
+// layer_sparsity: each layer's own share instead of a level (SessionParams::layer_sparsity).
 std::unique_ptr<ember::Session> new_session(const std::shared_ptr<ember::Model>& model, const Options& opt,
-                                            std::optional<float> activation_sparsity = std::nullopt) {
+                                            std::optional<float> activation_sparsity = std::nullopt,
+                                            std::vector<float> layer_sparsity = {}) {
     ember::SessionParams sp;
     sp.n_ctx = opt.n_ctx;
     sp.n_threads = opt.n_threads;
     sp.activation_sparsity = activation_sparsity;
+    sp.layer_sparsity = std::move(layer_sparsity);
     auto created = ember::Session::create(model, sp);
     if (!created) throw InputError(created.error().message);
     return std::move(*created);
@@ -168,18 +171,23 @@ struct Scores {
     std::vector<int32_t> top;
 };
 
-Scores score(const std::shared_ptr<ember::Model>& model, const std::vector<int32_t>& tokens, const Options& opt,
-             Progress& progress, std::optional<float> activation_sparsity = std::nullopt) {
-    const std::unique_ptr<ember::Session> session = new_session(model, opt, activation_sparsity);
-    Scores s;
-    for (size_t c = 0; c + size_t(opt.n_ctx) <= tokens.size(); c += size_t(opt.n_ctx)) {
-        score_chunk(*session, std::span<const int32_t>(tokens).subspan(c, size_t(opt.n_ctx)), 64,
-                    [&](std::span<const float> logits, int32_t next) {
-                        s.sums.add(token_nll(logits, next));
-                        s.top.push_back(row_softmax(logits).top);
-                    });
+// Scores the text's chunks (llama.cpp's positions), handing each scored position on.
+void score_text(ember::Session& session, std::span<const int32_t> text, const Options& opt, Progress& progress,
+                const ScorePosition& on_position) {
+    for (size_t c = 0; c + size_t(opt.n_ctx) <= text.size(); c += size_t(opt.n_ctx)) {
+        score_chunk(session, text.subspan(c, size_t(opt.n_ctx)), 64, on_position);
         progress.add(uint64_t(opt.n_ctx));
     }
+}
+
+Scores score(const std::shared_ptr<ember::Model>& model, const std::vector<int32_t>& tokens, const Options& opt,
+             Progress& progress, std::optional<float> activation_sparsity = std::nullopt) {
+    Scores s;
+    score_text(*new_session(model, opt, activation_sparsity), tokens, opt, progress,
+               [&](std::span<const float> logits, int32_t next) {
+                   s.sums.add(token_nll(logits, next));
+                   s.top.push_back(row_softmax(logits).top);
+               });
     return s;
 }
 
@@ -280,15 +288,6 @@ std::span<const int32_t> cost_text(const std::vector<int32_t>& tokens, const Opt
     return std::span<const int32_t>(tokens).first(std::min(tokens.size() / size_t(opt.n_ctx) * size_t(opt.n_ctx), n));
 }
 
-// Scores the text's chunks (llama.cpp's positions), handing each scored position on.
-void score_text(ember::Session& session, std::span<const int32_t> text, const Options& opt, Progress& progress,
-                const ScorePosition& on_position) {
-    for (size_t c = 0; c + size_t(opt.n_ctx) <= text.size(); c += size_t(opt.n_ctx)) {
-        score_chunk(session, text.subspan(c, size_t(opt.n_ctx)), 64, on_position);
-        progress.add(uint64_t(opt.n_ctx));
-    }
-}
-
 // Each layer's cost alone at each of kCostLevels: the mean KL divergence from the dense model
 // (`dense`, let go once its rows are kept) with only that layer sparse, on the start of the
 // calibration text. A level's cost is what greedy steps by under the measured allocation.
@@ -314,16 +313,11 @@ void measure_layer_costs(std::shared_ptr<ember::Model>& dense, const std::vector
     for (size_t il = 0; il < n_layer; ++il) {
         cal.layers[il].cost.clear();
         for (float level : kCostLevels) {
-            ember::SessionParams sp;
-            sp.n_ctx = opt.n_ctx;
-            sp.n_threads = opt.n_threads;
-            sp.layer_sparsity.assign(n_layer, 0.0f);
-            sp.layer_sparsity[il] = level;
-            auto session = ember::Session::create(*loaded, sp);
-            if (!session) throw InputError(session.error().message);
+            std::vector<float> shares(n_layer, 0.0f);
+            shares[il] = level;
             KlSums sums;
             size_t i = 0;
-            score_text(**session, text, opt, progress,
+            score_text(*new_session(*loaded, opt, std::nullopt, std::move(shares)), text, opt, progress,
                        [&](std::span<const float> logits, int32_t next) { add_kl_position(base[i++], logits, next, sums); });
             // The base's log-probabilities are rounded to 16 bits: a layer that changes nothing
             // may measure a hair below 0.
