@@ -69,11 +69,19 @@ std::vector<float> Architecture::gate_thresholds(const std::vector<float>& level
 
 InputSparsity Architecture::input_sparsity(const std::vector<float>& levels) const {
     InputSparsity out;
-    if (!calibration_ || !hp_.sparse_ffn_input) return out;
+    if (!calibration_) return out;
+    const auto threshold = [&](int32_t il, sparse::SparsitySite site) {
+        return sparse::threshold_at(*calibration_, il, site, levels[size_t(il)]);
+    };
     for (int32_t il = 0; il < hp_.n_layer; ++il) {
-        const float s = levels[size_t(il)];
-        out.thresholds.push_back(sparse::threshold_at(*calibration_, il, sparse::SparsitySite::FfnIn, s));
-        out.neurons_kept.push_back(int32_t(std::lround((1.0 - double(s)) * double(hp_.n_ff))));
+        if (hp_.sparse_ffn_input) {
+            out.ffn_in.push_back(threshold(il, sparse::SparsitySite::FfnIn));
+            out.neurons_kept.push_back(int32_t(std::lround((1.0 - double(levels[size_t(il)])) * double(hp_.n_ff))));
+        }
+        if (hp_.sparse_attn_input) {
+            out.attn_in.push_back(threshold(il, sparse::SparsitySite::AttnIn));
+            out.attn_out.push_back(threshold(il, sparse::SparsitySite::AttnOut));
+        }
     }
     return out;
 }

@@ -64,8 +64,9 @@ public:
     std::vector<float> layer_levels(float level) const;
     // At those shares, from the calibration: per layer, each neuron's firing frequency, by which a
     // device plan picks hot neurons as it does from PowerInfer's activation statistics; the
-    // |act(gate)| each layer's neurons must exceed; and with HParams::sparse_ffn_input, the
-    // magnitude its FFN inputs must exceed and the neurons it keeps.
+    // |act(gate)| each layer's neurons must exceed; and with HParams::sparse_ffn_input or
+    // sparse_attn_input, the magnitudes its FFN's or attention's inputs must exceed (and the
+    // neurons an FFN reading by input keeps).
     std::vector<std::vector<double>> calibrated_firing(const std::vector<float>& levels) const;
     std::vector<float> gate_thresholds(const std::vector<float>& levels) const;
     InputSparsity input_sparsity(const std::vector<float>& levels) const;

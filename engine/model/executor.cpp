@@ -96,8 +96,9 @@ void Executor::attention_sublayer(int32_t il, const backend::AttentionLayer& lay
     const int32_t hd = hp_.head_dim(), n = n_;
     tensor::normalize(layer.norm, x, s_.attn_in.data(), n_embd, n);
     emit("attn_norm", il, s_.attn_in.data(), n_embd);
+    const float kept_above = hp_.sparse_attn_input ? input_sparsity_.attn_in[size_t(il)] : 0.0f;
     if (layer.qkv.size() == 1) {
-        linear(products, layer.qkv[0], s_.attn_in.data(), n, s_.qkv.data());
+        attention_product(il, products, layer.qkv[0], s_.attn_in.data(), kept_above, s_.qkv.data());
         tensor::split_qkv(s_.qkv.data(), n, size_t(n_q), size_t(n_gqa), s_.q.data(), s_.k.data(), s_.v.data());
     } else if (products == Where::Device && tensor::activation_type(layer.qkv[0].type) == tensor::activation_type(layer.qkv[1].type) &&
                tensor::activation_type(layer.qkv[0].type) == tensor::activation_type(layer.qkv[2].type)) {
@@ -108,9 +109,9 @@ void Executor::attention_sublayer(int32_t il, const backend::AttentionLayer& lay
             device_->begin_matmul(layer.qkv[m], s_.prepared.row(0), s_.prepared.row_stride(), n, dst[m]);
         device_->wait();
     } else {
-        linear(products, layer.qkv[0], s_.attn_in.data(), n, s_.q.data());
-        linear(products, layer.qkv[1], s_.attn_in.data(), n, s_.k.data());
-        linear(products, layer.qkv[2], s_.attn_in.data(), n, s_.v.data());
+        attention_product(il, products, layer.qkv[0], s_.attn_in.data(), kept_above, s_.q.data());
+        attention_product(il, products, layer.qkv[1], s_.attn_in.data(), kept_above, s_.k.data());
+        attention_product(il, products, layer.qkv[2], s_.attn_in.data(), kept_above, s_.v.data());
     }
     if (layer.bias[0]) {
         for (int32_t t = 0; t < n; ++t) {
@@ -137,9 +138,21 @@ void Executor::attention_sublayer(int32_t il, const backend::AttentionLayer& lay
     emit("v", il, s_.v.data(), n_gqa);
     cpu_attention(il, kv);
     emit("kqv_out", il, s_.attn.data(), n_q);
-    linear(products, layer.wo, s_.attn.data(), n, s_.attn_out.data());
+    attention_product(il, products, layer.wo, s_.attn.data(),
+                      hp_.sparse_attn_input ? input_sparsity_.attn_out[size_t(il)] : 0.0f, s_.attn_out.data());
     emit("attn_out", il, s_.attn_out.data(), n_embd);
     for (int64_t i = 0; i < n * n_embd; ++i) out[i] = layer.residual ? x[i] + s_.attn_out[size_t(i)] : s_.attn_out[size_t(i)];
+}
+
+// With its inputs' sparsity (HParams::sparse_attn_input) the product is laid out by input and
+// reads the rows of the inputs above `threshold` alone, on the CPU (the plan keeps such attention
+// there).
+void Executor::attention_product(int32_t il, Where where, const tensor::WeightView& w, const float* x, float threshold,
+                                 float* y) {
+    if (!hp_.sparse_attn_input) return linear(where, w, x, n_, y);
+    SparseScratch& ss = *s_.sparse;
+    product_of_large_inputs(w, x, n_, threshold, s_.kept_inputs.data(), y, s_.pool, ss);
+    for (int64_t kept : ss.inputs_kept) ss.stats[size_t(il)].attention_bytes_read += uint64_t(kept) * w.row_bytes;
 }
 
 // Stores the batch's K and V rows at positions n_past.., then attends each token and head
@@ -417,10 +430,13 @@ void Executor::sparse_ffn(int32_t il, const SparseFfnWeights& w, const float* u,
         const auto start = Clock::now();
         const float* xt = x + size_t(t) * n_embd;
         if (w.gate_first()) {
-            if (w.gate_t.n_rows)
-                input_sparse_gate_scores(w, hp_.ffn_gate, xt, input_sparsity_.thresholds[size_t(il)], s_.pool, ss);
-            else
+            if (w.gate_t.n_rows) {
+                product_of_large_inputs(w.gate_t, xt, 1, input_sparsity_.ffn_in[size_t(il)], ss.x_kept.data(),
+                                        ss.gate.data(), s_.pool, ss);
+                score_gate_products(hp_.ffn_gate, ss.gate.data(), hp_.n_ff, ss);
+            } else {
                 gate_scores(w, hp_.ffn_gate, xt, s_.pool, s_.prepared, ss);
+            }
             select_gate_first(il, w, 0, hot);
         } else {
             predictor(il, w, u + size_t(t) * n_embd, ss.score.data());
@@ -460,7 +476,7 @@ void Executor::gate_first_batch(int32_t il, const SparseFfnWeights& w, const flo
     const int64_t n_ff = hp_.n_ff;
     const auto start = Clock::now();
     if (w.gate_t.n_rows)  // ffn_act holds the kept inputs until the activations take its place
-        input_sparse_gate_batch(w, x, n_, input_sparsity_.thresholds[size_t(il)], s_.ffn_act.data(), s_.ffn_gate.data(),
+        product_of_large_inputs(w.gate_t, x, n_, input_sparsity_.ffn_in[size_t(il)], s_.ffn_act.data(), s_.ffn_gate.data(),
                                 s_.pool, ss);
     else
         tensor::matmul(s_.pool, w.gate, x, n_, s_.ffn_gate.data(), s_.prepared);

@@ -27,11 +27,14 @@ struct DenseFfnWeights {
     tensor::WeightView down;  // [n_ff] -> [n_embd]
 };
 
-// A gate-first FFN whose gate reads only its larger inputs (HParams::sparse_ffn_input), per
-// layer: the magnitude an FFN input must exceed to be read, and how many neurons run.
+// TEAL's input sparsity, per layer: the magnitude an input must exceed to be read, for a
+// gate-first FFN's gate (HParams::sparse_ffn_input; with how many neurons then run) and for
+// attention's Q, K, V and output products (HParams::sparse_attn_input). Empty where off.
 struct InputSparsity {
-    std::vector<float> thresholds;
+    std::vector<float> ffn_in;
     std::vector<int32_t> neurons_kept;
+    std::vector<float> attn_in;
+    std::vector<float> attn_out;
 };
 
 class Executor {
@@ -47,8 +50,8 @@ public:
     // A gate-first FFN's per-layer thresholds (Architecture::gate_thresholds at the session's
     // activation sparsity): a neuron runs where |act(gate)| exceeds its layer's.
     void set_gate_thresholds(std::vector<float> thresholds);
-    // With the gate laid out by input (SparseFfnWeights::gate_t): Architecture::input_sparsity,
-    // in place of the gate thresholds.
+    // With weights laid out by input (SparseFfnWeights::gate_t, HParams::sparse_attn_input):
+    // Architecture::input_sparsity; for the gate, in place of the gate thresholds.
     void set_input_sparsity(InputSparsity s) { input_sparsity_ = std::move(s); }
     // A mixture of experts kept partly on disk: [n_layer][n_expert] 1 where an expert is read from
     // the file (ExpertResidency::on_demand, which must outlive the executor); null: none is.
@@ -91,6 +94,8 @@ public:
 
 private:
     void linear(Where where, const tensor::WeightView& w, const float* x, int64_t n, float* y);
+    void attention_product(int32_t il, Where where, const tensor::WeightView& w, const float* x, float threshold,
+                           float* y);
     void cpu_attention(int32_t il, KvCache& kv);
     void predictor(int32_t il, const SparseFfnWeights& w, const float* u, float* scores);
     // Token t's neurons of a gate-first FFN from its scores in the sparse scratch (t indexes the
@@ -109,7 +114,7 @@ private:
     Scratch& s_;
     std::shared_ptr<const ExecutionPlan> plan_;
     std::vector<float> gate_thresholds_;  // [n_layer], gate-first models only
-    InputSparsity input_sparsity_;        // gate_t only
+    InputSparsity input_sparsity_;
     const std::vector<std::vector<uint8_t>>* experts_on_demand_ = nullptr;
     std::vector<uint8_t> asked_;          // [n_expert] the experts route() has asked for in this batch
     backend::DeviceStream* device_ = nullptr;

@@ -110,6 +110,10 @@ struct HParams : ModelShape {
     // Gate first, and the gate reads only the rows of the FFN inputs above their layer's
     // threshold (ModelParams::sparse_ffn_input).
     bool sparse_ffn_input = false;
+    // Gate first, and attention's Q, K, V and output products read only the rows of their inputs
+    // above the layer's thresholds (ModelParams::sparse_attn_input): those four matrices are laid
+    // out by input, so attention stays on the CPU.
+    bool sparse_attn_input = false;
     // Whether it could: a dense (not PowerInfer, not mixture-of-experts) model with a gated FFN.
     bool gate_first_possible = false;
 

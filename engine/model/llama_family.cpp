@@ -106,6 +106,9 @@ public:
         hp_.gate_first = calibration.has_value();
         hp_.activation_sparsity = hp_.gate_first ? params.activation_sparsity : 0.0f;
         hp_.sparse_ffn_input = hp_.gate_first && params.sparse_ffn_input;
+        hp_.sparse_attn_input = hp_.gate_first && params.sparse_attn_input;
+        // Phi 3's one QKV product by input has one output for the three.
+        hp_.fused_qkv = hp_.fused_qkv || (hp_.sparse_attn_input && fused_qkv);
         // hp_.sparse() is not known yet: the predictors' rank is read layer by layer below.
         const bool sparse_ffn = sparse || hp_.gate_first;
         // The sparse FFN reads single gate and up rows; a dense one only whole matrices.
@@ -118,7 +121,15 @@ public:
             const std::string p = "blk." + std::to_string(il) + ".";
             LlamaLayer L{};
             L.attn_norm = bind.vector(p + "attn_norm.weight", n_embd);
-            if (fused_qkv) {  // Phi 3: Q's rows, then K's, then V's
+            if (hp_.sparse_attn_input) {  // by input: a product reads only its kept inputs' rows
+                if (fused_qkv)  // one product for the three: Q's outputs, then K's, then V's
+                    L.wq = bind.transposed_matrix(p + "attn_qkv.weight", n_embd, n_q + 2 * n_gqa);
+                else {
+                    L.wq = bind.transposed_matrix(p + "attn_q.weight", n_embd, n_q);
+                    L.wk = bind.transposed_matrix(p + "attn_k.weight", n_embd, n_gqa);
+                    L.wv = bind.transposed_matrix(p + "attn_v.weight", n_embd, n_gqa);
+                }
+            } else if (fused_qkv) {  // Phi 3: Q's rows, then K's, then V's
                 const tensor::WeightView qkv = bind.product_matrix(p + "attn_qkv.weight", n_embd, n_q + 2 * n_gqa, {n_q, n_gqa});
                 L.wq = qkv.rows(0, n_q);
                 L.wk = qkv.rows(n_q, n_gqa);
@@ -128,7 +139,8 @@ public:
                 L.wk = bind.product_matrix(p + "attn_k.weight", n_embd, n_gqa);
                 L.wv = bind.product_matrix(p + "attn_v.weight", n_embd, n_gqa);
             }
-            L.wo = bind.product_matrix(p + "attn_output.weight", n_q, n_embd);
+            L.wo = hp_.sparse_attn_input ? bind.transposed_matrix(p + "attn_output.weight", n_q, n_embd)
+                                         : bind.product_matrix(p + "attn_output.weight", n_q, n_embd);
             L.ffn_norm = bind.vector(p + "ffn_norm.weight", n_embd);
             if (hp_.moe()) {
                 L.moe = bind_moe_layer(bind, file, p, hp_, params.experts_by_neuron, &expert_bytes);
@@ -203,6 +215,8 @@ public:
         const LlamaLayer& L = layers_[size_t(il)];
         const uint64_t norm = uint64_t(hp_.n_embd) * sizeof(float);
         LayerMatrices m{{L.wq, L.wk, L.wv, L.wo}, {}, {}, {}, norm, norm};
+        // Laid out by input, attention has no matrix a device could take.
+        if (hp_.sparse_attn_input) m.attention.clear();
         if (hp_.sparse()) {
             if (hp_.max_predictor_rank > 0) m.predictor = {L.sparse.fc1, L.sparse.fc2};
         } else if (hp_.moe())
@@ -226,7 +240,8 @@ public:
             const LlamaLayer& L = layers_[size_t(il)];
             if (hp_.moe() && hp_.moe_routes_layer_input) ex.route(il, L.moe.router, L.moe.experts, s.x.data());
             const tensor::WeightView qkv[] = {L.wq, L.wk, L.wv};
-            ex.attention_sublayer(il, {{L.attn_norm, nullptr, hp_.norm_eps}, qkv, L.wo, hp_.rope_pairs, true, L.bias, L.qk_norm},
+            const std::span<const tensor::WeightView> products(qkv, L.wk.n_rows ? 3 : 1);
+            ex.attention_sublayer(il, {{L.attn_norm, nullptr, hp_.norm_eps}, products, L.wo, hp_.rope_pairs, true, L.bias, L.qk_norm},
                                   kv,
                                   s.x.data(), s.x.data());
             ex.emit("ffn_inp", il, s.x.data(), n_embd);

@@ -31,6 +31,7 @@ std::vector<BufferSize> buffer_table(const HParams& hp, int32_t n_ctx) {
         {&S::ffn_up, nullptr, n_ff, 0},
         {&S::ffn_act, nullptr, n_ff, 0},
         {&S::ffn_out, nullptr, n_embd, 0},
+        {&S::kept_inputs, nullptr, hp.sparse_attn_input ? std::max(n_embd, n_q) : 0, 0},
         {&S::out_norm, nullptr, n_embd, 0},
         {&S::rope, nullptr, hp.head_dim(), 0},
         {&S::rope_swa, nullptr, hp.n_swa > 0 ? hp.head_dim() : 0, 0},
@@ -101,7 +102,8 @@ Scratch::Scratch(const HParams& hp, int32_t n_batch_, int32_t n_ctx, int32_t n_t
         }
     }
     if (hp.sparse()) {
-        sparse = std::make_unique<SparseScratch>(hp.n_ff, hp.max_predictor_rank, hp.n_embd, hp.n_layer);
+        const int64_t width = hp.sparse_attn_input ? std::max(hp.n_embd, hp.n_embd_q() + 2 * hp.n_embd_gqa()) : hp.n_embd;
+        sparse = std::make_unique<SparseScratch>(hp.n_ff, hp.max_predictor_rank, hp.n_embd, hp.n_layer, int32_t(width));
         sparse->prepared_x.set_q8_k_scale(scale);
     }
 }

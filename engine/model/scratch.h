@@ -36,6 +36,7 @@ struct Scratch {
     std::vector<float> ffn_up;    // [n_ff] dense FFN: up · x
     std::vector<float> ffn_act;   // [n_ff] dense FFN: the activation of the two
     std::vector<float> ffn_out;   // [n_embd] the FFN's output
+    std::vector<float> kept_inputs;  // [max(n_embd, n_embd_q)] attention's products by input: their kept inputs
     std::vector<float> out_norm;  // [n_embd] the LM head's normalized input
     std::vector<float> rope;      // [head_dim] the token's RoPE angles (tensor::rope_angles)
     std::vector<float> rope_swa;  // [head_dim] the same for sliding-window layers' own base

@@ -279,15 +279,17 @@ void split_sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, const
     for (int64_t j = 0; j < n_embd; ++j) y[j] += ss.y_device[size_t(j)];
 }
 
-// The buffers a product by inputs shares with the down projection hold the larger of its n_embd
-// inputs and the down's n_ff.
-SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int32_t n_layer)
-    : h(size_t(max_rank)), score(size_t(n_ff)), gate(size_t(n_ff)), a(size_t(whole_blocks(std::max(n_ff, n_embd)))),
+// The buffers a product by inputs shares with the down projection hold the larger of the widest
+// product by input and the down's n_ff.
+SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int32_t n_layer, int32_t width)
+    : h(size_t(max_rank)), score(size_t(n_ff)), gate(size_t(n_ff)), a(size_t(whole_blocks(std::max(n_ff, width)))),
       coef(a.size()), a_q8(tensor::kernels().q8_activation_bytes(int64_t(a.size()))), stats(size_t(n_layer)),
       g(size_t(n_ff)), v(size_t(n_ff)), hot_coef(size_t(n_ff)), y_device(size_t(n_embd)),
-      chunk_begin(size_t((std::max(n_ff, n_embd) + kNeuronsPerChunk - 1) / kNeuronsPerChunk) + 1),
+      chunk_begin(size_t((std::max(n_ff, width) + kNeuronsPerChunk - 1) / kNeuronsPerChunk) + 1),
       chunk_rows(chunk_begin.size() - 1), partial(chunk_rows.size() * size_t(n_embd)),
-      token_coef(size_t(kTokensAtOnce) * a.size()), x_kept(size_t(n_embd)), chunk_sum(size_t((n_embd + kNeuronsPerChunk - 1) / kNeuronsPerChunk) * size_t(n_ff)), score_order(size_t(n_ff)) {
+      token_coef(size_t(kTokensAtOnce) * a.size()), x_kept(size_t(width)),
+      chunk_sum(size_t((width + kNeuronsPerChunk - 1) / kNeuronsPerChunk) * size_t(std::max(n_ff, width))),
+      score_order(size_t(n_ff)) {
     active.reserve(size_t(n_ff));
     down_rows.reserve(a.size());
     hot_active.reserve(size_t(n_ff));
@@ -298,15 +300,15 @@ bool is_powerinfer_layout(const gguf::File& file) {
     return file.magic() == "PWRI" || file.find_tensor("blk.0.ffn_down_t.weight") != nullptr;
 }
 
-// Each fixed chunk of inputs sums its kept rows whole, from zero, on one thread (whole rows are
-// read faster than slices of them); the chunks' sums are then added in order, as
+namespace {
+
+// One token: each fixed chunk of inputs sums its kept rows whole, from zero, on one thread (whole
+// rows are read faster than slices of them); the chunks' sums are then added in order, as
 // product_by_inputs_batch adds them.
-void input_sparse_gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, float threshold,
-                              tensor::ThreadPool& pool, SparseScratch& ss) {
-    const tensor::WeightView& t = w.gate_t;
+void product_of_kept_inputs(const tensor::WeightView& t, float* kept, float* y, tensor::ThreadPool& pool,
+                            SparseScratch& ss) {
     const int64_t n_in = t.n_rows, n_out = t.n_cols;
-    ss.inputs_kept.assign(1, keep_large_inputs(x, n_in, threshold, ss.x_kept.data()));
-    group_coefficients(t, ss.x_kept.data(), 1, ss.coef.data(), ss);
+    group_coefficients(t, kept, 1, ss.coef.data(), ss);
     const int64_t n_chunks = chunk_bounds(ss.down_rows, n_in, ss.chunk_begin);
     const std::span<const int32_t> rows(ss.down_rows);
     pool.run(n_chunks, [&](int64_t c, int) {
@@ -316,24 +318,27 @@ void input_sparse_gate_scores(const SparseFfnWeights& w, FfnGate gate, const flo
         std::fill(sum, sum + n_out, 0.0f);
         accumulate_rows(t, rows.subspan(size_t(begin), size_t(end - begin)), ss.coef.data(), 0, n_out, sum);
     });
-    float* g = ss.gate.data();
-    std::fill(g, g + n_out, 0.0f);
+    std::fill(y, y + n_out, 0.0f);
     for (int64_t c = 0; c < n_chunks; ++c) {
         if (ss.chunk_begin[size_t(c)] == ss.chunk_begin[size_t(c) + 1]) continue;
         const float* sum = ss.chunk_sum.data() + size_t(c) * size_t(n_out);
-        for (int64_t j = 0; j < n_out; ++j) g[j] += sum[j];
+        for (int64_t j = 0; j < n_out; ++j) y[j] += sum[j];
     }
-    score_gate_products(gate, g, n_out, ss);
 }
 
-void input_sparse_gate_batch(const SparseFfnWeights& w, const float* x, int32_t n_tokens, float threshold, float* kept,
-                             float* g, tensor::ThreadPool& pool, SparseScratch& ss) {
-    const int64_t n_in = w.gate_t.n_rows;
+}  // namespace
+
+void product_of_large_inputs(const tensor::WeightView& t, const float* x, int32_t n_tokens, float threshold,
+                             float* kept, float* y, tensor::ThreadPool& pool, SparseScratch& ss) {
+    const int64_t n_in = t.n_rows;
     ss.inputs_kept.resize(size_t(n_tokens));
     for (int32_t k = 0; k < n_tokens; ++k)
         ss.inputs_kept[size_t(k)] =
             keep_large_inputs(x + size_t(k) * size_t(n_in), n_in, threshold, kept + size_t(k) * size_t(n_in));
-    product_by_inputs_batch(w.gate_t, kept, n_tokens, g, pool, ss);
+    if (n_tokens == 1)
+        product_of_kept_inputs(t, kept, y, pool, ss);
+    else
+        product_by_inputs_batch(t, kept, n_tokens, y, pool, ss);
 }
 
 void gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, tensor::ThreadPool& pool,

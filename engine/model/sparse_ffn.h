@@ -42,15 +42,6 @@ bool is_powerinfer_layout(const gguf::File& file);
 // |act(gate)| into ss.score.
 void gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, tensor::ThreadPool& pool,
                  tensor::PreparedActivations& prepared, SparseScratch& ss);
-// The same from the inputs x_j with |x_j| above `threshold` alone (TEAL's input sparsity): only
-// their rows of w.gate_t are read; bit for bit what a prompt's tokens get (input_sparse_gate_batch).
-void input_sparse_gate_scores(const SparseFfnWeights& w, FfnGate gate, const float* x, float threshold,
-                              tensor::ThreadPool& pool, SparseScratch& ss);
-// A prompt's gate products g ([n_tokens][n_ff]) from the same inputs of each token's x
-// ([n_tokens][n_embd]), kept in `kept` (as large as x; overwritten); ss.inputs_kept[t] counts
-// token t's.
-void input_sparse_gate_batch(const SparseFfnWeights& w, const float* x, int32_t n_tokens, float threshold, float* kept,
-                             float* g, tensor::ThreadPool& pool, SparseScratch& ss);
 // |act(g)| of n_ff gate products g into ss.score (a batch's products, one token's row at a time).
 void score_gate_products(FfnGate gate, const float* g, int64_t n_ff, SparseScratch& ss);
 
@@ -76,6 +67,14 @@ void cpu_sparse_ffn(const SparseFfnWeights& w, FfnGate gate, const float* x, flo
 // is read once for every eight tokens, and not at all where they all skip its input.
 void product_by_inputs_batch(const tensor::WeightView& t, float* a, int32_t n_tokens, float* y,
                              tensor::ThreadPool& pool, SparseScratch& ss);
+
+// y ([n_tokens][t.n_cols]) = the product of t, laid out by input as above, with the inputs of x
+// ([n_tokens][t.n_rows]) whose magnitude exceeds `threshold` alone, the others skipped, so that
+// only the kept inputs' rows are read (TEAL's input sparsity). `kept` (as large as x) receives the
+// kept inputs and is then overwritten; ss.inputs_kept[k] counts token k's. One token alone sums
+// each fixed chunk of inputs' whole rows on one thread; its y is bit for bit what it is in a batch.
+void product_of_large_inputs(const tensor::WeightView& t, const float* x, int32_t n_tokens, float threshold,
+                             float* kept, float* y, tensor::ThreadPool& pool, SparseScratch& ss);
 
 // The same with the neurons of ss.hot_active computed by the device, which holds their rows,
 // concurrently with the CPU's; the device's share of y is added last.

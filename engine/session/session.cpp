@@ -169,7 +169,7 @@ Result<std::unique_ptr<Session>> Session::create(std::shared_ptr<const Model> mo
             params.layer_sparsity.empty() ? level : float(std::accumulate(levels.begin(), levels.end(), 0.0) / double(levels.size()));
         impl->exec.set_sparse_lm_head(impl->arch.lm_head_profiler());
         if (hp.gate_first) impl->exec.set_gate_thresholds(impl->arch.gate_thresholds(levels));
-        if (hp.sparse_ffn_input) impl->exec.set_input_sparsity(impl->arch.input_sparsity(levels));
+        if (hp.sparse_ffn_input || hp.sparse_attn_input) impl->exec.set_input_sparsity(impl->arch.input_sparsity(levels));
         if (const model::ExpertResidency* r = impl->arch.expert_residency()) impl->exec.set_experts_on_demand(&r->on_demand);
         if (params.device != "cpu") {
             std::unique_ptr<backend::Device> device = gpu ? backend::make_gpu_device(*gpu, params.device_budget_bytes)
@@ -344,7 +344,7 @@ std::vector<LayerSparsity> Session::layer_sparsity() const {
     if (!impl_->scratch.sparse) return out;
     for (const auto& l : impl_->scratch.sparse->stats)
         out.push_back(LayerSparsity{l.tokens, l.active, l.active_on_device, impl_->arch.hparams().n_ff, l.bytes_read,
-                                    l.bytes_read_on_device, l.predictor_ms, l.ffn_ms, {}});
+                                    l.bytes_read_on_device, l.predictor_ms, l.ffn_ms, {}, l.attention_bytes_read});
     return out;
 }
 std::vector<std::vector<uint32_t>> Session::expert_neuron_fires() const {

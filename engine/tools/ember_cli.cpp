@@ -292,7 +292,7 @@ int main(int argc, char** argv) {
                          info.n_expert_used, info.n_expert);
         else if (layers.empty())
             std::fprintf(stderr, "stats: dense model, every FFN neuron is computed\n");
-        double active = 0, total = 0, read = 0, read_on_device = 0;
+        double active = 0, total = 0, read = 0, read_on_device = 0, attention_read = 0;
         for (size_t il = 0; il < layers.size(); ++il) {
             const auto& l = layers[il];
             const double share = l.tokens ? double(l.active) / double(l.tokens * l.n_ff) : 0.0;
@@ -303,10 +303,13 @@ int main(int argc, char** argv) {
             total += double(l.tokens) * l.n_ff;
             read += double(l.bytes_read);
             read_on_device += double(l.bytes_read_on_device);
+            attention_read += double(l.attention_bytes_read);
         }
         if (total > 0)
             std::fprintf(stderr, "mean: %.1f %% active; predictor and FFN rows read: %.1f MiB, %.1f MiB of them on the device\n",
                          100.0 * active / total, read / (1 << 20), read_on_device / (1 << 20));
+        if (attention_read > 0)
+            std::fprintf(stderr, "attention rows of kept inputs read: %.1f MiB\n", attention_read / (1 << 20));
         if (t.lm_head_tokens > 0)
             std::fprintf(stderr, "LM head: %.1f %% of %d rows computed per token\n",
                          100.0 * double(t.lm_head_rows) / (double(t.lm_head_tokens) * info.n_vocab), info.n_vocab);

@@ -20,7 +20,9 @@ inline constexpr const char* kSparsityUsage =
     "                           measured the output moves least (default: the calibration's)\n"
     "  --sparsity-file PATH     that calibration (default: MODEL without .gguf + .sparsity.gguf)\n"
     "  --sparse-ffn-input       with --activation-sparsity: skip the same share of each FFN's smallest\n"
-    "                           inputs too, reading only the kept inputs' gate weights\n";
+    "                           inputs too, reading only the kept inputs' gate weights\n"
+    "  --sparse-attn-input      with --activation-sparsity: the same for the inputs of attention's\n"
+    "                           Q, K, V and output products (attention then stays on the CPU)\n";
 
 // The value of --sparsity-allocation (`flag`), which ember-calibrate takes too.
 inline SparsityAllocation parse_allocation(const std::string& flag, const std::string& value) {
@@ -34,6 +36,7 @@ struct SparsityArgs {
     std::optional<SparsityAllocation> allocation;  // unset: the calibration's
     std::string file;
     bool ffn_input = false;
+    bool attn_input = false;
 
     // Consumes argv[i] (and its value) when it is one of these flags.
     bool parse(const std::string& a, int argc, char** argv, int& i) {
@@ -50,6 +53,10 @@ struct SparsityArgs {
             ffn_input = true;
             return true;
         }
+        if (a == "--sparse-attn-input") {
+            attn_input = true;
+            return true;
+        }
         if (a == "--sparsity-file") {
             file = next_value(argc, argv, i);
             return true;
@@ -61,6 +68,7 @@ struct SparsityArgs {
         mp.sparsity_allocation = allocation;
         mp.sparsity_file = file;
         mp.sparse_ffn_input = ffn_input;
+        mp.sparse_attn_input = attn_input;
     }
 };
 

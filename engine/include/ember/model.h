@@ -65,6 +65,11 @@ struct ModelParams {
     // Q8_0 exactly, the other types as Q4_0, a second rounding). Not for files whose gate and up
     // projections are one tensor (Phi 3), nor for models with fewer FFN neurons than inputs.
     bool sparse_ffn_input = false;
+    // With activation_sparsity: skip, as well, the inputs of attention's Q, K, V and output
+    // products whose magnitude is at most their layer's calibrated threshold for the same share
+    // (TEAL's attention inputs). Those four matrices are laid out by input at load (as the gate
+    // above), so attention runs on the CPU whatever the device.
+    bool sparse_attn_input = false;
     // That calibration; empty: <model without .gguf>.sparsity.gguf beside the model.
     std::string sparsity_file;
     // SmallThinker files from PowerInfer carry lm_head_profiler, a predictor of the LM head rows

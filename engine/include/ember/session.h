@@ -103,6 +103,7 @@ struct LayerSparsity {
     double predictor_ms = 0.0;  // time in the predictor
     double ffn_ms = 0.0;        // time computing the active neurons
     std::vector<int64_t> expert_tokens;  // a mixture of experts: tokens routed to each of the layer's experts
+    uint64_t attention_bytes_read = 0;   // attention's weight rows of kept inputs (ModelParams::sparse_attn_input)
 };
 
 // A named intermediate of the forward pass, for comparing a model with its reference step by
