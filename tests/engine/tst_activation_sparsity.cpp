@@ -8,9 +8,11 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <sstream>
 
@@ -74,6 +76,13 @@ ember::ModelParams input_sparsity(float level, const QString& file) {
     return mp;
 }
 
+// TEAL's attention inputs: Q, K, V and the output product read only their kept inputs.
+ember::ModelParams attention_sparsity(float level, const QString& file) {
+    ember::ModelParams mp = sparsity(level, file);
+    mp.sparse_attn_input = true;
+    return mp;
+}
+
 float silu(double g) { return float(g / (1.0 + std::exp(-g))); }
 
 // Layer il's F32 matrix `name` (ffn_gate, ffn_up, ffn_down) in the file's own layout.
@@ -122,6 +131,10 @@ class TestActivationSparsity : public QObject {
             tool("ember-synth-model", {"-o", out, "--arch", "phi3", "--type", "F16", "--n-layer", "2", "--n-embd", "128",
                                        "--n-head", "4", "--n-ff", "256", "--n-vocab", "512"});
         return out;
+    }
+    QString phi3_cal() {
+        const QString out = dir_.path() + "/phi3.gguf.cal.gguf";
+        return QFileInfo::exists(out) ? out : calibrate(synth_phi3(), {"--quality-tokens", "0"});
     }
     // The model's calibration with every threshold 0, as a file of its own.
     QString zero_thresholds(const QString& model, const QString& calibration) {
@@ -449,6 +462,70 @@ private slots:
         QVERIFY(double(without) - double(with) > 0.3 * gate_bytes);
     }
 
+    // With attention's small inputs skipped, against products in double precision from the file's
+    // F32 weights: V from the normalized inputs above the layer's attn_in threshold, the output
+    // product from attention's results above its attn_out threshold. Exactly the kept inputs' rows
+    // of Q, K, V and the output product are read.
+    void attention_input_sparsity_matches_a_double_precision_reference() {
+        const float level = 0.5f;
+        const int32_t n_embd = 256;
+        auto model = test_helpers::load_model(swiglu_f32_, attention_sparsity(level, swiglu_f32_cal_));
+        auto session = test_helpers::open_session(model, 64, 2);
+        std::map<std::string, std::vector<std::vector<float>>> seen;
+        for (const char* name : {"attn_norm", "v", "kqv_out", "attn_out"}) seen[name].resize(3);
+        session->set_intermediate_callback([&](const ember::Intermediate& im) {
+            const auto it = seen.find(std::string(im.name));
+            if (im.layer >= 0 && it != seen.end()) it->second[size_t(im.layer)].assign(im.data, im.data + im.n_tokens * im.n_cols);
+        });
+        const std::vector<int32_t> prompt = held_out_prompt(*model, 16);
+        QVERIFY(session->evaluate(prompt).ok());
+
+        const auto file = ember::gguf::File::open(swiglu_f32_.toStdString());
+        const auto c = ember::sparse::read_sparsity_file(swiglu_f32_cal_.toStdString(), 3, 1024,
+                                                         uint64_t(QFileInfo(swiglu_f32_).size()));
+        const size_t n_tokens = prompt.size();
+        // Kept inputs times what each costs to read: a row of Q, K and V each (F32, n_embd wide,
+        // four heads of 64 for every part), or a row of the output product.
+        uint64_t want_bytes = 0;
+        double worst = 0, scale = 0;
+        std::array<double, 2> kept_share{};
+        const auto product = [&](const float* w, const std::vector<float>& x, const std::vector<float>& y, int32_t n_in,
+                                 int32_t n_out, float t, double& share) {
+            int64_t kept = 0;
+            for (size_t tok = 0; tok < n_tokens; ++tok) {
+                const float* xt = x.data() + tok * size_t(n_in);
+                for (int32_t i = 0; i < n_in; ++i) kept += std::fabs(xt[i]) > t;
+                for (int32_t j = 0; j < n_out; ++j) {
+                    double want = 0;
+                    for (int32_t i = 0; i < n_in; ++i)
+                        if (std::fabs(xt[i]) > t) want += double(w[size_t(j) * size_t(n_in) + size_t(i)]) * xt[i];
+                    worst = std::max(worst, std::fabs(want - double(y[tok * size_t(n_out) + size_t(j)])));
+                    scale = std::max(scale, std::fabs(want));
+                }
+            }
+            share += double(kept) / double(3 * n_tokens * size_t(n_in));
+            return uint64_t(kept);
+        };
+        for (int32_t il = 0; il < 3; ++il) {
+            const float t_in = ember::sparse::threshold_at(c, il, ember::sparse::SparsitySite::AttnIn, level);
+            const float t_out = ember::sparse::threshold_at(c, il, ember::sparse::SparsitySite::AttnOut, level);
+            QVERIFY(t_in > 0.0f && t_out > 0.0f);
+            for (const auto& [name, layers] : seen) QCOMPARE(layers[size_t(il)].size(), n_tokens * size_t(n_embd));
+            const uint64_t kept_in = product(f32_weights(*file, il, "attn_v"), seen["attn_norm"][size_t(il)],
+                                             seen["v"][size_t(il)], n_embd, n_embd, t_in, kept_share[0]);
+            const uint64_t kept_out = product(f32_weights(*file, il, "attn_output"), seen["kqv_out"][size_t(il)],
+                                              seen["attn_out"][size_t(il)], n_embd, n_embd, t_out, kept_share[1]);
+            want_bytes += (3 * kept_in + kept_out) * n_embd * sizeof(float);
+        }
+        qInfo("kept %.1f %% of attention inputs, %.1f %% of its outputs; largest |Δ| %.3g of values up to %.3g",
+              100 * kept_share[0], 100 * kept_share[1], worst, scale);
+        for (double share : kept_share) QVERIFY(share > 0.3 && share < 0.7);
+        QVERIFY2(worst < 1e-4 * std::max(1.0, scale), qPrintable(QString::number(worst)));
+        uint64_t read = 0;
+        for (const ember::LayerSparsity& l : session->layer_sparsity()) read += l.attention_bytes_read;
+        QCOMPARE(read, want_bytes);
+    }
+
     // With input sparsity a layer keeps its share of neurons by count, but never one whose ReLU is
     // 0: the shared ReLU model (58–94 % zeros per layer) computes fewer than half at 50 %.
     void input_sparsity_skips_a_relu_models_zeros() {
@@ -534,10 +611,12 @@ private slots:
         QTest::newRow("FFN activations") << "";
         QTest::newRow("and FFN inputs") << "inputs";
         QTest::newRow("and FFN inputs, three chunks") << "wide";
+        QTest::newRow("and attention inputs, three chunks") << "wide attention";
     }
     void threads_do_not_change_the_logits() {
         QFETCH(QString, inputs);
-        auto model = inputs == "wide"     ? test_helpers::load_model(wide_, input_sparsity(0.5f, wide_cal_))
+        auto model = inputs == "wide attention" ? test_helpers::load_model(wide_, attention_sparsity(0.5f, wide_cal_))
+                     : inputs == "wide"     ? test_helpers::load_model(wide_, input_sparsity(0.5f, wide_cal_))
                      : inputs == "inputs" ? test_helpers::load_model(swiglu_, input_sparsity(0.5f, swiglu_cal_))
                                           : test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_));
         const std::vector<int32_t> prompt = held_out_prompt(*model, 21);
@@ -566,10 +645,16 @@ private slots:
         QTest::newRow("F16, inputs") << "F16 inputs";
         QTest::newRow("Q4_0, inputs") << "Q4_0 inputs";
         QTest::newRow("Q4_0, inputs in three chunks") << "wide inputs";
+        QTest::newRow("F16, attention inputs") << "F16 attention";
+        QTest::newRow("Q4_0, attention inputs in three chunks") << "wide attention";
+        QTest::newRow("Phi 3's one QKV product, attention inputs") << "phi3 attention";
     }
     void a_prompt_computes_what_its_tokens_do_one_by_one() {
         QFETCH(QString, type);
-        auto model = type == "wide inputs"   ? test_helpers::load_model(wide_, input_sparsity(0.5f, wide_cal_))
+        auto model = type == "phi3 attention" ? test_helpers::load_model(synth_phi3(), attention_sparsity(0.5f, phi3_cal()))
+                     : type == "F16 attention" ? test_helpers::load_model(swiglu_, attention_sparsity(0.5f, swiglu_cal_))
+                     : type == "wide attention" ? test_helpers::load_model(wide_, attention_sparsity(0.5f, wide_cal_))
+                     : type == "wide inputs"   ? test_helpers::load_model(wide_, input_sparsity(0.5f, wide_cal_))
                      : type == "F16 inputs"    ? test_helpers::load_model(swiglu_, input_sparsity(0.5f, swiglu_cal_))
                      : type == "Q4_0 inputs" ? test_helpers::load_model(swiglu_q4_, input_sparsity(0.5f, swiglu_q4_cal_))
                      : type == "F16"    ? test_helpers::load_model(swiglu_, sparsity(0.5f, swiglu_cal_))
@@ -597,13 +682,15 @@ private slots:
         QTest::newRow("F16") << "F16";
         QTest::newRow("Q4_0") << "Q4_0";
         QTest::newRow("Q4_0, inputs") << "Q4_0 inputs";
+        QTest::newRow("Q4_0, attention inputs") << "Q4_0 attention";
     }
     void sim_device_writes_the_cpu_text_at_every_budget() {
         QFETCH(QString, type);
         const QString path = type == "F16" ? swiglu_ : swiglu_q4_;
         const QString cal_path = type == "F16" ? swiglu_cal_ : swiglu_q4_cal_;
-        auto model = test_helpers::load_model(path, type.endsWith("inputs") ? input_sparsity(0.5f, cal_path)
-                                                                             : sparsity(0.5f, cal_path));
+        auto model = test_helpers::load_model(path, type.endsWith("inputs")      ? input_sparsity(0.5f, cal_path)
+                                                    : type.endsWith("attention") ? attention_sparsity(0.5f, cal_path)
+                                                                                 : sparsity(0.5f, cal_path));
         const std::vector<int32_t> prompt = held_out_prompt(*model, 16);
         const std::vector<int32_t> want = greedy_text(model, cpu(), prompt);
         const auto c = ember::sparse::read_sparsity_file(cal_path.toStdString(), 3, 1024, uint64_t(QFileInfo(path).size()));
