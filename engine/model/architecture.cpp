@@ -32,7 +32,8 @@ constexpr std::array<Entry, 10> kArchitectures{{
 
 void Architecture::set_totals(const TensorBinder& bind, const tensor::WeightView& token_embd,
                               const tensor::WeightView& output, uint64_t ffn_bytes, uint64_t predictor_bytes,
-                              int32_t ffn_matrices, tensor::DType weight_type, uint64_t unread_bytes) {
+                              int32_t ffn_matrices, tensor::DType weight_type, uint64_t unread_bytes,
+                              uint64_t attention_by_input_bytes) {
     totals_.weight_bytes = bind.bytes_bound();
     totals_.n_params = bind.params_bound();
     totals_.bytes_per_token =
@@ -40,6 +41,7 @@ void Architecture::set_totals(const TensorBinder& bind, const tensor::WeightView
         (output.data == token_embd.data ? 0 : uint64_t(token_embd.row_bytes) * uint64_t(token_embd.n_rows - 1));
     totals_.ffn_bytes = ffn_bytes;
     totals_.predictor_bytes = predictor_bytes;
+    totals_.attention_by_input_bytes = attention_by_input_bytes;
     totals_.ffn_matrices = ffn_matrices;
     totals_.weight_type = tensor::dtype_name(tensor::stored_type(weight_type));
 }

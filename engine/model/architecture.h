@@ -28,6 +28,7 @@ struct WeightTotals {
     uint64_t n_params = 0;
     uint64_t ffn_bytes = 0;         // FFN matrices, all layers
     uint64_t predictor_bytes = 0;   // predictors, all layers (0 when dense)
+    uint64_t attention_by_input_bytes = 0;  // attention's matrices when read by kept input (sparse_attn_input)
     int32_t ffn_matrices = 0;       // per layer: 3 with a gate (gate, up, down), 2 without
     const char* weight_type = "";   // type of the bulk of the weights
 };
@@ -53,6 +54,7 @@ public:
     uint64_t bytes_per_token() const { return totals_.bytes_per_token; }
     uint64_t ffn_bytes() const { return totals_.ffn_bytes; }
     uint64_t predictor_bytes() const { return totals_.predictor_bytes; }
+    uint64_t attention_by_input_bytes() const { return totals_.attention_by_input_bytes; }
     int32_t ffn_matrices() const { return totals_.ffn_matrices; }
     uint64_t n_params() const { return totals_.n_params; }
     const char* weight_type() const { return totals_.weight_type; }
@@ -98,7 +100,7 @@ protected:
     // the same table), and the `unread_bytes` it never needs (experts it is not routed to).
     void set_totals(const TensorBinder& bind, const tensor::WeightView& token_embd, const tensor::WeightView& output,
                     uint64_t ffn_bytes, uint64_t predictor_bytes, int32_t ffn_matrices, tensor::DType weight_type,
-                    uint64_t unread_bytes = 0);
+                    uint64_t unread_bytes = 0, uint64_t attention_by_input_bytes = 0);
 
     HParams hp_;
     uint64_t output_norm_bytes_ = 0;

@@ -65,7 +65,7 @@ public:
         const int64_t n_embd = hp_.n_embd, n_q = hp_.n_embd_q(), n_ff = hp_.n_ff, n_gqa = hp_.n_embd_gqa(), n_vocab = hp_.n_vocab;
 
         TensorBinder bind(file);
-        uint64_t ffn_bytes = 0, predictor_bytes = 0, expert_bytes = 0;
+        uint64_t ffn_bytes = 0, predictor_bytes = 0, expert_bytes = 0, attention_by_input_bytes = 0;
         token_embd_ = bind.stored_matrix("token_embd.weight", n_embd, n_vocab);
         output_norm_ = bind.vector("output_norm.weight", n_embd);
         // Files with a tied LM head have no output.weight. A sparse LM head reads single rows.
@@ -180,6 +180,8 @@ public:
                 ffn_bytes += matrix_bytes(L.gate) + matrix_bytes(L.gate_t) + matrix_bytes(L.up) +
                              matrix_bytes(sparse_ffn ? L.sparse.down_t : L.down);
             if (sparse) predictor_bytes += matrix_bytes(L.sparse.fc1) + matrix_bytes(L.sparse.fc2);
+            if (hp_.sparse_attn_input)
+                attention_by_input_bytes += matrix_bytes(L.wq) + matrix_bytes(L.wk) + matrix_bytes(L.wv) + matrix_bytes(L.wo);
             layers_.push_back(L);
         }
         if (hp_.moe() && params.expert_memory_bytes) {
@@ -199,7 +201,8 @@ public:
         const uint64_t unread = (hp_.moe() ? expert_bytes / uint64_t(hp_.n_expert) * uint64_t(hp_.n_expert - hp_.n_expert_used) : 0) +
                                 (profiler_ ? matrix_bytes(profiler_->to_rank) + matrix_bytes(profiler_->to_vocab) : 0);
         set_totals(bind, token_embd_, output_, ffn_bytes + expert_bytes, predictor_bytes, 3,
-                   hp_.moe() ? layers_.front().moe.experts.gate.type : layers_.front().gate.type, unread);
+                   hp_.moe() ? layers_.front().moe.experts.gate.type : layers_.front().gate.type, unread,
+                   attention_by_input_bytes);
         output_norm_bytes_ = uint64_t(n_embd) * sizeof(float);
     }
 

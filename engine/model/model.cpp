@@ -30,6 +30,7 @@ ModelInfo describe(const gguf::File& file, const model::Architecture& arch) {
     info.bytes_per_token = arch.bytes_per_token();
     info.ffn_bytes = arch.ffn_bytes();
     info.predictor_bytes = arch.predictor_bytes();
+    info.attention_by_input_bytes = arch.attention_by_input_bytes();
     info.ffn_matrices = arch.ffn_matrices();
     info.n_expert = hp.n_expert;
     info.n_expert_used = hp.n_expert_used;

@@ -132,6 +132,18 @@ int64_t chunk_bounds(const std::vector<int32_t>& ids, int64_t n_ff, std::vector<
     return n_chunks;
 }
 
+// y ([n_out]) = the partial sums ([n_chunks][n_out]) of the chunks that `used` (chunk → bool)
+// marks, added in chunk order from zero: the order that keeps a sum independent of the threads.
+template <class Used>
+void add_chunk_sums(const float* partials, int64_t n_chunks, int64_t n_out, Used used, float* y) {
+    std::fill(y, y + n_out, 0.0f);
+    for (int64_t c = 0; c < n_chunks; ++c) {
+        if (!used(c)) continue;
+        const float* part = partials + size_t(c) * size_t(n_out);
+        for (int64_t j = 0; j < n_out; ++j) y[j] += part[j];
+    }
+}
+
 // Everything on the CPU: each fixed chunk of neurons computes its active neurons' gate and up
 // rows with `gate`, their coefficients and its share of
 // the output from whole down rows; the shares are summed chunk by chunk. A chunk's rows are read
@@ -158,12 +170,7 @@ void sum_chunks(const SparseFfnWeights& w, FfnGate gate, float* y, tensor::Threa
         accumulate_rows(w.down_t, std::span<const int32_t>(ss.down_rows).subspan(size_t(begin), size_t(rows)),
                         ss.coef.data(), 0, n_embd, part);
     });
-    std::fill(y, y + n_embd, 0.0f);
-    for (int64_t c = 0; c < n_chunks; ++c) {
-        if (ss.chunk_rows[size_t(c)] == 0) continue;
-        const float* part = ss.partial.data() + size_t(c) * size_t(n_embd);
-        for (int64_t j = 0; j < n_embd; ++j) y[j] += part[j];
-    }
+    add_chunk_sums(ss.partial.data(), n_chunks, n_embd, [&](int64_t c) { return ss.chunk_rows[size_t(c)] > 0; }, y);
 }
 
 // Up to eight tokens' inputs (rows of a, t.n_rows apart) as their coefficients, rounded as
@@ -198,6 +205,26 @@ int64_t keep_large_inputs(const float* x, int64_t n, float threshold, float* out
         kept += keep;
     }
     return kept;
+}
+
+// One token: each fixed chunk of inputs sums its kept rows whole, from zero, on one thread (whole
+// rows are read faster than slices of them); the chunks' sums are then added in order, as
+// product_by_inputs_batch adds them.
+void product_of_kept_inputs(const tensor::WeightView& t, float* kept, float* y, tensor::ThreadPool& pool,
+                            SparseScratch& ss) {
+    const int64_t n_in = t.n_rows, n_out = t.n_cols;
+    group_coefficients(t, kept, 1, ss.coef.data(), ss);
+    const int64_t n_chunks = chunk_bounds(ss.down_rows, n_in, ss.chunk_begin);
+    const std::span<const int32_t> rows(ss.down_rows);
+    pool.run(n_chunks, [&](int64_t c, int) {
+        const int64_t begin = ss.chunk_begin[size_t(c)], end = ss.chunk_begin[size_t(c) + 1];
+        if (begin == end) return;
+        float* sum = ss.chunk_sum.data() + size_t(c) * size_t(n_out);
+        std::fill(sum, sum + n_out, 0.0f);
+        accumulate_rows(t, rows.subspan(size_t(begin), size_t(end - begin)), ss.coef.data(), 0, n_out, sum);
+    });
+    add_chunk_sums(ss.chunk_sum.data(), n_chunks, n_out,
+                   [&](int64_t c) { return ss.chunk_begin[size_t(c)] < ss.chunk_begin[size_t(c) + 1]; }, y);
 }
 
 }  // namespace
@@ -299,34 +326,6 @@ SparseScratch::SparseScratch(int32_t n_ff, int32_t max_rank, int32_t n_embd, int
 bool is_powerinfer_layout(const gguf::File& file) {
     return file.magic() == "PWRI" || file.find_tensor("blk.0.ffn_down_t.weight") != nullptr;
 }
-
-namespace {
-
-// One token: each fixed chunk of inputs sums its kept rows whole, from zero, on one thread (whole
-// rows are read faster than slices of them); the chunks' sums are then added in order, as
-// product_by_inputs_batch adds them.
-void product_of_kept_inputs(const tensor::WeightView& t, float* kept, float* y, tensor::ThreadPool& pool,
-                            SparseScratch& ss) {
-    const int64_t n_in = t.n_rows, n_out = t.n_cols;
-    group_coefficients(t, kept, 1, ss.coef.data(), ss);
-    const int64_t n_chunks = chunk_bounds(ss.down_rows, n_in, ss.chunk_begin);
-    const std::span<const int32_t> rows(ss.down_rows);
-    pool.run(n_chunks, [&](int64_t c, int) {
-        const int64_t begin = ss.chunk_begin[size_t(c)], end = ss.chunk_begin[size_t(c) + 1];
-        if (begin == end) return;
-        float* sum = ss.chunk_sum.data() + size_t(c) * size_t(n_out);
-        std::fill(sum, sum + n_out, 0.0f);
-        accumulate_rows(t, rows.subspan(size_t(begin), size_t(end - begin)), ss.coef.data(), 0, n_out, sum);
-    });
-    std::fill(y, y + n_out, 0.0f);
-    for (int64_t c = 0; c < n_chunks; ++c) {
-        if (ss.chunk_begin[size_t(c)] == ss.chunk_begin[size_t(c) + 1]) continue;
-        const float* sum = ss.chunk_sum.data() + size_t(c) * size_t(n_out);
-        for (int64_t j = 0; j < n_out; ++j) y[j] += sum[j];
-    }
-}
-
-}  // namespace
 
 void product_of_large_inputs(const tensor::WeightView& t, const float* x, int32_t n_tokens, float threshold,
                              float* kept, float* y, tensor::ThreadPool& pool, SparseScratch& ss) {

@@ -178,7 +178,8 @@ int main(int argc, char** argv) {
         }
         if (opt.n_gen > 0) {
             std::vector<double> rates;
-            double seconds = 0, active = 0, neurons = 0, predictor_ms = 0, ffn_ms = 0, sparse_bytes = 0, device_bytes = 0;
+            double seconds = 0, active = 0, neurons = 0, predictor_ms = 0, ffn_ms = 0, sparse_bytes = 0, device_bytes = 0,
+                   attention_bytes = 0;
             const uint64_t round_trips_before = s.device_report().round_trips;
             for (int r = -1; r < opt.reps; ++r) {
                 s.clear();
@@ -198,6 +199,7 @@ int main(int argc, char** argv) {
                     ffn_ms += l.ffn_ms;
                     sparse_bytes += double(l.bytes_read);
                     device_bytes += double(l.bytes_read_on_device);
+                    attention_bytes += double(l.attention_bytes_read);
                 }
             }
             const Stats st = stats(rates);
@@ -213,10 +215,13 @@ int main(int argc, char** argv) {
                             double(d.round_trips - round_trips_before) / (double(opt.n_gen) * (opt.reps + 1)),
                             d.dense.c_str());
             }
-            // Dense parts are read in full for every token; the FFN and predictors as counted.
+            // Dense parts are read in full for every token; the FFN, predictors and attention by
+            // input as counted.
             const double tokens = double(opt.n_gen) * opt.reps;
-            const double dense_part = double(info.bytes_per_token - (sparse ? info.ffn_bytes + info.predictor_bytes : 0));
-            const double per_token = (dense_part + (sparse ? sparse_bytes / tokens : 0.0)) / 1e9;
+            const double dense_part = double(info.bytes_per_token - (sparse ? info.ffn_bytes + info.predictor_bytes +
+                                                                                  info.attention_by_input_bytes
+                                                                            : 0));
+            const double per_token = (dense_part + (sparse ? (sparse_bytes + attention_bytes) / tokens : 0.0)) / 1e9;
             const double ffn_rows_bytes = sparse_bytes - double(info.predictor_bytes) * tokens;
             tg_results.push_back({n_threads, st, per_token, neurons > 0 ? active / neurons : 1.0,
                                   sparse ? predictor_ms / (seconds * 1000.0) : 0.0,

@@ -114,6 +114,9 @@ struct ModelInfo : ModelShape {
     uint64_t bytes_per_token = 0;  // weight bytes read to generate one token densely (all but the embedding table)
     uint64_t ffn_bytes = 0;        // of which FFN matrices (gate, up, down)
     uint64_t predictor_bytes = 0;  // and sparse predictors (fc1, fc2)
+    // and attention's matrices, where a token reads only its kept inputs' rows of them
+    // (ModelParams::sparse_attn_input; 0 otherwise)
+    uint64_t attention_by_input_bytes = 0;
     int32_t ffn_matrices = 0;      // FFN matrices per layer: 3 with a gate (gate, up, down), 2 without
     int32_t n_expert = 0;          // a mixture of experts: experts per layer (0: one dense FFN)
     int32_t n_expert_used = 0;     // and how many of them each token runs
