@@ -113,13 +113,13 @@ std::pair<tensor::DType, uint8_t*> TensorBinder::transposed_layout(const std::st
     const std::optional<tensor::DType> to = transposed_type(w.type, n_cols, n_rows);
     if (!to)
         fail(file_.path() + ": tensor '" + name + "' is " + tensor::dtype_name(w.type) +
-             "; skipping neurons reads it by columns, laid out as F32, F16, Q8_0 or Q4_0 in the tensor's own bytes, "
-             "and " + tensor::dtype_name(w.type) + " is too small for Q4_0");
+             "; skipping neurons or inputs reads it by columns, laid out as F32, F16, Q8_0 or Q4_0 in the tensor's own "
+             "bytes, and " + tensor::dtype_name(w.type) + " is too small for Q4_0");
     if (n_rows % tensor::block_size(*to) != 0)
         fail(file_.path() + ": tensor '" + name + "' has " + std::to_string(n_rows) + " rows, not whole " +
              tensor::dtype_name(*to) + " blocks once transposed");
     uint8_t* bytes = file_.writable_bytes(find(name));
-    if (!bytes) fail(file_.path() + ": skipping neurons lays '" + name + "' out anew, which needs the model read into memory (not mapped)");
+    if (!bytes) fail(file_.path() + ": skipping neurons or inputs lays '" + name + "' out anew, which needs the model read into memory (not mapped)");
     if (!layouts_.emplace(w.data, *to).second) fail_bound_twice(name);
     return {*to, bytes};
 }
