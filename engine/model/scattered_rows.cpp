@@ -50,9 +50,11 @@ void accumulate_rows(const tensor::WeightView& w, std::span<const int32_t> ids, 
     const size_t offset = tensor::row_bytes(w.type, col0);
     const size_t bytes = tensor::row_bytes(w.type, n);
     size_t j = 0;
-    if (w.type == tensor::DType::Q4_0 || w.type == tensor::DType::Q8_0) {
+    if (w.type == tensor::DType::Q4_0 || w.type == tensor::DType::Q8_0 || w.type == tensor::DType::F16) {
         const tensor::KernelTable& k = tensor::kernels();
-        const auto axpy8 = w.type == tensor::DType::Q4_0 ? k.axpy8_q4_0 : k.axpy8_q8_0;
+        const auto axpy8 = w.type == tensor::DType::Q4_0   ? k.axpy8_q4_0
+                           : w.type == tensor::DType::Q8_0 ? k.axpy8_q8_0
+                                                           : k.axpy8_f16;
         for (; j + kAxpyGroup <= ids.size(); j += kAxpyGroup) {
             for (size_t p = j + kAxpyGroup; p < std::min(ids.size(), j + 2 * kAxpyGroup); ++p)
                 prefetch_bytes(w.row(ids[p]) + offset, bytes);

@@ -16,7 +16,8 @@ void prefetch_bytes(const uint8_t* p, size_t n);
 // out[j] = w's row ids[j] · x, x prepared for w's type.
 void dot_rows(const tensor::WeightView& w, std::span<const int32_t> ids, const uint8_t* x, float* out);
 
-// y[0, n) += Σ coef[i] · columns [col0, col0 + n) of w's row i over i in `ids`, in their order.
+// y[0, n) += Σ coef[i] · columns [col0, col0 + n) of w's row i over i in `ids`, in their order
+// (Q4_0, Q8_0 and F16 rows eight at a time, bit for bit one at a time).
 void accumulate_rows(const tensor::WeightView& w, std::span<const int32_t> ids, const float* coef, int64_t col0, int64_t n,
                      float* y);
 

@@ -41,6 +41,8 @@ struct KernelTable {
     // (axpy_q8_0) calls, with y read and written once instead of eight times.
     void (*axpy8_q4_0)(int64_t n, const float* a, const void* const* x, float* y);
     void (*axpy8_q8_0)(int64_t n, const float* a, const void* const* x, float* y);
+    // Eight F16 rows the same way: bit-identical to eight of this table's axpy_f16 calls.
+    void (*axpy8_f16)(int64_t n, const float* a, const void* const* x, float* y);
     // Up to eight tokens' sums of the same Q4_0 (Q8_0) rows (a prompt's transposed down
     // projection): for t < m, y[t][0, n) += Σ_j c[ids[j]·m + t] · row ids[j], row i at
     // base + i·row_bytes. Each sum starts from zero and takes the rows in order, one FMA per
@@ -176,6 +178,12 @@ void gemv4_by_groups(int64_t n, const void* const* groups, const uint8_t* x, flo
 template <void (*Axpy)(int64_t, float, const void*, float*)>
 void axpy8_by_rows(int64_t n, const float* a, const void* const* x, float* y) {
     for (int r = 0; r < 8; ++r) Axpy(n, a[r], x[r], y);
+}
+
+// The same for a table's F16 row sum, whose rows are typed.
+template <void (*Axpy)(int64_t, float, const uint16_t*, float*)>
+void axpy8_f16_by_rows(int64_t n, const float* a, const void* const* x, float* y) {
+    for (int r = 0; r < 8; ++r) Axpy(n, a[r], static_cast<const uint16_t*>(x[r]), y);
 }
 
 // The tokens' sums of a table without a fused kernel: one token and a piece of the row at a time.

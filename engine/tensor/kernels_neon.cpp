@@ -353,6 +353,7 @@ const KernelTable& neon_kernels() {
         t.axpy_q8_0 = axpy_q8_0;
         t.axpy8_q4_0 = axpy8_by_rows<axpy_q4_0>;
         t.axpy8_q8_0 = axpy8_by_rows<axpy_q8_0>;
+        t.axpy8_f16 = axpy8_f16_by_rows<axpy_f16>;
         t.axpy_tokens_q4_0 = axpy_tokens_by_rows<axpy_q4_0, sizeof(BlockQ4_0)>;
         t.axpy_tokens_q8_0 = axpy_tokens_by_rows<axpy_q8_0, sizeof(BlockQ8_0)>;
         t.dot_q4_k_q8_k = dot_k_with_mins<BlockQ4_K>;

@@ -211,6 +211,7 @@ const KernelTable& reference_kernels() {
         .axpy_q8_0 = axpy_q8_0,
         .axpy8_q4_0 = axpy8_by_rows<axpy_q4_0>,
         .axpy8_q8_0 = axpy8_by_rows<axpy_q8_0>,
+        .axpy8_f16 = axpy8_f16_by_rows<axpy_f16>,
         .axpy_tokens_q4_0 = axpy_tokens_by_rows<axpy_q4_0, sizeof(BlockQ4_0)>,
         .axpy_tokens_q8_0 = axpy_tokens_by_rows<axpy_q8_0, sizeof(BlockQ8_0)>,
         .axpy_q4_k = axpy_q4_k_ref,
