@@ -47,6 +47,8 @@ struct LlamaLayer {
     tensor::WeightView wk;      // [n_embd] -> [n_embd_gqa], likewise
     tensor::WeightView wv;      // [n_embd] -> [n_embd_gqa]
     tensor::WeightView wo;      // [n_embd_q] -> [n_embd]
+    // With HParams::sparse_attn_input the four are laid out by input (a row per input), and a
+    // fused QKV tensor is wq alone, wk and wv empty.
     const float* ffn_norm;      // [n_embd]
     tensor::WeightView gate;    // [n_embd] -> [n_ff]
     tensor::WeightView gate_t;  // the gate laid out by input (HParams::sparse_ffn_input), in place of gate
