@@ -18,6 +18,39 @@ void axpy_f32_row(int64_t n, float a, const void* x, float* y) {
     tensor::axpy_row(tensor::DType::F32, n, a, static_cast<const uint8_t*>(x), y);
 }
 
+// The rows are summed this many outputs at a time: the outputs, eight rows' pieces and the next
+// eight's prefetched pieces then stay in L1, where whole rows of a wide layer overflow it. A
+// multiple of every row type's block (K-quants' 256).
+constexpr int64_t kColumnsPerRun = 512;
+
+void accumulate_run(const tensor::WeightView& w, std::span<const int32_t> ids, const float* coef, int64_t col0, int64_t n,
+                    float* y) {
+    const size_t offset = tensor::row_bytes(w.type, col0);
+    const size_t bytes = tensor::row_bytes(w.type, n);
+    size_t j = 0;
+    if (w.type == tensor::DType::Q4_0 || w.type == tensor::DType::Q8_0 || w.type == tensor::DType::F16) {
+        const tensor::KernelTable& k = tensor::kernels();
+        const auto axpy8 = w.type == tensor::DType::Q4_0   ? k.axpy8_q4_0
+                           : w.type == tensor::DType::Q8_0 ? k.axpy8_q8_0
+                                                           : k.axpy8_f16;
+        for (; j + kAxpyGroup <= ids.size(); j += kAxpyGroup) {
+            for (size_t p = j + kAxpyGroup; p < std::min(ids.size(), j + 2 * kAxpyGroup); ++p)
+                prefetch_bytes(w.row(ids[p]) + offset, bytes);
+            const void* rows[kAxpyGroup];
+            float c[kAxpyGroup];
+            for (size_t r = 0; r < kAxpyGroup; ++r) {
+                rows[r] = w.row(ids[j + r]) + offset;
+                c[r] = coef[ids[j + r]];
+            }
+            axpy8(n, c, rows, y);
+        }
+    }
+    for (; j < ids.size(); ++j) {
+        if (j + 1 < ids.size()) prefetch_bytes(w.row(ids[j + 1]) + offset, bytes);
+        tensor::axpy_row(w.type, n, coef[ids[j]], w.row(ids[j]) + offset, y);
+    }
+}
+
 }  // namespace
 
 void prefetch_bytes(const uint8_t* p, size_t n) {
@@ -47,30 +80,8 @@ void dot_rows(const tensor::WeightView& w, std::span<const int32_t> ids, const u
 
 void accumulate_rows(const tensor::WeightView& w, std::span<const int32_t> ids, const float* coef, int64_t col0, int64_t n,
                      float* y) {
-    const size_t offset = tensor::row_bytes(w.type, col0);
-    const size_t bytes = tensor::row_bytes(w.type, n);
-    size_t j = 0;
-    if (w.type == tensor::DType::Q4_0 || w.type == tensor::DType::Q8_0 || w.type == tensor::DType::F16) {
-        const tensor::KernelTable& k = tensor::kernels();
-        const auto axpy8 = w.type == tensor::DType::Q4_0   ? k.axpy8_q4_0
-                           : w.type == tensor::DType::Q8_0 ? k.axpy8_q8_0
-                                                           : k.axpy8_f16;
-        for (; j + kAxpyGroup <= ids.size(); j += kAxpyGroup) {
-            for (size_t p = j + kAxpyGroup; p < std::min(ids.size(), j + 2 * kAxpyGroup); ++p)
-                prefetch_bytes(w.row(ids[p]) + offset, bytes);
-            const void* rows[kAxpyGroup];
-            float c[kAxpyGroup];
-            for (size_t r = 0; r < kAxpyGroup; ++r) {
-                rows[r] = w.row(ids[j + r]) + offset;
-                c[r] = coef[ids[j + r]];
-            }
-            axpy8(n, c, rows, y);
-        }
-    }
-    for (; j < ids.size(); ++j) {
-        if (j + 1 < ids.size()) prefetch_bytes(w.row(ids[j + 1]) + offset, bytes);
-        tensor::axpy_row(w.type, n, coef[ids[j]], w.row(ids[j]) + offset, y);
-    }
+    for (int64_t c = col0; c < col0 + n; c += kColumnsPerRun)
+        accumulate_run(w, ids, coef, c, std::min(kColumnsPerRun, col0 + n - c), y + (c - col0));
 }
 
 void accumulate_rows_tokens(const tensor::WeightView& w, std::span<const int32_t> ids, const float* coef, int m,
