@@ -207,9 +207,9 @@ int64_t keep_large_inputs(const float* x, int64_t n, float threshold, float* out
     return kept;
 }
 
-// One token: each fixed chunk of inputs sums its kept rows whole, from zero, on one thread (whole
-// rows are read faster than slices of them); the chunks' sums are then added in order, as
-// product_by_inputs_batch adds them.
+// One token: each fixed chunk of inputs sums all of its kept rows, from zero, on one thread (not
+// the threads splitting the outputs, which read every row in pieces on both); the chunks' sums
+// are then added in order, as product_by_inputs_batch adds them.
 void product_of_kept_inputs(const tensor::WeightView& t, float* kept, float* y, tensor::ThreadPool& pool,
                             SparseScratch& ss) {
     const int64_t n_in = t.n_rows, n_out = t.n_cols;
@@ -293,8 +293,8 @@ void split_sparse_ffn(int32_t il, const SparseFfnWeights& w, FfnGate gate, const
     ss.down_rows.clear();
     for (int32_t i : ss.active)
         if (ss.coef[size_t(i)] != 0.0f) ss.down_rows.push_back(i);
-    // One slice per thread: each row's slice is read as one run, and longer runs of a
-    // scattered row are read faster. Slices hold whole blocks of the row's type.
+    // One slice of the outputs per thread, so that each thread reads its part of a row and no
+    // more. Slices hold whole blocks of the row's type.
     const int64_t block = std::max<int64_t>(tensor::kQK, tensor::block_size(w.down_t.type));
     const int64_t blocks = (n_embd + block - 1) / block;
     const int64_t cols_per_task = (blocks + pool.size() - 1) / pool.size() * block;

@@ -72,7 +72,7 @@ void product_by_inputs_batch(const tensor::WeightView& t, float* a, int32_t n_to
 // ([n_tokens][t.n_rows]) whose magnitude exceeds `threshold` alone, the others skipped, so that
 // only the kept inputs' rows are read (TEAL's input sparsity). `kept` (as large as x) receives the
 // kept inputs and is then overwritten; ss.inputs_kept[k] counts token k's. One token alone sums
-// each fixed chunk of inputs' whole rows on one thread; its y is bit for bit what it is in a batch.
+// all of each fixed chunk of inputs' rows on one thread; its y is bit for bit what it is in a batch.
 void product_of_large_inputs(const tensor::WeightView& t, const float* x, int32_t n_tokens, float threshold,
                              float* kept, float* y, tensor::ThreadPool& pool, SparseScratch& ss);
 
