@@ -246,18 +246,23 @@ int main(int argc, char** argv) {
             const int t = r.n_threads > 0 ? r.n_threads : int(std::thread::hardware_concurrency());
             const double tg_gbps = r.rate.mean * r.gb_per_token;
             const double bw = measure_read_bandwidth(size_t(1) << 30, t, 5);
-            std::printf("memory read bandwidth, %d threads (1 GiB, median of 5): %.2f GB/s -> tg reaches %.0f %%\n", t,
-                        bw, 100.0 * tg_gbps / bw);
-            if (!sparse || opt.device != "cpu") continue;
+            std::printf("memory read bandwidth, %d threads (1 GiB, median of 5): %.2f GB/s -> tg reaches %.0f %% "
+                        "(streamed at that rate, this token's weights allow at most %.1f t/s)\n",
+                        t, bw, 100.0 * tg_gbps / bw, bw / r.gb_per_token);
+            // Rows by input (the FFN's or attention's small inputs skipped) are not modelled below.
+            if (!sparse || opt.device != "cpu" || opt.sparsity.ffn_input || opt.sparsity.attn_input) continue;
             // A sparse token's FFN rows are scattered, and scattered reads may run far below
-            // the streaming rate: the same reads by plain loads say what the machine allows.
+            // the streaming rate: the same reads by plain loads say what the machine allows. A
+            // gate-first FFN (activation sparsity) streams its whole gate and scatters the rest.
+            const bool gate_first = info.activation_sparsity > 0.0f;
+            const uint64_t matrix_bytes = info.ffn_bytes / uint64_t(info.n_layer) / uint64_t(info.ffn_matrices);
             TokenReads reads;
             reads.n_layer = info.n_layer;
-            reads.dense_bytes_per_layer = (info.bytes_per_token - info.ffn_bytes) / uint64_t(info.n_layer);
+            reads.dense_bytes_per_layer =
+                (info.bytes_per_token - info.ffn_bytes) / uint64_t(info.n_layer) + (gate_first ? matrix_bytes : 0);
             reads.n_ff = info.n_ff;
-            reads.ffn_matrices = info.ffn_matrices;
-            reads.row_bytes =
-                info.ffn_bytes / (uint64_t(info.n_layer) * uint64_t(info.n_ff) * uint64_t(info.ffn_matrices));
+            reads.ffn_matrices = info.ffn_matrices - (gate_first ? 1 : 0);
+            reads.row_bytes = matrix_bytes / uint64_t(info.n_ff);
             reads.active_share = r.active_share;
             TokenReadRates tr;
             try {
@@ -266,12 +271,17 @@ int main(int argc, char** argv) {
                 std::printf("one token's reads by plain loads: not measured, no memory for a model-sized buffer\n");
                 continue;
             }
+            const double read_gb = double(reads.n_layer) *
+                                   (double(reads.dense_bytes_per_layer) + reads.active_share * double(reads.n_ff) *
+                                                                              double(reads.ffn_matrices) * double(reads.row_bytes)) /
+                                   1e9;
             std::printf("one token's reads by plain loads with prefetch, %d threads (per layer %.1f MB streamed, "
                         "then %d rows of %llu bytes for %.1f %% of %d neurons, scattered; median of 5): streamed "
-                        "%.2f GB/s, rows %.2f GB/s, together %.2f GB/s -> tg reaches %.0f %%\n",
+                        "%.2f GB/s, rows %.2f GB/s, together %.2f GB/s -> tg reaches %.0f %% (at that rate, %.3f GB "
+                        "a token allow at most %.1f t/s)\n",
                         t, double(reads.dense_bytes_per_layer) / 1e6, reads.ffn_matrices,
                         (unsigned long long)reads.row_bytes, 100.0 * reads.active_share, reads.n_ff, tr.stream_gbps,
-                        tr.rows_gbps, tr.token_gbps, 100.0 * tg_gbps / tr.token_gbps);
+                        tr.rows_gbps, tr.token_gbps, 100.0 * tg_gbps / tr.token_gbps, read_gb, tr.token_gbps / read_gb);
         }
     }
     return 0;
