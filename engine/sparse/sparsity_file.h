@@ -68,7 +68,8 @@ std::vector<float> default_sparsity_levels();
 // levels (and from 0 at s = 0); s above the last level is refused by the caller.
 float threshold_at(const SparsityCalibration& c, int32_t il, SparsitySite site, float s);
 // Layer il's measured cost (Layer::cost) at a share s in [0, 1): linear between the levels
-// measured, from 0 at s = 0, and past the last along the last step's slope.
+// measured, from 0 at s = 0, and past the last along the last step's slope. Only for a
+// calibration with costs (c.cost_levels not empty).
 float layer_cost_at(const SparsityCalibration& c, int32_t il, float s);
 // Layer il's neuron firing frequencies at the ladder level nearest s.
 const std::vector<float>& firing_at(const SparsityCalibration& c, int32_t il, float s);

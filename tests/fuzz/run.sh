@@ -4,7 +4,7 @@
 # reach new code go to BUILD/fuzz-corpus/TARGET, not into the committed seeds.
 # Build first:  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
 #                   -DEMBER_FUZZ=ON -DEMBER_SANITIZE=ON -DEMBER_TESTS=OFF && cmake --build build-fuzz --target ember-fuzzers
-# Usage: tests/fuzz/run.sh TARGET SECONDS [BUILD_DIR]     (TARGET: gguf, pt, gpuidx, tokenizer, hub_json,
+# Usage: tests/fuzz/run.sh TARGET SECONDS [BUILD_DIR]     (TARGET: gguf, pt, gpuidx, sparsity, expert_profile, tokenizer, hub_json,
 #        chat_prompt, message_blocks, chat_import, api_request; or all)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -12,7 +12,7 @@ target=${1:?target}
 seconds=${2:?seconds}
 build=$(realpath "${3:-build-fuzz}")
 if [ "$target" = all ]; then
-    for t in gguf pt gpuidx tokenizer hub_json chat_prompt message_blocks chat_import api_request; do "$0" "$t" "$seconds" "$build"; done
+    for t in gguf pt gpuidx sparsity expert_profile tokenizer hub_json chat_prompt message_blocks chat_import api_request; do "$0" "$t" "$seconds" "$build"; done
     exit 0
 fi
 binary="$build/bin/fuzz_$target"
