@@ -188,55 +188,45 @@ def api_request_seeds(out):
     (out / "stops.txt").write_bytes(b"\x01\x00a quick xyz brown fox\n jumps over the lazy dog\n\nand then ab")
 
 
-def sparsity_seeds(build):
-    # The model fuzz_sparsity.cpp expects: 2 layers of 64 neurons, a file of kModelBytes bytes.
-    # Two calibrations: SiLU with every optional part (quality, speeds, layer costs), and ReLU
-    # with the ladder alone.
+def calibration_seeds(build, target, models):
+    """Seeds for fuzz_<target>: for each (model name, ember-synth-model arguments, [(seed name,
+    ember-calibrate arguments)]), a 2-layer synthetic model (64 wide, 512 tokens) and the files
+    ember-calibrate writes for it. The harness checks a file against its model's size, printed here.
+    Without a build (BUILD_DIR/bin) the committed seeds are left as they are."""
     tools = pathlib.Path(build) / "bin"
     if not (tools / "ember-calibrate").exists():
-        print(f"no {tools}/ember-calibrate: the sparsity seeds are left as they are")
+        print(f"no {tools}/ember-calibrate: the {target} seeds are left as they are")
         return
+    out = corpus(target)
     text = ROOT / "resources" / "calibration" / "calibration.txt"
     with tempfile.TemporaryDirectory() as tmp:
-        model = pathlib.Path(tmp) / "tiny.gguf"
-        subprocess.run([tools / "ember-synth-model", "-o", model, "--type", "F16", "--n-layer", "2", "--n-embd", "64",
-                        "--n-head", "2", "--n-ff", "64", "--n-vocab", "512"], check=True, capture_output=True)
-        out = corpus("sparsity")
-        calibrate = [tools / "ember-calibrate", "-m", model, "-f", text, "-c", "64", "-t", "2"]
-        subprocess.run(calibrate + ["--max-tokens", "512", "--quality-tokens", "128", "--speed-tokens", "4",
-                                    "--layer-cost-tokens", "64", "-o", out / "silu-measured.sparsity.gguf"],
-                       check=True, capture_output=True)
-        subprocess.run(calibrate + ["--max-tokens", "256", "--quality-tokens", "0", "--speed-tokens", "0", "--ffn-act",
-                                    "relu", "-o", out / "relu-ladder.sparsity.gguf"], check=True, capture_output=True)
-        print(f"sparsity seeds for a model of {model.stat().st_size} bytes (fuzz_sparsity.cpp's kModelBytes)")
-
-
-def expert_profile_seeds(build):
-    # The models fuzz_expert_profile.cpp expects: 2 layers of 4 experts (2 used) of 32 neurons, as
-    # SmallThinker (whose profile has the neurons' firing too) and as Mixtral.
-    tools = pathlib.Path(build) / "bin"
-    if not (tools / "ember-calibrate").exists():
-        print(f"no {tools}/ember-calibrate: the expert profile seeds are left as they are")
-        return
-    text = ROOT / "resources" / "calibration" / "calibration.txt"
-    out = corpus("expert_profile")
-    with tempfile.TemporaryDirectory() as tmp:
-        for arch in ("smallthinker", "mixtral"):
-            model = pathlib.Path(tmp) / f"{arch}.gguf"
-            subprocess.run([tools / "ember-synth-model", "-o", model, "--type", "F16", "--arch", arch, "--experts", "4",
-                            "--experts-used", "2", "--n-layer", "2", "--n-embd", "64", "--n-head", "2", "--n-ff", "32",
-                            "--n-vocab", "512"], check=True, capture_output=True)
-            subprocess.run([tools / "ember-calibrate", "-m", model, "-f", text, "-c", "64", "--max-tokens", "256", "-t",
-                            "2", "-o", out / f"{arch}.experts.gguf"], check=True, capture_output=True)
-            print(f"{arch} profile seed for a model of {model.stat().st_size} bytes (fuzz_expert_profile.cpp's kModelBytes)")
+        for name, synth_args, seeds in models:
+            model = pathlib.Path(tmp) / name
+            subprocess.run([tools / "ember-synth-model", "-o", model, "--type", "F16", "--n-layer", "2", "--n-embd",
+                            "64", "--n-head", "2", "--n-vocab", "512", *synth_args], check=True, capture_output=True)
+            for seed, args in seeds:
+                subprocess.run([tools / "ember-calibrate", "-m", model, "-f", text, "-c", "64", "-t", "2", "-o",
+                                out / seed, *args], check=True, capture_output=True)
+            print(f"{target}: seeds for {name}, {model.stat().st_size} bytes (fuzz_{target}.cpp's kModelBytes)")
 
 
 def main():
     gguf_seeds(corpus("gguf"))
     gpuidx_seeds(corpus("gpuidx"))
     build = sys.argv[1] if len(sys.argv) > 1 else ROOT / "build"
-    sparsity_seeds(build)
-    expert_profile_seeds(build)
+    # 2 layers of 64 neurons: SiLU with every optional part (quality, speeds, layer costs), and
+    # ReLU with the ladder alone.
+    calibration_seeds(build, "sparsity", [
+        ("tiny.gguf", ["--n-ff", "64"], [
+            ("silu-measured.sparsity.gguf", ["--max-tokens", "512", "--quality-tokens", "128", "--speed-tokens", "4",
+                                             "--layer-cost-tokens", "64"]),
+            ("relu-ladder.sparsity.gguf", ["--max-tokens", "256", "--quality-tokens", "0", "--speed-tokens", "0",
+                                           "--ffn-act", "relu"])])])
+    # 2 layers of 4 experts (2 used) of 32 neurons, as SmallThinker (whose profile has the neurons'
+    # firing too) and as Mixtral.
+    calibration_seeds(build, "expert_profile", [
+        (f"{arch}.gguf", ["--arch", arch, "--experts", "4", "--experts-used", "2", "--n-ff", "32"],
+         [(f"{arch}.experts.gguf", ["--max-tokens", "256"])]) for arch in ("smallthinker", "mixtral")])
     pt_seeds(corpus("pt"))
     hub_json_seeds(corpus("hub_json"))
     tokenizer_seeds(corpus("tokenizer"))
