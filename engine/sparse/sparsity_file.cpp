@@ -217,6 +217,16 @@ SparsityCalibration read_sparsity_file(const std::string& path, int32_t n_layer,
         q.same_top = floats("quality.same_top");
         if (q.ppl.size() != q.levels.size() || q.same_top.size() != q.levels.size() || !(q.ppl_dense > 0.0f))
             fail(path + ": " + p + "quality.* must hold one perplexity and one share per level, and a dense perplexity");
+        // The app offers these levels and suggests one of them: each must be a level a load can run.
+        for (size_t i = 0; i < q.levels.size(); ++i)
+            if (!(q.levels[i] > 0.0f && q.levels[i] <= c.levels.back()) || (i > 0 && !(q.levels[i] > q.levels[i - 1])))
+                fail(path + ": " + p + "quality.levels must ascend strictly within the ladder, (0, " +
+                     std::to_string(c.levels.back()) + "]");
+        if (!(std::isfinite(q.ppl_dense)) ||
+            std::any_of(q.ppl.begin(), q.ppl.end(), [](float v) { return !(v > 0.0f && std::isfinite(v)); }))
+            fail(path + ": " + p + "quality.ppl must hold finite positive perplexities");
+        if (std::any_of(q.same_top.begin(), q.same_top.end(), [](float v) { return !(v >= 0.0f && v <= 1.0f); }))
+            fail(path + ": " + p + "quality.same_top must hold shares from 0 to 1");
         if (f->get_array(p + "quality.speed")) {
             q.speed = floats("quality.speed");
             if (q.speed.size() != q.levels.size() ||

@@ -299,6 +299,42 @@ private slots:
         }
     }
 
+    // The quality table's levels are what the app offers and suggests: each must be a level a load
+    // can run, with a finite perplexity and a share; a file that says otherwise is refused by key.
+    void quality_tables_that_do_not_fit_are_named_data() {
+        QTest::addColumn<int>("entry");
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<float>("value");
+        QTest::addColumn<QString>("key");
+        QTest::newRow("level above the ladder") << -1 << "level" << 0.97f << "quality.levels";
+        QTest::newRow("level repeated") << 1 << "level" << 0.25f << "quality.levels";
+        QTest::newRow("level not a number") << 2 << "level" << std::nanf("") << "quality.levels";
+        QTest::newRow("negative perplexity") << 0 << "ppl" << -3.0f << "quality.ppl";
+        QTest::newRow("infinite perplexity") << 3 << "ppl" << INFINITY << "quality.ppl";
+        QTest::newRow("share above 1") << 4 << "same_top" << 1.5f << "quality.same_top";
+    }
+    void quality_tables_that_do_not_fit_are_named() {
+        QFETCH(int, entry);
+        QFETCH(QString, field);
+        QFETCH(float, value);
+        QFETCH(QString, key);
+        const uint64_t bytes = uint64_t(QFileInfo(swiglu_).size());
+        auto c = ember::sparse::read_sparsity_file(swiglu_cal_.toStdString(), 3, 1024, bytes);
+        auto& q = c.quality;
+        QCOMPARE(q.levels.front(), 0.25f);
+        std::vector<float>& values = field == "level" ? q.levels : field == "ppl" ? q.ppl : q.same_top;
+        values[entry < 0 ? values.size() - 1 : size_t(entry)] = value;
+        const QString bad = dir_.path() + "/bad-quality.sparsity.gguf";
+        ember::sparse::write_sparsity_file(bad.toStdString(), c);
+        try {
+            ember::sparse::read_sparsity_file(bad.toStdString(), 3, 1024, bytes);
+            QFAIL("read");
+        } catch (const ember::EngineError& e) {
+            const std::string m = e.error().message;
+            QVERIFY2(m.find(bad.toStdString()) != std::string::npos && m.find(key.toStdString()) != std::string::npos, m.c_str());
+        }
+    }
+
     // On text it was not calibrated on, each layer computes about the share of neurons asked for.
     void the_level_asked_for_is_what_runs_data() {
         QTest::addColumn<float>("level");
