@@ -5,6 +5,7 @@
 // with one entry per neuron, which a device plan indexes by neuron.
 #include <cmath>
 #include <cstdint>
+#include <vector>
 
 #include "common/error.h"
 #include "fuzz_support.h"
