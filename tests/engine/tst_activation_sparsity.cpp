@@ -12,6 +12,7 @@
 #include <bit>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <sstream>
@@ -103,6 +104,23 @@ class TestActivationSparsity : public QObject {
     QString swiglu_cal_, swiglu_f32_cal_, swiglu_q4_cal_, swiglu_q8_cal_, relu_cal_, relu_q4km_cal_;
     // Wide enough (1152 inputs) that a product by input sums three chunks of them.
     QString wide_, wide_cal_;
+
+    // The SwiGLU calibration with `change` made to it, written out: reading it back is refused with
+    // a message that names the file and `key`.
+    void expect_refused(const std::function<void(ember::sparse::SparsityCalibration&)>& change, const QString& key) {
+        const uint64_t bytes = uint64_t(QFileInfo(swiglu_).size());
+        auto c = ember::sparse::read_sparsity_file(swiglu_cal_.toStdString(), 3, 1024, bytes);
+        change(c);
+        const QString bad = dir_.path() + "/refused.sparsity.gguf";
+        ember::sparse::write_sparsity_file(bad.toStdString(), c);
+        try {
+            ember::sparse::read_sparsity_file(bad.toStdString(), 3, 1024, bytes);
+            QFAIL("read");
+        } catch (const ember::EngineError& e) {
+            const std::string m = e.error().message;
+            QVERIFY2(m.find(bad.toStdString()) != std::string::npos && m.find(key.toStdString()) != std::string::npos, m.c_str());
+        }
+    }
 
     QString tool(const QString& name, const QStringList& args) {
         QProcess p;
@@ -285,18 +303,7 @@ private slots:
     }
     void speeds_that_do_not_fit_are_named() {
         QFETCH(QList<float>, speed);
-        const uint64_t bytes = uint64_t(QFileInfo(swiglu_).size());
-        auto c = ember::sparse::read_sparsity_file(swiglu_cal_.toStdString(), 3, 1024, bytes);
-        c.quality.speed.assign(speed.begin(), speed.end());
-        const QString bad = dir_.path() + "/bad-speed.sparsity.gguf";
-        ember::sparse::write_sparsity_file(bad.toStdString(), c);
-        try {
-            ember::sparse::read_sparsity_file(bad.toStdString(), 3, 1024, bytes);
-            QFAIL("read");
-        } catch (const ember::EngineError& e) {
-            const std::string m = e.error().message;
-            QVERIFY2(m.find(bad.toStdString()) != std::string::npos && m.find("quality.speed") != std::string::npos, m.c_str());
-        }
+        expect_refused([&](auto& c) { c.quality.speed.assign(speed.begin(), speed.end()); }, "quality.speed");
     }
 
     // The quality table's levels are what the app offers and suggests: each must be a level a load
@@ -318,21 +325,14 @@ private slots:
         QFETCH(QString, field);
         QFETCH(float, value);
         QFETCH(QString, key);
-        const uint64_t bytes = uint64_t(QFileInfo(swiglu_).size());
-        auto c = ember::sparse::read_sparsity_file(swiglu_cal_.toStdString(), 3, 1024, bytes);
-        auto& q = c.quality;
-        QCOMPARE(q.levels.front(), 0.25f);
-        std::vector<float>& values = field == "level" ? q.levels : field == "ppl" ? q.ppl : q.same_top;
-        values[entry < 0 ? values.size() - 1 : size_t(entry)] = value;
-        const QString bad = dir_.path() + "/bad-quality.sparsity.gguf";
-        ember::sparse::write_sparsity_file(bad.toStdString(), c);
-        try {
-            ember::sparse::read_sparsity_file(bad.toStdString(), 3, 1024, bytes);
-            QFAIL("read");
-        } catch (const ember::EngineError& e) {
-            const std::string m = e.error().message;
-            QVERIFY2(m.find(bad.toStdString()) != std::string::npos && m.find(key.toStdString()) != std::string::npos, m.c_str());
-        }
+        expect_refused(
+            [&](auto& c) {
+                auto& q = c.quality;
+                QCOMPARE(q.levels.front(), 0.25f);  // the table ember-calibrate writes, 0.25 to 0.9
+                std::vector<float>& values = field == "level" ? q.levels : field == "ppl" ? q.ppl : q.same_top;
+                values[entry < 0 ? values.size() - 1 : size_t(entry)] = value;
+            },
+            key);
     }
 
     // On text it was not calibrated on, each layer computes about the share of neurons asked for.
